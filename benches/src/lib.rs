@@ -1,0 +1,1 @@
+//! benches (being written)

@@ -1,0 +1,1 @@
+//! bip-core (being written)

@@ -1,0 +1,48 @@
+//! Errors of the NIC layer.
+
+use std::io;
+
+/// A rank: a process's index in its job, `0..n`.
+pub type Rank = usize;
+
+/// Everything that can go wrong in the NIC layer. Each variant says what the user can do.
+#[derive(Debug, thiserror::Error)]
+pub enum NicError {
+    /// The process was not started by a job launcher (no fabric in the environment).
+    #[error("no NIC fabric in the environment ({0}); start the program with the job launcher (mpirun, or nic_model::Job)")]
+    NotInJob(&'static str),
+    /// The fabric handed over is not ours or not this job's.
+    #[error("the fabric handed to this process is not valid: {0}")]
+    BadFabric(String),
+    /// A peer process died or left before the operation could complete.
+    #[error("peer rank {rank} is gone ({why}); the operation cannot complete")]
+    PeerDead { rank: Rank, why: &'static str },
+    /// A rank number outside `0..nranks`.
+    #[error("rank {rank} is out of range for a job of {nranks} processes")]
+    BadRank { rank: Rank, nranks: usize },
+    /// A packet longer than the NIC's maximum payload.
+    #[error("packet of {len} bytes exceeds the NIC's maximum payload of {mtu} bytes")]
+    PacketTooLong { len: usize, mtu: usize },
+    /// The single-copy engine is not permitted by the kernel for this peer (ptrace policy).
+    #[error("single-copy DMA to rank {rank} is not permitted by the kernel (use the packet path)")]
+    DmaNotPermitted { rank: Rank },
+    /// A timing profile could not be found or parsed.
+    #[error("timing profile {name:?}: {why}")]
+    Profile { name: String, why: String },
+    /// An operating-system call failed.
+    #[error("{what}: {source}")]
+    Os {
+        what: &'static str,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl NicError {
+    pub(crate) fn os(what: &'static str) -> Self {
+        NicError::Os { what, source: io::Error::last_os_error() }
+    }
+}
+
+/// Result alias of the NIC layer.
+pub type Result<T, E = NicError> = std::result::Result<T, E>;

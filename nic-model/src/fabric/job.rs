@@ -1,0 +1,234 @@
+//! The launcher side: create a job's fabric, start its processes, watch them, clean up.
+//!
+//! `mpirun` and the test harnesses both use this API. The fabric is handed to each process by
+//! descriptor inheritance plus three environment variables (see [`super::env`]); the launcher
+//! keeps its own mapping only to mark ranks dead, so that their peers fail fast instead of
+//! hanging.
+
+use super::layout::{rank_state, Geometry};
+use super::{env, hex, shm, Fabric};
+use crate::error::{NicError, Rank, Result};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Parameters of a job's fabric. Defaults can be overridden by `MPI_NIC_SLOTS` and
+/// `MPI_NIC_SLOT_BYTES` in the launcher's environment.
+#[derive(Clone, Debug)]
+pub struct JobConfig {
+    pub nranks: usize,
+    /// Packet buffers per (source, destination) ring; a power of two.
+    pub slots_per_ring: usize,
+    /// Bytes per packet buffer, header included; a multiple of 64.
+    pub slot_bytes: usize,
+    /// Seed for the fault injector (when one is enabled); random when `None`.
+    pub fault_seed: Option<u64>,
+}
+
+/// Default geometry: 64 slots of 4 KiB per ring (256 KiB per ordered pair of ranks).
+pub const DEFAULT_SLOTS: usize = 64;
+pub const DEFAULT_SLOT_BYTES: usize = 4096;
+
+impl JobConfig {
+    pub fn new(nranks: usize) -> Self {
+        let from_env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        JobConfig {
+            nranks,
+            slots_per_ring: from_env("MPI_NIC_SLOTS", DEFAULT_SLOTS),
+            slot_bytes: from_env("MPI_NIC_SLOT_BYTES", DEFAULT_SLOT_BYTES),
+            fault_seed: None,
+        }
+    }
+}
+
+/// How one rank ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RankExit {
+    /// Exited with this status code.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+    /// Killed by the launcher because the job was being torn down.
+    KilledByLauncher,
+}
+
+impl RankExit {
+    fn from_status(s: ExitStatus) -> Self {
+        match (s.code(), s.signal()) {
+            (Some(c), _) => RankExit::Code(c),
+            (None, Some(sig)) => RankExit::Signal(sig),
+            _ => RankExit::Code(-1),
+        }
+    }
+
+    pub fn success(&self) -> bool {
+        *self == RankExit::Code(0)
+    }
+}
+
+/// The result of [`Job::run`].
+#[derive(Debug)]
+pub struct JobOutcome {
+    /// One entry per rank.
+    pub exits: Vec<RankExit>,
+    /// The first rank that failed (non-zero exit or signal), in order of detection.
+    pub first_failure: Option<Rank>,
+    /// True if the timeout expired.
+    pub timed_out: bool,
+}
+
+impl JobOutcome {
+    pub fn success(&self) -> bool {
+        !self.timed_out && self.exits.iter().all(RankExit::success)
+    }
+}
+
+/// A job: its fabric, owned by the launcher until the processes have inherited it.
+pub struct Job {
+    fabric: Fabric,
+    fd: OwnedFd,
+    key: [u8; 16],
+}
+
+impl Job {
+    /// Creates the job's fabric.
+    pub fn new(cfg: &JobConfig) -> Result<Self> {
+        let geo = Geometry::new(cfg.nranks, cfg.slots_per_ring, cfg.slot_bytes)
+            .map_err(NicError::BadFabric)?;
+        let key = shm::random_key()?;
+        let seed = cfg.fault_seed.unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().unwrap()));
+        let (fabric, fd) = Fabric::create(geo, key, seed)?;
+        tracing::debug!(target: "nic", nranks = cfg.nranks, bytes = geo.total_bytes, "fabric created");
+        Ok(Job { fabric, fd, key })
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.fabric.geometry().nranks
+    }
+
+    /// Bytes of shared memory the fabric spans (virtual; pages are committed on first touch).
+    pub fn fabric_bytes(&self) -> usize {
+        self.fabric.geometry().total_bytes
+    }
+
+    /// Makes `cmd` start rank `rank` of this job: sets the environment, keeps the fabric
+    /// descriptor open across `exec`, and asks the kernel to kill the child if the launching
+    /// thread dies (so no process outlives its launcher).
+    pub fn prepare(&self, cmd: &mut Command, rank: Rank) {
+        assert!(rank < self.nranks(), "rank {rank} out of range");
+        let fd = self.fd.as_raw_fd();
+        cmd.env(env::FABRIC_FD, fd.to_string())
+            .env(env::RANK, rank.to_string())
+            .env(env::JOB_KEY, hex(&self.key));
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions (fcntl, prctl, getppid).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                // The launcher may have died between fork and prctl.
+                if libc::getppid() == 1 {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Records that `rank` exited; a rank that ends without finalizing is marked dead so that
+    /// every peer waiting on it gets an error at its next liveness check.
+    pub fn mark_exit(&self, rank: Rank, exit: &RankExit) {
+        let block = self.fabric.rank_block(rank);
+        let code = match exit {
+            RankExit::Code(c) => *c,
+            RankExit::Signal(s) => 128 + s,
+            RankExit::KilledByLauncher => 137,
+        };
+        block.exit_status.store(code, Ordering::Relaxed);
+        let _ = block.state.fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+            (s != rank_state::FINALIZED || !exit.success()).then_some(rank_state::DEAD)
+        });
+    }
+
+    /// Starts one process per rank (`make(rank)` builds its command), waits for all of them,
+    /// and tears the job down when one fails: peers get `grace` to notice the death and
+    /// exit with their own error, then the rest are killed. `timeout` bounds the whole job.
+    pub fn run(
+        &self,
+        mut make: impl FnMut(Rank) -> Command,
+        grace: Duration,
+        timeout: Option<Duration>,
+    ) -> Result<JobOutcome> {
+        let n = self.nranks();
+        let mut children: Vec<Child> = Vec::with_capacity(n);
+        for rank in 0..n {
+            let mut cmd = make(rank);
+            self.prepare(&mut cmd, rank);
+            match cmd.spawn() {
+                Ok(c) => children.push(c),
+                Err(e) => {
+                    kill_all(&mut children);
+                    return Err(NicError::Os { what: "starting a rank's process", source: e });
+                }
+            }
+        }
+        let start = Instant::now();
+        let mut exits: Vec<Option<RankExit>> = vec![None; n];
+        let mut first_failure = None;
+        let mut kill_at: Option<Instant> = None;
+        let mut timed_out = false;
+        let mut pause = Duration::from_micros(200);
+        while exits.iter().any(Option::is_none) {
+            let mut progressed = false;
+            for (rank, child) in children.iter_mut().enumerate() {
+                if exits[rank].is_some() {
+                    continue;
+                }
+                if let Ok(Some(status)) = child.try_wait() {
+                    let exit = RankExit::from_status(status);
+                    self.mark_exit(rank, &exit);
+                    if !exit.success() && first_failure.is_none() {
+                        tracing::debug!(target: "nic", rank, ?exit, "rank failed");
+                        first_failure = Some(rank);
+                        kill_at = Some(Instant::now() + grace);
+                    }
+                    exits[rank] = Some(exit);
+                    progressed = true;
+                }
+            }
+            let now = Instant::now();
+            if let Some(t) = timeout {
+                if !timed_out && now.duration_since(start) > t {
+                    timed_out = true;
+                    kill_at = Some(now);
+                }
+            }
+            if kill_at.is_some_and(|k| now >= k) {
+                for (rank, child) in children.iter_mut().enumerate() {
+                    if exits[rank].is_none() {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        self.mark_exit(rank, &RankExit::KilledByLauncher);
+                        exits[rank] = Some(RankExit::KilledByLauncher);
+                    }
+                }
+            }
+            if !progressed {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+        }
+        Ok(JobOutcome { exits: exits.into_iter().map(Option::unwrap).collect(), first_failure, timed_out })
+    }
+}
+
+fn kill_all(children: &mut [Child]) {
+    for c in children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}

@@ -1,0 +1,52 @@
+//! # nic-model: the modeled network interface, the bottom of the stack
+//!
+//! ```text
+//!   bip-core (BIP)  ──uses──▶  Device trait (phy)  ◀── FaultInjector / PcapWriter wrappers
+//!                                   │
+//!                                  Nic  (one per process: rings, single-copy engine, timing)
+//!                                   │
+//!                             wire: ring src→dst  in the job's shared-memory fabric
+//! ```
+//!
+//! **What it does.** Moves packets between the processes of a job on one host with no system
+//! call and no lock on the fast path, the way a user-level NIC (Myrinet under BIP or FM) did:
+//! a sender writes a packet straight into a packet buffer of the route to its destination and
+//! publishes it by storing a sequence flag; the receiver polls that flag, which stays in its
+//! cache until the sender writes it. Long transfers move user buffer to user buffer in one
+//! copy ([`Device::dma_read`], `process_vm_readv`), the modern form of DMA from pinned pages.
+//!
+//! **What it promises the layer above.** Routes fixed at start-up; delivery in order per
+//! (source, destination) pair; back-pressure when a route's buffers are full (the sender waits,
+//! nothing is dropped); dead peers reported within a second through [`Device::peer_status`]
+//! and [`wait::Backoff`]; per-NIC [`Counters`]. Under a timing profile other than `native`
+//! ([`timing`]) each packet is delivered no earlier than its modeled arrival. Wrappers in
+//! [`phy`] inject faults or trace packets to pcap; an unreliable device says so in its
+//! [`Capabilities`].
+//!
+//! **What it needs from below.** Linux: `memfd_create`, shared `mmap`, and, for single copy,
+//! `process_vm_readv` (refused under some ptrace policies, in which case the layer above falls
+//! back to packets).
+//!
+//! **Modules.** [`fabric`]: the job's shared memory, its layout, and the launcher ([`Job`]);
+//! `wire`: the rings; [`phy`]: the device trait and wrappers; [`nic`]: the NIC; [`timing`]:
+//! profiles; [`wait`]: back-off; [`testing`]: multi-process test harness.
+
+mod counters;
+mod dma;
+pub mod error;
+pub mod fabric;
+pub mod nic;
+pub mod phy;
+pub mod testing;
+pub mod timing;
+mod trace;
+pub mod wait;
+mod wire;
+
+pub use counters::Counters;
+pub use error::{NicError, Rank, Result};
+pub use fabric::{Job, JobConfig, JobOutcome, RankExit};
+pub use nic::Nic;
+pub use phy::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+pub use timing::Profile;
+pub use trace::init_from_env as init_tracing;

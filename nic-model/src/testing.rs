@@ -1,0 +1,51 @@
+//! Multi-process test harness: a test re-runs its own test binary as the ranks of a job.
+//!
+//! ```no_run
+//! #[test]
+//! fn two_ranks_talk() {
+//!     if nic_model::testing::is_rank() {
+//!         let nic = nic_model::Nic::from_env().unwrap();
+//!         // ... the rank's side of the test; panicking fails the job ...
+//!         return;
+//!     }
+//!     let out = nic_model::testing::run_ranks("two_ranks_talk", 2, &[]);
+//!     assert!(out.success(), "{out:?}");
+//! }
+//! ```
+//! Works under `cargo test` and `cargo nextest` (both accept libtest's `--exact`).
+
+use crate::fabric::{Job, JobConfig, JobOutcome};
+use std::process::Command;
+use std::time::Duration;
+
+const RANK_ENV: &str = "NIC_TEST_RANK_OF";
+
+/// True inside a rank started by [`run_ranks`].
+pub fn is_rank() -> bool {
+    std::env::var_os(RANK_ENV).is_some()
+}
+
+/// Runs test `test_name` of the current binary as `n` ranks of a fresh job, with extra
+/// environment `env`, and returns how they ended. Each rank gets 60 s at most.
+pub fn run_ranks(test_name: &str, n: usize, env: &[(&str, &str)]) -> JobOutcome {
+    run_ranks_with(test_name, &JobConfig::new(n), env, Duration::from_secs(60))
+}
+
+/// As [`run_ranks`], with a chosen fabric configuration and timeout.
+pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], timeout: Duration) -> JobOutcome {
+    let exe = std::env::current_exe().expect("current test binary");
+    let job = Job::new(cfg).expect("creating the job's fabric");
+    job.run(
+        |_rank| {
+            let mut c = Command::new(&exe);
+            c.args([test_name, "--exact", "--nocapture", "--test-threads", "1"]).env(RANK_ENV, test_name);
+            for (k, v) in env {
+                c.env(k, v);
+            }
+            c
+        },
+        Duration::from_secs(2),
+        Some(timeout),
+    )
+    .expect("starting the job")
+}

@@ -1,0 +1,66 @@
+//! Waiting without burning a shared core: spin briefly, then yield, then sleep in short naps.
+//!
+//! Ranks often outnumber cores here (4 or 8 ranks on 2 cores), so a blocked process must give
+//! its core away quickly, yet a ping-pong between two idle cores must never leave the spin
+//! phase. `Backoff::snooze` also says when a blocked caller should check that its peers are
+//! still alive (every 100 ms once it has waited that long), so that a dead peer surfaces as an
+//! error well within a second.
+
+use std::time::{Duration, Instant};
+
+const SPIN_ROUNDS: u32 = 10;
+const YIELD_FOR: Duration = Duration::from_millis(2);
+const NAP: Duration = Duration::from_micros(50);
+const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// State of one wait.
+#[derive(Debug, Default)]
+pub struct Backoff {
+    round: u32,
+    since: Option<Instant>,
+    next_check: Option<Instant>,
+}
+
+impl Backoff {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Waits a little; returns true when the caller should check its peers' liveness.
+    #[inline]
+    pub fn snooze(&mut self) -> bool {
+        if self.round < SPIN_ROUNDS {
+            for _ in 0..(1u32 << self.round) {
+                std::hint::spin_loop();
+            }
+            self.round += 1;
+            return false;
+        }
+        self.slow()
+    }
+
+    #[cold]
+    fn slow(&mut self) -> bool {
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        if now - since < YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(NAP);
+        }
+        let next = self.next_check.get_or_insert(since + CHECK_EVERY);
+        if now >= *next {
+            *next = now + CHECK_EVERY;
+            return true;
+        }
+        false
+    }
+
+    /// Starts over after progress was made.
+    #[inline]
+    pub fn reset(&mut self) {
+        self.round = 0;
+        self.since = None;
+        self.next_check = None;
+    }
+}
