@@ -250,6 +250,10 @@ impl Device for Nic {
         &self.counters
     }
 
+    fn profile(&self) -> Option<&Profile> {
+        self.profile.as_deref()
+    }
+
     fn finalize(&mut self) {
         self.finalized = true;
         let _ = self.fabric.rank_block(self.rank).state.compare_exchange(

@@ -1,7 +1,419 @@
-//! Fault injector (being written).
-use super::Device;
-/// Rates of each fault, per packet.
-#[derive(Clone, Debug, Default)]
-pub struct FaultConfig {}
-/// A device wrapper that injects faults.
-pub struct FaultInjector<D: Device> { pub inner: D, pub cfg: FaultConfig }
+//! Fault injection: a [`Device`] wrapper that turns a reliable device into a lossy link.
+//!
+//! [`FaultInjector`] applies faults on the receive path, as a lossy link would, separately for
+//! each source, at the per-packet rates of a [`FaultConfig`]:
+//!
+//! * **drop**: the packet is taken off the inner device and discarded; the receiver gets the
+//!   next packet from that source instead;
+//! * **corrupt**: the receiver gets a copy with at least one bit flipped in one random byte;
+//! * **duplicate**: the receiver gets the packet, then an identical copy on its next `receive`
+//!   from that source;
+//! * **delay**: the packet is held back and delivered after 1 to 3 later packets from that
+//!   source have been delivered (so packets are reordered) or, if none come, after a few more
+//!   `receive` calls for that source. A held packet is never lost as long as the source is
+//!   polled.
+//!
+//! A packet draws each fault independently, except that a dropped packet suffers nothing else
+//! (a corrupted packet may also be duplicated or delayed). The draws come from one random
+//! stream per (rank, source) seeded from [`FaultConfig::seed`]: the same sequence of packets
+//! meets the same faults run after run, and different ranks meet different faults. Transmission
+//! and single-copy transfers (`dma_read`) pass through untouched.
+//!
+//! The configuration usually comes from the environment, for instance
+//! `MPI_NIC_FAULTS=drop=0.01,corrupt=0.02,dup=0.01,delay=0.01,seed=42` ([`FaultConfig::from_env`]).
+
+use super::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+use crate::counters::Counters;
+use crate::error::{Rank, Result};
+use std::collections::VecDeque;
+
+/// Environment variable holding a fault specification (see [`FaultConfig::parse`]).
+pub const FAULTS_ENV: &str = "MPI_NIC_FAULTS";
+
+/// Per-packet fault rates, each a probability in `[0, 1]`, and the seed of the random streams.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FaultConfig {
+    /// Probability that a packet is dropped.
+    pub drop: f64,
+    /// Probability that a packet is corrupted.
+    pub corrupt: f64,
+    /// Probability that a packet is delivered twice.
+    pub duplicate: f64,
+    /// Probability that a packet is held back and delivered late.
+    pub delay: f64,
+    /// Seed of the random streams; each rank mixes in its own rank and the source's.
+    pub seed: u64,
+}
+
+impl FaultConfig {
+    /// Parses a comma-separated list of `key=value`: `drop`, `corrupt`, `dup` (or `duplicate`)
+    /// and `delay` take a probability in `[0, 1]`, `seed` a `u64` (decimal or `0x` hex).
+    /// Absent keys are 0; an empty string gives a configuration that injects nothing.
+    pub fn parse(spec: &str) -> Result<FaultConfig, String> {
+        let mut cfg = FaultConfig::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((key, value)) = item.split_once('=') else {
+                return Err(format!("`{item}` is not of the form key=value"));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            match key {
+                "drop" => cfg.drop = parse_rate(key, value)?,
+                "corrupt" => cfg.corrupt = parse_rate(key, value)?,
+                "dup" | "duplicate" => cfg.duplicate = parse_rate(key, value)?,
+                "delay" => cfg.delay = parse_rate(key, value)?,
+                "seed" => cfg.seed = parse_seed(value)?,
+                _ => return Err(format!("unknown key `{key}` (expected drop, corrupt, dup, delay or seed)")),
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Reads [`FAULTS_ENV`] (`MPI_NIC_FAULTS`): `None` when unset or empty.
+    pub fn from_env() -> Result<Option<FaultConfig>, String> {
+        Self::from_env_value(std::env::var_os(FAULTS_ENV))
+    }
+
+    fn from_env_value(value: Option<std::ffi::OsString>) -> Result<Option<FaultConfig>, String> {
+        let Some(value) = value else { return Ok(None) };
+        let Some(spec) = value.to_str() else {
+            return Err(format!("{FAULTS_ENV} is not valid UTF-8"));
+        };
+        if spec.trim().is_empty() {
+            return Ok(None);
+        }
+        FaultConfig::parse(spec).map(Some).map_err(|e| format!("{FAULTS_ENV}={spec:?}: {e}"))
+    }
+
+    /// True when some rate is above zero.
+    pub fn is_active(&self) -> bool {
+        [self.drop, self.corrupt, self.duplicate, self.delay].iter().any(|&p| p > 0.0)
+    }
+}
+
+fn parse_rate(key: &str, value: &str) -> Result<f64, String> {
+    let p: f64 = value.parse().map_err(|_| format!("{key}: `{value}` is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{key}: {value} is out of range (a probability is between 0 and 1)"))
+    }
+}
+
+fn parse_seed(value: &str) -> Result<u64, String> {
+    let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => value.parse(),
+    };
+    parsed.map_err(|_| format!("seed: `{value}` is not an unsigned 64-bit integer"))
+}
+
+/// SplitMix64's finalizer: spreads the bits of `x` so that nearby inputs give unrelated seeds.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// What happens to one packet.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fate {
+    drop: bool,
+    corrupt: bool,
+    duplicate: bool,
+    delay: bool,
+}
+
+/// A delayed packet and how long it still waits.
+struct Held {
+    data: Vec<u8>,
+    /// Packets from the source still to be delivered before this one.
+    packets: u32,
+    /// `receive` calls for the source still to come before this one is released anyway.
+    calls: u32,
+}
+
+/// Fault state of one source.
+struct Source {
+    rng: fastrand::Rng,
+    /// Fate of the packet at the head of the inner device's queue, drawn when first looked at
+    /// and kept until that packet is consumed (a token dropped unconsumed leaves it there).
+    fate: Option<Fate>,
+    /// Copies due now, before anything else: duplicates, and copies whose token was dropped
+    /// without being consumed.
+    ready: VecDeque<Vec<u8>>,
+    /// Delayed packets, oldest first.
+    held: Vec<Held>,
+}
+
+impl Source {
+    fn new(seed: u64) -> Source {
+        Source { rng: fastrand::Rng::with_seed(seed), fate: None, ready: VecDeque::new(), held: Vec::new() }
+    }
+
+    /// The fate of the packet at the head of the inner queue, drawing it if needed.
+    fn fate(&mut self, cfg: &FaultConfig) -> Fate {
+        if let Some(fate) = self.fate {
+            return fate;
+        }
+        let rng = &mut self.rng;
+        let mut hit = |p: f64| p > 0.0 && rng.f64() < p;
+        let fate = if hit(cfg.drop) {
+            Fate { drop: true, ..Fate::default() }
+        } else {
+            Fate { drop: false, corrupt: hit(cfg.corrupt), duplicate: hit(cfg.duplicate), delay: hit(cfg.delay) }
+        };
+        self.fate = Some(fate);
+        fate
+    }
+
+    /// Flips at least one bit of one random byte; false for an empty packet.
+    fn corrupt(&mut self, data: &mut [u8]) -> bool {
+        if data.is_empty() {
+            return false;
+        }
+        let i = self.rng.usize(..data.len());
+        data[i] ^= self.rng.u8(1..);
+        true
+    }
+
+    /// Holds `data` back for 1 to 3 delivered packets or 4 to 8 `receive` calls.
+    fn hold(&mut self, data: Vec<u8>) {
+        let (packets, calls) = (self.rng.u32(1..=3), self.rng.u32(4..=8));
+        self.held.push(Held { data, packets, calls });
+    }
+
+    /// A `receive` call for this source began.
+    fn tick(&mut self) {
+        self.held.iter_mut().for_each(|h| h.calls = h.calls.saturating_sub(1));
+    }
+
+    /// A packet from this source was delivered.
+    fn delivered(&mut self) {
+        self.held.iter_mut().for_each(|h| h.packets = h.packets.saturating_sub(1));
+    }
+
+    /// The next copy due for delivery: a ready one, else the oldest held one whose wait is over.
+    fn next_due(&mut self) -> Option<Vec<u8>> {
+        if let Some(data) = self.ready.pop_front() {
+            return Some(data);
+        }
+        let i = self.held.iter().position(|h| h.packets == 0 || h.calls == 0)?;
+        Some(self.held.remove(i).data)
+    }
+}
+
+/// A [`Device`] wrapper that drops, corrupts, duplicates and delays received packets.
+pub struct FaultInjector<D: Device> {
+    inner: D,
+    cfg: FaultConfig,
+    sources: Vec<Source>,
+    /// Faults injected by this wrapper.
+    faults: u64,
+    /// The inner device's counters plus ours, refreshed by every call that may change them.
+    counters: Counters,
+}
+
+impl<D: Device> FaultInjector<D> {
+    /// Wraps `inner`. Each source gets its own random stream, seeded from `cfg.seed`, the
+    /// inner device's rank and the source's rank.
+    pub fn new(inner: D, cfg: FaultConfig) -> Self {
+        let rank = inner.rank() as u64;
+        let sources = (0..inner.nranks() as u64).map(|src| Source::new(mix(cfg.seed ^ mix(rank << 32 | src)))).collect();
+        let counters = *inner.counters();
+        let mut injector = FaultInjector { inner, cfg, sources, faults: 0, counters };
+        injector.refresh();
+        injector
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &FaultConfig {
+        &self.cfg
+    }
+
+    /// The wrapped device.
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    /// The wrapped device, mutably. Packets received through it bypass the injector.
+    pub fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+
+    /// Unwraps the device. Packets held back or waiting as duplicates are discarded.
+    pub fn into_inner(self) -> D {
+        self.inner
+    }
+
+    /// Re-reads the inner counters and adds the faults injected here.
+    fn refresh(&mut self) {
+        let inner = self.inner.counters();
+        self.counters = Counters { faults: inner.faults + self.faults, ..*inner };
+    }
+
+    /// A token lending an owned copy from `src`.
+    fn owned(&mut self, src: Rank, data: Vec<u8>) -> FaultRxToken<'_, D> {
+        FaultRxToken { packet: Some(Packet::Owned(data)), source: &mut self.sources[src], counters: &mut self.counters }
+    }
+}
+
+/// A transmit buffer of a [`FaultInjector`]: the inner device's, untouched.
+pub struct FaultTxToken<'a, D: Device + 'a> {
+    inner: D::TxToken<'a>,
+    counters: &'a mut Counters,
+}
+
+impl<D: Device> TxToken for FaultTxToken<'_, D> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let r = self.inner.consume(len, f);
+        // Mirror what the inner device counted, until the next call re-reads its counters.
+        self.counters.packets_tx += 1;
+        self.counters.bytes_tx += len as u64;
+        r
+    }
+}
+
+/// A packet lent by a [`FaultInjector`].
+enum Packet<'a, D: Device + 'a> {
+    /// The inner device's packet, in place.
+    InPlace(D::RxToken<'a>),
+    /// A copy: corrupted, duplicated or released from delay.
+    Owned(Vec<u8>),
+}
+
+/// A received packet of a [`FaultInjector`]: either the inner device's packet in place or a
+/// copy. A copy whose token is dropped unconsumed is delivered again by the next `receive`.
+pub struct FaultRxToken<'a, D: Device + 'a> {
+    /// `None` once consumed.
+    packet: Option<Packet<'a, D>>,
+    source: &'a mut Source,
+    counters: &'a mut Counters,
+}
+
+impl<D: Device> RxToken for FaultRxToken<'_, D> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(mut self, f: F) -> R {
+        let r = match self.packet.take() {
+            Some(Packet::InPlace(token)) => {
+                let (len, r) = token.consume(|data| (data.len(), f(data)));
+                self.source.fate = None;
+                self.counters.packets_rx += 1;
+                self.counters.bytes_rx += len as u64;
+                r
+            }
+            Some(Packet::Owned(data)) => f(&data),
+            None => unreachable!("a token is consumed once"),
+        };
+        self.source.delivered();
+        r
+    }
+}
+
+impl<'a, D: Device + 'a> Drop for FaultRxToken<'a, D> {
+    fn drop(&mut self) {
+        if let Some(Packet::Owned(data)) = self.packet.take() {
+            self.source.ready.push_front(data);
+        }
+    }
+}
+
+impl<D: Device> Device for FaultInjector<D> {
+    type TxToken<'a>
+        = FaultTxToken<'a, D>
+    where
+        Self: 'a;
+    type RxToken<'a>
+        = FaultRxToken<'a, D>
+    where
+        Self: 'a;
+
+    fn rank(&self) -> Rank {
+        self.inner.rank()
+    }
+
+    fn nranks(&self) -> usize {
+        self.inner.nranks()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        let caps = self.inner.capabilities();
+        Capabilities { reliable: caps.reliable && !self.cfg.is_active(), ..caps }
+    }
+
+    fn transmit(&mut self, dest: Rank) -> Option<FaultTxToken<'_, D>> {
+        self.refresh();
+        let token = self.inner.transmit(dest)?;
+        Some(FaultTxToken { inner: token, counters: &mut self.counters })
+    }
+
+    fn receive(&mut self, src: Rank) -> Option<FaultRxToken<'_, D>> {
+        self.refresh();
+        let source = &mut self.sources[src];
+        source.tick();
+        if let Some(data) = source.next_due() {
+            return Some(self.owned(src, data));
+        }
+        // Drop or hold back packets until one is to be delivered now.
+        let mut fate = self.sources[src].fate(&self.cfg);
+        while fate.drop || fate.delay {
+            let token = self.inner.receive(src)?;
+            let source = &mut self.sources[src];
+            source.fate = None;
+            if fate.drop {
+                token.consume(|_| ());
+            } else {
+                let mut data = token.consume(<[u8]>::to_vec);
+                if fate.corrupt && source.corrupt(&mut data) {
+                    self.faults += 1;
+                }
+                if fate.duplicate {
+                    source.hold(data.clone());
+                    self.faults += 1;
+                }
+                source.hold(data);
+            }
+            self.faults += 1;
+            self.refresh();
+            fate = self.sources[src].fate(&self.cfg);
+        }
+        if fate.corrupt || fate.duplicate {
+            let mut data = self.inner.receive(src)?.consume(<[u8]>::to_vec);
+            let source = &mut self.sources[src];
+            source.fate = None;
+            if fate.corrupt && source.corrupt(&mut data) {
+                self.faults += 1;
+            }
+            if fate.duplicate {
+                source.ready.push_back(data.clone());
+                self.faults += 1;
+            }
+            self.refresh();
+            return Some(self.owned(src, data));
+        }
+        let token = self.inner.receive(src)?;
+        Some(FaultRxToken {
+            packet: Some(Packet::InPlace(token)),
+            source: &mut self.sources[src],
+            counters: &mut self.counters,
+        })
+    }
+
+    fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()> {
+        let r = self.inner.dma_read(peer, remote, local, packet);
+        self.refresh();
+        r
+    }
+
+    fn peer_status(&self, peer: Rank) -> PeerStatus {
+        self.inner.peer_status(peer)
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn finalize(&mut self) {
+        self.inner.finalize();
+        self.refresh();
+    }
+}

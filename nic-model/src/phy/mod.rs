@@ -12,9 +12,14 @@
 
 mod fault;
 mod pcap;
+#[cfg(test)]
+pub(crate) mod test_device;
 
-pub use fault::{FaultConfig, FaultInjector};
-pub use pcap::PcapWriter;
+pub use fault::{FaultConfig, FaultInjector, FaultRxToken, FaultTxToken, FAULTS_ENV};
+pub use pcap::{
+    pcap_path_from_env, PcapRxToken, PcapTxToken, PcapWriter, PCAP_ENV, PSEUDO_HEADER_LEN, PSEUDO_HEADER_MAGIC,
+    PSEUDO_HEADER_VERSION,
+};
 
 use crate::counters::Counters;
 use crate::error::{Rank, Result};
@@ -75,6 +80,12 @@ pub trait Device {
 
     /// Packet, byte, copy and stall counts of this NIC.
     fn counters(&self) -> &Counters;
+
+    /// The timing profile in force (`None` for `native`), so the layer above can size packets
+    /// for the modeled pipeline.
+    fn profile(&self) -> Option<&crate::timing::Profile> {
+        None
+    }
 
     /// Marks this process as finished cleanly, so that peers do not treat its exit as a death.
     fn finalize(&mut self);

@@ -1,0 +1,906 @@
+//! The BIP engine: sending, receiving, the protocols, and progress.
+//!
+//! Short messages (up to `eager_max` bytes) go out at once in packets of an adaptive size,
+//! each written straight into a NIC packet buffer; the receiver copies them into the posted
+//! receive buffer, or into a buffer of its own if no receive is posted yet, and senders respect
+//! the credit the receiver granted for such buffering. Long messages are announced (RTS); once
+//! a receive is posted the receiver pulls the data from the sender's buffer in one copy
+//! (`dma_read`) and tells the sender (FIN). Where the kernel refuses single copy, the receiver
+//! says "clear to send" (CTS) and the sender pushes the data in packets instead.
+
+use crate::config::{BipConfig, PacketSizer, ENVELOPE_COST};
+use crate::error::{BipError, Result};
+use crate::link::{Link, Verdict, MAX_RETRIES};
+use crate::queues::{Body, TagQueue, Unexpected};
+use crate::request::{Completion, Op, Request, State, Table};
+use crate::wire::{checksum, Header, Kind, HEADER};
+use nic_model::wait::Backoff;
+use nic_model::{Device, NicError, PeerStatus, Rank, RxToken, TxToken};
+use std::collections::VecDeque;
+
+/// Counts kept by BIP, beside the NIC's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BipCounters {
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Memory copies made by BIP (into packet buffers, out of them, into and out of its own
+    /// buffers for unexpected messages).
+    pub copies: u64,
+    pub bytes_copied: u64,
+    /// Long messages moved by single copy.
+    pub rendezvous_single_copy: u64,
+    /// Long messages pushed in packets because single copy was not available.
+    pub rendezvous_packets: u64,
+    /// Times a sender had to wait for buffer credit.
+    pub credit_waits: u64,
+    /// Packets resent (unreliable devices only).
+    pub retransmits: u64,
+    /// Packets dropped for a bad checksum, as duplicates or after a gap (unreliable only).
+    pub rejected: u64,
+}
+
+/// Work waiting to go out to one peer, in order.
+enum SendWork {
+    /// A short message, `offset` bytes of it already sent.
+    Eager { req: u32, offset: usize },
+    /// A long message to announce.
+    Rts { req: u32 },
+    /// A long message to push after a CTS, `offset` bytes already pushed.
+    Data { req: u32, recv_id: u16, offset: usize },
+}
+
+/// Where the packets of a short message being received go.
+#[derive(Clone, Copy)]
+enum Target {
+    Req(u32),
+    Unexpected(u64),
+}
+
+/// A short message whose packets are arriving.
+#[derive(Clone, Copy)]
+struct Assembly {
+    target: Target,
+    tag: u32,
+    total: usize,
+    got: usize,
+}
+
+/// Per-peer state.
+struct Peer {
+    /// Bytes of short messages we may still send to this peer.
+    credit: usize,
+    /// Credit we owe back to this peer (its messages have been consumed).
+    owed: usize,
+    sendq: VecDeque<SendWork>,
+    ctrl: VecDeque<Header>,
+    /// The short message from this peer whose packets are arriving.
+    assembling: Option<Assembly>,
+    link: Option<Link>,
+    /// A negative acknowledgement to send (unreliable devices only).
+    nack_due: Option<u32>,
+}
+
+/// Something a packet handler asks for after the packet's buffer is released.
+enum Deferred {
+    Pull { req: u32, src: Rank, len: usize, addr: u64, send_id: u16 },
+}
+
+/// Everything but the device, so that packet handlers can borrow it while a received packet
+/// borrows the device.
+struct Engine {
+    rank: Rank,
+    n: usize,
+    max_payload: usize,
+    reliable: bool,
+    single_copy: bool,
+    cfg: BipConfig,
+    grant: usize,
+    sizer: PacketSizer,
+    reqs: Table,
+    tags: Vec<TagQueue>,
+    peers: Vec<Peer>,
+    next_uid: u64,
+    counters: BipCounters,
+    deferred: Vec<Deferred>,
+    poll_from: usize,
+}
+
+/// A BIP endpoint over a device `D` (the plain [`nic_model::Nic`], or a wrapper around it).
+pub struct Bip<D: Device> {
+    dev: D,
+    e: Engine,
+}
+
+impl<D: Device> Bip<D> {
+    /// Starts BIP over `dev`: grants every peer its share of our short-message buffer.
+    pub fn new(dev: D, cfg: BipConfig) -> Result<Self> {
+        let caps = dev.capabilities();
+        let n = dev.nranks();
+        let reliable = caps.reliable;
+        let grant = cfg.grant_per_sender(n);
+        let sizer = PacketSizer::for_profile(dev.profile());
+        let peers = (0..n)
+            .map(|_| Peer {
+                credit: 0,
+                owed: 0,
+                sendq: VecDeque::new(),
+                ctrl: VecDeque::new(),
+                assembling: None,
+                link: (!reliable).then(Link::new),
+                nack_due: None,
+            })
+            .collect();
+        let mut e = Engine {
+            rank: dev.rank(),
+            n,
+            max_payload: caps.mtu - HEADER,
+            reliable,
+            // Over an unreliable device long messages must cross the faulty wire too, so that
+            // the link protocol protects them; single copy would bypass it.
+            single_copy: reliable,
+            grant,
+            sizer,
+            reqs: Table::default(),
+            tags: (0..cfg.tags).map(|_| TagQueue::default()).collect(),
+            peers,
+            next_uid: 0,
+            counters: BipCounters::default(),
+            deferred: Vec::new(),
+            poll_from: 0,
+            cfg,
+        };
+        for p in 0..n {
+            let mut h = Header::new(Kind::Credit);
+            h.len = grant as u64;
+            e.peers[p].ctrl.push_back(h);
+        }
+        let mut bip = Bip { dev, e };
+        for p in 0..n {
+            bip.pump(p)?;
+        }
+        tracing::debug!(target: "bip", rank = bip.e.rank, n, reliable, grant, "BIP up");
+        Ok(bip)
+    }
+
+    /// This process's number, `0..numnodes`.
+    pub fn mynode(&self) -> Rank {
+        self.e.rank
+    }
+
+    /// Processes in the job.
+    pub fn numnodes(&self) -> usize {
+        self.e.n
+    }
+
+    pub fn config(&self) -> &BipConfig {
+        &self.e.cfg
+    }
+
+    pub fn counters(&self) -> BipCounters {
+        self.e.counters
+    }
+
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Sends `buf` to queue `tag` of `dest`, returning when `buf` may be reused.
+    pub fn send(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> Result<()> {
+        self.e.check(dest, tag)?;
+        // Fast path: a one-packet short message with credit and nothing queued before it.
+        let e = &mut self.e;
+        let peer = &mut e.peers[dest];
+        let cost = buf.len() + ENVELOPE_COST;
+        if e.reliable && buf.len() <= e.cfg.eager_max && buf.len() <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost {
+            if let Some(tok) = self.dev.transmit(dest) {
+                tok.consume(HEADER + buf.len(), |p| {
+                    let mut h = Header::new(Kind::Eager);
+                    h.tag = tag;
+                    h.len = buf.len() as u64;
+                    h.emit(p);
+                    p[HEADER..].copy_from_slice(buf);
+                });
+                peer.credit -= cost;
+                e.counters.messages_sent += 1;
+                e.counters.copies += 1;
+                e.counters.bytes_copied += buf.len() as u64;
+                return Ok(());
+            }
+        }
+        // SAFETY: `buf` outlives the request because we wait for it before returning.
+        let r = unsafe { self.isend(dest, tag, buf.as_ptr(), buf.len())? };
+        self.wait(r).map(|_| ())
+    }
+
+    /// Receives the next message of queue `tag` into `buf`; returns its length and sender.
+    pub fn recv(&mut self, tag: u32, buf: &mut [u8]) -> Result<(usize, Rank)> {
+        // SAFETY: `buf` outlives the request because we wait for it before returning.
+        let r = unsafe { self.irecv(tag, buf.as_mut_ptr(), buf.len())? };
+        self.wait(r).map(|c| (c.len, c.peer))
+    }
+
+    /// Starts sending `len` bytes at `buf` to queue `tag` of `dest`.
+    ///
+    /// # Safety
+    /// The `len` bytes at `buf` must stay valid and unmodified until the request completes
+    /// (`test` or `wait` reports it), and the request must be completed before `self` is
+    /// dropped.
+    pub unsafe fn isend(&mut self, dest: Rank, tag: u32, buf: *const u8, len: usize) -> Result<Request> {
+        self.e.check(dest, tag)?;
+        let r = self.e.reqs.alloc(Op::Send { dest, tag, buf, len })?;
+        let work = if len <= self.e.cfg.eager_max { SendWork::Eager { req: r.idx, offset: 0 } } else { SendWork::Rts { req: r.idx } };
+        self.e.peers[dest].sendq.push_back(work);
+        self.pump(dest)?;
+        Ok(r)
+    }
+
+    /// Posts a receive of at most `cap` bytes into `buf` on queue `tag`.
+    ///
+    /// # Safety
+    /// The `cap` bytes at `buf` must stay valid and not be accessed otherwise until the
+    /// request completes, and the request must be completed before `self` is dropped.
+    pub unsafe fn irecv(&mut self, tag: u32, buf: *mut u8, cap: usize) -> Result<Request> {
+        self.e.check(0, tag)?;
+        let r = self.e.reqs.alloc(Op::Recv { tag, buf, cap, src: 0, total: 0, got: 0 })?;
+        let q = &mut self.e.tags[tag as usize];
+        match q.unexpected.pop_front() {
+            None => q.posted.push_back(r.idx),
+            Some(u) => self.e.match_unexpected(r.idx, u),
+        }
+        self.run_deferred()?;
+        Ok(r)
+    }
+
+    /// Completes `r` if it is done: `Ok(Some(..))` once (the handle is then spent), `Ok(None)`
+    /// while it is still in progress.
+    pub fn test(&mut self, r: Request) -> Result<Option<Completion>> {
+        if self.e.reqs.get(r).is_none() {
+            return Err(BipError::InvalidRequest);
+        }
+        self.progress()?;
+        self.e.take(r)
+    }
+
+    /// Waits for `r` to complete. A peer that dies meanwhile ends the wait with an error within
+    /// a second.
+    pub fn wait(&mut self, r: Request) -> Result<Completion> {
+        let mut backoff = Backoff::new();
+        loop {
+            match self.e.take(r)? {
+                Some(c) => return Ok(c),
+                None => {
+                    if self.progress()? {
+                        backoff.reset();
+                    } else if backoff.snooze() {
+                        self.check_peers_for(r)?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until every send has completed and every packet is delivered, then marks this
+    /// process finished so that its exit is not taken for a death.
+    pub fn finalize(mut self) -> Result<()> {
+        let mut backoff = Backoff::new();
+        loop {
+            let busy = self.e.reqs.any_active_send()
+                || self.e.peers.iter().any(|p| !p.sendq.is_empty() || !p.ctrl.is_empty() || p.link.as_ref().is_some_and(|l| !l.unacked.is_empty() || l.ack_pending()));
+            if !busy {
+                break;
+            }
+            if self.progress()? {
+                backoff.reset();
+            } else if backoff.snooze() {
+                // Whoever we still owe packets or wait on must be alive to take them.
+                for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
+                    if self.dev.peer_status(p) == PeerStatus::Dead {
+                        return Err(BipError::PeerGone { rank: p, why: "the process died" });
+                    }
+                }
+            }
+        }
+        self.dev.finalize();
+        Ok(())
+    }
+
+    /// Moves packets in and out: drains arrived packets, runs deferred pulls, sends what
+    /// waits. Returns true if anything happened.
+    pub fn progress(&mut self) -> Result<bool> {
+        let mut did = false;
+        let n = self.e.n;
+        let start = self.e.poll_from;
+        for i in 0..n {
+            let src = (start + i) % n;
+            let mut budget = 32;
+            while budget > 0 {
+                let Some(tok) = self.dev.receive(src) else { break };
+                let e = &mut self.e;
+                tok.consume(|pkt| e.on_packet(src, pkt))?;
+                budget -= 1;
+                did = true;
+            }
+        }
+        self.e.poll_from = (start + 1) % n;
+        if did {
+            self.run_deferred()?;
+        }
+        for p in 0..n {
+            let peer = &self.e.peers[p];
+            if !peer.sendq.is_empty() || !peer.ctrl.is_empty() {
+                did |= self.pump(p)?;
+            }
+        }
+        if !self.e.reliable {
+            did |= self.link_timers()?;
+        }
+        Ok(did)
+    }
+
+    fn run_deferred(&mut self) -> Result<()> {
+        while let Some(d) = self.e.deferred.pop() {
+            match d {
+                Deferred::Pull { req, src, len, addr, send_id } => self.pull(req, src, len, addr, send_id)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves a long message from `src`'s buffer into the receive `req`.
+    fn pull(&mut self, req: u32, src: Rank, len: usize, addr: u64, send_id: u16) -> Result<()> {
+        let (buf, cap) = match &self.e.reqs.by_id(req).expect("pull for a live request").op {
+            Op::Recv { buf, cap, .. } => (*buf, *cap),
+            Op::Send { .. } => unreachable!("pull into a send request"),
+        };
+        let want = len.min(cap);
+        if self.e.single_copy {
+            // SAFETY: the receive's buffer is valid for `cap >= want` bytes until the request
+            // completes (irecv's contract) and nothing else touches it meanwhile.
+            let dst = unsafe { std::slice::from_raw_parts_mut(buf, want) };
+            let packet = self.e.sizer.packet_size(want, self.e.max_payload);
+            match self.dev.dma_read(src, addr as usize, dst, packet) {
+                Ok(()) => {
+                    let mut h = Header::new(Kind::Fin);
+                    h.id = send_id;
+                    self.e.peers[src].ctrl.push_back(h);
+                    self.e.counters.rendezvous_single_copy += 1;
+                    self.e.finish_recv(req, src, len, len);
+                    self.pump(src)?;
+                    return Ok(());
+                }
+                Err(NicError::DmaNotPermitted { .. }) => {
+                    tracing::debug!(target: "bip", src, "single copy not permitted: pushing long messages in packets");
+                    self.e.single_copy = false;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        // Packet path: ask the sender to push.
+        if let Some(Op::Recv { src: s, total, got, .. }) = self.e.reqs.by_id(req).map(|e| &mut e.op) {
+            *s = src;
+            *total = len;
+            *got = 0;
+        }
+        let mut h = Header::new(Kind::Cts);
+        h.id = send_id;
+        h.aux = req as u64;
+        self.e.peers[src].ctrl.push_back(h);
+        self.e.counters.rendezvous_packets += 1;
+        if len == 0 {
+            self.e.finish_recv(req, src, 0, 0);
+        }
+        self.pump(src)?;
+        Ok(())
+    }
+
+    /// Sends what is queued for `dest`: control packets first, then messages in order, as far
+    /// as the route's buffers and our credit allow.
+    fn pump(&mut self, dest: Rank) -> Result<bool> {
+        let mut did = false;
+        while let Some(h) = self.e.peers[dest].ctrl.front().copied() {
+            if !self.emit(dest, h, &[])? {
+                return Ok(did);
+            }
+            self.e.peers[dest].ctrl.pop_front();
+            did = true;
+        }
+        loop {
+            let Some(work) = self.e.peers[dest].sendq.front_mut() else { break };
+            match *work {
+                SendWork::Eager { req, offset } => {
+                    let (tag, buf, len) = self.e.send_args(req);
+                    let cost = len + ENVELOPE_COST;
+                    if offset == 0 {
+                        if self.e.peers[dest].credit < cost {
+                            self.e.counters.credit_waits += 1;
+                            break;
+                        }
+                    }
+                    let psize = self.e.sizer.packet_size(len, self.e.max_payload);
+                    let mut off = offset;
+                    let mut first = offset == 0;
+                    while first || off < len {
+                        let l = psize.min(len - off);
+                        let mut h = Header::new(if off == 0 { Kind::Eager } else { Kind::EagerCont });
+                        h.tag = tag;
+                        h.len = len as u64;
+                        h.aux = off as u64;
+                        // SAFETY: the send buffer is valid for `len` bytes (isend's contract).
+                        let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
+                        if !self.emit(dest, h, piece)? {
+                            break;
+                        }
+                        if off == 0 {
+                            self.e.peers[dest].credit -= cost;
+                        }
+                        off += l;
+                        first = false;
+                        did = true;
+                    }
+                    if off < len || first {
+                        if let Some(SendWork::Eager { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                            *offset = off;
+                        }
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    self.e.counters.messages_sent += 1;
+                    self.e.finish_send(req, len);
+                }
+                SendWork::Rts { req } => {
+                    let (tag, buf, len) = self.e.send_args(req);
+                    let mut h = Header::new(Kind::Rts);
+                    h.tag = tag;
+                    h.len = len as u64;
+                    h.aux = buf as u64;
+                    h.id = req as u16;
+                    if !self.emit(dest, h, &[])? {
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    did = true;
+                }
+                SendWork::Data { req, recv_id, offset } => {
+                    let (_, buf, len) = self.e.send_args(req);
+                    let psize = self.e.sizer.packet_size(len, self.e.max_payload);
+                    let mut off = offset;
+                    while off < len {
+                        let l = psize.min(len - off);
+                        let mut h = Header::new(Kind::Data);
+                        h.id = recv_id;
+                        h.len = len as u64;
+                        h.aux = off as u64;
+                        // SAFETY: as for Eager.
+                        let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
+                        if !self.emit(dest, h, piece)? {
+                            break;
+                        }
+                        off += l;
+                        did = true;
+                    }
+                    if off < len {
+                        if let Some(SendWork::Data { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                            *offset = off;
+                        }
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    self.e.counters.messages_sent += 1;
+                    self.e.finish_send(req, len);
+                }
+            }
+        }
+        Ok(did)
+    }
+
+    /// Puts one packet on the route to `dest`; false if there is no room now.
+    fn emit(&mut self, dest: Rank, mut h: Header, payload: &[u8]) -> Result<bool> {
+        let total = HEADER + payload.len();
+        if self.e.reliable {
+            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
+            tok.consume(total, |p| {
+                h.emit(p);
+                p[HEADER..].copy_from_slice(payload);
+            });
+        } else {
+            let link = self.e.peers[dest].link.as_mut().expect("link over an unreliable device");
+            if !h.kind.is_link() && !link.window_open() {
+                return Ok(false);
+            }
+            h.seq = if h.kind.is_link() { 0 } else { link.peek_seq() };
+            let mut pkt = vec![0u8; total];
+            h.emit(&mut pkt);
+            pkt[HEADER..].copy_from_slice(payload);
+            let c = checksum(&pkt);
+            pkt[28..32].copy_from_slice(&c.to_le_bytes());
+            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
+            tok.consume(total, |p| p.copy_from_slice(&pkt));
+            if !h.kind.is_link() {
+                link.sent(pkt);
+            }
+        }
+        if !payload.is_empty() {
+            self.e.counters.copies += 1;
+            self.e.counters.bytes_copied += payload.len() as u64;
+        }
+        Ok(true)
+    }
+
+    /// Over an unreliable device: resends on timeout and sends due acknowledgements.
+    fn link_timers(&mut self) -> Result<bool> {
+        let mut did = false;
+        for p in 0..self.e.n {
+            let link = self.e.peers[p].link.as_mut().unwrap();
+            if link.timed_out() {
+                if link.retries > MAX_RETRIES {
+                    return Err(BipError::LinkFailed { peer: p, retries: link.retries });
+                }
+                did |= self.resend(p);
+            }
+            if let Some(from) = self.e.peers[p].nack_due {
+                let mut h = Header::new(Kind::Nack);
+                h.len = from as u64;
+                if self.emit(p, h, &[])? {
+                    self.e.peers[p].nack_due = None;
+                }
+            }
+            let link = self.e.peers[p].link.as_mut().unwrap();
+            if link.ack_due || (link.ack_pending() && !did) {
+                let mut h = Header::new(Kind::Ack);
+                h.len = link.take_ack() as u64;
+                if !self.emit(p, h, &[])? {
+                    self.e.peers[p].link.as_mut().unwrap().ack_due = true;
+                }
+            }
+        }
+        Ok(did)
+    }
+
+    /// Go-back-N: resends every unacknowledged packet to `p`, oldest first, as far as the
+    /// route has room.
+    fn resend(&mut self, p: Rank) -> bool {
+        let link = self.e.peers[p].link.as_ref().unwrap();
+        let mut sent = 0;
+        for (_, pkt) in link.unacked.iter() {
+            let Some(tok) = self.dev.transmit(p) else { break };
+            tok.consume(pkt.len(), |b| b.copy_from_slice(pkt));
+            sent += 1;
+        }
+        self.e.counters.retransmits += sent;
+        sent > 0
+    }
+
+    fn check_peer(&self, p: Rank) -> Result<()> {
+        match self.dev.peer_status(p) {
+            PeerStatus::Alive => Ok(()),
+            PeerStatus::Dead => Err(BipError::PeerGone { rank: p, why: "the process died" }),
+            PeerStatus::Finalized => Err(BipError::PeerGone { rank: p, why: "it finalized" }),
+        }
+    }
+
+    /// A blocked wait asks whether the peers it depends on are still there.
+    fn check_peers_for(&mut self, r: Request) -> Result<()> {
+        let me = self.e.rank;
+        let n = self.e.n;
+        let Some(entry) = self.e.reqs.get(r) else { return Ok(()) };
+        let result = match entry.op {
+            Op::Send { dest, .. } if dest != me => self.check_peer(dest),
+            Op::Send { .. } => Ok(()),
+            Op::Recv { .. } => {
+                // Any peer may be the sender. A death anywhere ends the wait (the job is
+                // broken); peers that finalized cleanly matter only if all of them did.
+                let mut all_gone = n > 1;
+                let mut dead = None;
+                for p in (0..n).filter(|&p| p != me) {
+                    match self.dev.peer_status(p) {
+                        PeerStatus::Dead => dead = Some(p),
+                        PeerStatus::Alive => all_gone = false,
+                        PeerStatus::Finalized => {}
+                    }
+                }
+                match dead {
+                    Some(p) => Err(BipError::PeerGone { rank: p, why: "the process died" }),
+                    None if all_gone => Err(BipError::PeerGone { rank: (me + 1) % n, why: "every peer finalized" }),
+                    None => Ok(()),
+                }
+            }
+        };
+        // The request stays allocated (its buffer may still be named by queued work); the
+        // job is broken and the caller is told so.
+        result
+    }
+}
+
+impl Engine {
+    fn check(&self, dest: Rank, tag: u32) -> Result<()> {
+        if dest >= self.n {
+            return Err(BipError::BadRank { rank: dest, nranks: self.n });
+        }
+        if tag >= self.cfg.tags {
+            return Err(BipError::BadTag { tag, tags: self.cfg.tags });
+        }
+        Ok(())
+    }
+
+    fn send_args(&mut self, req: u32) -> (u32, *const u8, usize) {
+        match self.reqs.by_id(req).expect("queued send is live").op {
+            Op::Send { tag, buf, len, .. } => (tag, buf, len),
+            Op::Recv { .. } => unreachable!("send queue holds a receive"),
+        }
+    }
+
+    fn finish_send(&mut self, req: u32, len: usize) {
+        let e = self.reqs.by_id(req).expect("finishing a live send");
+        if let Op::Send { dest, tag, .. } = e.op {
+            e.state = State::Done(Completion { len, peer: dest, tag });
+        }
+    }
+
+    /// A receive got all it will get of a message of `total` bytes from `src`.
+    fn finish_recv(&mut self, req: u32, src: Rank, total: usize, _got: usize) {
+        let e = self.reqs.by_id(req).expect("finishing a live receive");
+        if let Op::Recv { tag, cap, .. } = e.op {
+            e.state = if total > cap {
+                State::Failed(BipError::Truncated { len: total, capacity: cap, from: src })
+            } else {
+                State::Done(Completion { len: total, peer: src, tag })
+            };
+        }
+        self.counters.messages_received += 1;
+    }
+
+    /// Hands a completed request's result to the user and frees it.
+    fn take(&mut self, r: Request) -> Result<Option<Completion>> {
+        let entry = self.reqs.get(r).ok_or(BipError::InvalidRequest)?;
+        match std::mem::replace(&mut entry.state, State::Active) {
+            State::Active => Ok(None),
+            State::Done(c) => {
+                self.reqs.free(r.idx);
+                Ok(Some(c))
+            }
+            State::Failed(err) => {
+                self.reqs.free(r.idx);
+                Err(err)
+            }
+        }
+    }
+
+    /// Gives back buffer credit for a consumed short message of `len` bytes from `src`.
+    fn return_credit(&mut self, src: Rank, len: usize) {
+        let p = &mut self.peers[src];
+        p.owed += len + ENVELOPE_COST;
+        if p.owed >= self.grant / 2 {
+            let mut h = Header::new(Kind::Credit);
+            h.len = p.owed as u64;
+            p.owed = 0;
+            p.ctrl.push_back(h);
+        }
+    }
+
+    /// A receive was posted and the oldest unexpected message of its tag matches it.
+    fn match_unexpected(&mut self, req: u32, u: Unexpected) {
+        match u.body {
+            Body::Short { data, total } => {
+                let (buf, cap) = self.recv_buf(req);
+                let n = data.len().min(cap);
+                // SAFETY: the receive buffer is valid for `cap` bytes (irecv's contract).
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+                self.counters.copies += 1;
+                self.counters.bytes_copied += n as u64;
+                if data.len() == total {
+                    self.finish_recv(req, u.src, total, n);
+                    self.return_credit(u.src, total);
+                } else {
+                    // Still arriving: the rest goes straight to the user's buffer.
+                    if let Some(Op::Recv { src, total: t, got, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
+                        *src = u.src;
+                        *t = total;
+                        *got = data.len();
+                    }
+                    let a = self.peers[u.src].assembling.as_mut().expect("partial message is being assembled");
+                    a.target = Target::Req(req);
+                }
+            }
+            Body::Rts { len, addr, send_id } => {
+                self.deferred.push(Deferred::Pull { req, src: u.src, len, addr, send_id });
+            }
+        }
+    }
+
+    fn recv_buf(&mut self, req: u32) -> (*mut u8, usize) {
+        match self.reqs.by_id(req).expect("live receive").op {
+            Op::Recv { buf, cap, .. } => (buf, cap),
+            Op::Send { .. } => unreachable!(),
+        }
+    }
+
+    /// Handles one arrived packet (still in the NIC's buffer).
+    fn on_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
+        if !self.reliable {
+            return self.on_unreliable_packet(src, pkt);
+        }
+        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+        self.on_message_packet(src, h, &pkt[HEADER..])
+    }
+
+    fn on_unreliable_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
+        let link = self.peers[src].link.as_mut().unwrap();
+        let good = pkt.len() >= HEADER && u32::from_le_bytes(pkt[28..32].try_into().unwrap()) == checksum(pkt);
+        let h = if good { Header::parse(pkt) } else { None };
+        let Some(h) = h else {
+            self.counters.rejected += 1;
+            if let Some(from) = link.on_corrupt() {
+                self.push_nack(src, from);
+            }
+            return Ok(());
+        };
+        match h.kind {
+            Kind::Ack => {
+                link.on_ack(h.len as u32);
+                Ok(())
+            }
+            Kind::Nack => {
+                if link.on_nack(h.len as u32) {
+                    // Resent from progress via the timer path: force it now.
+                    self.deferred_resend(src);
+                }
+                Ok(())
+            }
+            _ => match link.classify(h.seq) {
+                Verdict::Deliver => self.on_message_packet(src, h, &pkt[HEADER..]),
+                Verdict::Duplicate => {
+                    self.counters.rejected += 1;
+                    Ok(())
+                }
+                Verdict::Gap { nack } => {
+                    self.counters.rejected += 1;
+                    if let Some(from) = nack {
+                        self.push_nack(src, from);
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+
+    fn push_nack(&mut self, src: Rank, from: u32) {
+        self.peers[src].nack_due = Some(from);
+    }
+
+    /// Marks the link to `p` as timed out so the next timer pass resends at once.
+    fn deferred_resend(&mut self, p: Rank) {
+        if let Some(l) = self.peers[p].link.as_mut() {
+            l.force_resend();
+        }
+    }
+
+    fn on_message_packet(&mut self, src: Rank, h: Header, data: &[u8]) -> Result<()> {
+        match h.kind {
+            Kind::Eager => {
+                let tag = h.tag;
+                if tag >= self.cfg.tags {
+                    return Err(BipError::Protocol { src, why: "tag out of range" });
+                }
+                let total = h.len as usize;
+                let complete = data.len() >= total;
+                if let Some(req) = self.tags[tag as usize].posted.pop_front() {
+                    let (buf, cap) = self.recv_buf(req);
+                    let n = data.len().min(cap);
+                    // SAFETY: the receive buffer is valid for `cap` bytes (irecv's contract).
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+                    self.counters.copies += 1;
+                    self.counters.bytes_copied += n as u64;
+                    if complete {
+                        self.finish_recv(req, src, total, n);
+                        self.return_credit(src, total);
+                    } else {
+                        if let Some(Op::Recv { src: s, total: t, got, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
+                            *s = src;
+                            *t = total;
+                            *got = data.len();
+                        }
+                        self.peers[src].assembling = Some(Assembly { target: Target::Req(req), tag, total, got: data.len() });
+                    }
+                } else {
+                    let mut buf = Vec::with_capacity(total);
+                    buf.extend_from_slice(data);
+                    self.counters.copies += 1;
+                    self.counters.bytes_copied += data.len() as u64;
+                    let uid = self.next_uid;
+                    self.next_uid += 1;
+                    if !complete {
+                        self.peers[src].assembling = Some(Assembly { target: Target::Unexpected(uid), tag, total, got: data.len() });
+                    }
+                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Short { data: buf, total } });
+                }
+            }
+            Kind::EagerCont => {
+                let Assembly { target, tag, total, got } =
+                    self.peers[src].assembling.ok_or(BipError::Protocol { src, why: "continuation without a message" })?;
+                if h.aux as usize != got {
+                    return Err(BipError::Protocol { src, why: "continuation out of order" });
+                }
+                let got = got + data.len();
+                match target {
+                    Target::Req(req) => {
+                        let (buf, cap) = self.recv_buf(req);
+                        let off = h.aux as usize;
+                        if off < cap {
+                            let n = data.len().min(cap - off);
+                            // SAFETY: `off + n <= cap`, inside the receive buffer.
+                            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(off), n) };
+                            self.counters.copies += 1;
+                            self.counters.bytes_copied += n as u64;
+                        }
+                        if got >= total {
+                            self.finish_recv(req, src, total, got);
+                            self.return_credit(src, total);
+                        }
+                    }
+                    Target::Unexpected(uid) => {
+                        let entry = self.tags[tag as usize]
+                            .unexpected
+                            .iter_mut()
+                            .rev()
+                            .find(|u| u.uid == uid)
+                            .ok_or(BipError::Protocol { src, why: "lost partial message" })?;
+                        if let Body::Short { data: d, .. } = &mut entry.body {
+                            d.extend_from_slice(data);
+                        }
+                        self.counters.copies += 1;
+                        self.counters.bytes_copied += data.len() as u64;
+                    }
+                }
+                self.peers[src].assembling = (got < total).then_some(Assembly { target, tag, total, got });
+            }
+            Kind::Rts => {
+                let tag = h.tag;
+                if tag >= self.cfg.tags {
+                    return Err(BipError::Protocol { src, why: "tag out of range" });
+                }
+                let (len, addr, send_id) = (h.len as usize, h.aux, h.id);
+                if let Some(req) = self.tags[tag as usize].posted.pop_front() {
+                    self.deferred.push(Deferred::Pull { req, src, len, addr, send_id });
+                } else {
+                    let uid = self.next_uid;
+                    self.next_uid += 1;
+                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Rts { len, addr, send_id } });
+                }
+            }
+            Kind::Fin => {
+                let req = h.id as u32;
+                let (_, _, len) = self.send_args(req);
+                self.counters.messages_sent += 1;
+                self.finish_send(req, len);
+            }
+            Kind::Cts => {
+                self.peers[src].sendq.push_back(SendWork::Data { req: h.id as u32, recv_id: h.aux as u16, offset: 0 });
+            }
+            Kind::Data => {
+                let req = h.id as u32;
+                let (buf, cap) = self.recv_buf(req);
+                let off = h.aux as usize;
+                if off < cap {
+                    let n = data.len().min(cap - off);
+                    // SAFETY: `off + n <= cap`, inside the receive buffer.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(off), n) };
+                    self.counters.copies += 1;
+                    self.counters.bytes_copied += n as u64;
+                }
+                let done = match self.reqs.by_id(req).map(|e| &mut e.op) {
+                    Some(Op::Recv { got, total, .. }) => {
+                        *got += data.len();
+                        *got >= *total
+                    }
+                    _ => return Err(BipError::Protocol { src, why: "data for an unknown receive" }),
+                };
+                if done {
+                    self.finish_recv(req, src, h.len as usize, h.len as usize);
+                }
+            }
+            Kind::Credit => self.peers[src].credit += h.len as usize,
+            Kind::Ack | Kind::Nack => return Err(BipError::Protocol { src, why: "link packet over a reliable device" }),
+        }
+        Ok(())
+    }
+}

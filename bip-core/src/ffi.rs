@@ -1,0 +1,1 @@
+//! The C interface `bip.h` (being written).
