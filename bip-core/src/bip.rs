@@ -37,6 +37,17 @@ pub struct BipCounters {
     pub retransmits: u64,
     /// Packets dropped for a bad checksum, as duplicates or after a gap (unreliable only).
     pub rejected: u64,
+    /// Bytes of short messages buffered now because no receive was posted for them.
+    pub buffered_bytes: u64,
+    /// The most that were ever buffered at once (bounded by the credit granted).
+    pub buffered_peak: u64,
+}
+
+impl BipCounters {
+    fn buffer(&mut self, delta: i64) {
+        self.buffered_bytes = (self.buffered_bytes as i64 + delta) as u64;
+        self.buffered_peak = self.buffered_peak.max(self.buffered_bytes);
+    }
 }
 
 /// Work waiting to go out to one peer, in order.
@@ -681,6 +692,7 @@ impl Engine {
     fn match_unexpected(&mut self, req: u32, u: Unexpected) {
         match u.body {
             Body::Short { data, total } => {
+                self.counters.buffer(-(total as i64));
                 let (buf, cap) = self.recv_buf(req);
                 let n = data.len().min(cap);
                 // SAFETY: the receive buffer is valid for `cap` bytes (irecv's contract).
@@ -804,6 +816,7 @@ impl Engine {
                 } else {
                     let mut buf = Vec::with_capacity(total);
                     buf.extend_from_slice(data);
+                    self.counters.buffer(total as i64);
                     self.counters.copies += 1;
                     self.counters.bytes_copied += data.len() as u64;
                     let uid = self.next_uid;

@@ -26,6 +26,9 @@ pub enum NicError {
     /// The single-copy engine is not permitted by the kernel for this peer (ptrace policy).
     #[error("single-copy DMA to rank {rank} is not permitted by the kernel (use the packet path)")]
     DmaNotPermitted { rank: Rank },
+    /// A configuration variable has a bad value.
+    #[error("bad configuration: {0}")]
+    Config(String),
     /// A timing profile could not be found or parsed.
     #[error("timing profile {name:?}: {why}")]
     Profile { name: String, why: String },

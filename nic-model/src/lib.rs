@@ -31,6 +31,7 @@
 //! `wire`: the rings; [`phy`]: the device trait and wrappers; [`nic`]: the NIC; [`timing`]:
 //! profiles; [`wait`]: back-off; [`testing`]: multi-process test harness.
 
+mod any;
 mod counters;
 mod dma;
 pub mod error;
@@ -43,6 +44,7 @@ mod trace;
 pub mod wait;
 mod wire;
 
+pub use any::AnyNic;
 pub use counters::Counters;
 pub use error::{NicError, Rank, Result};
 pub use fabric::{Job, JobConfig, JobOutcome, RankExit};

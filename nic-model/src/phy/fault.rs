@@ -417,3 +417,185 @@ impl<D: Device> Device for FaultInjector<D> {
         self.refresh();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::test_device::TestDevice;
+
+    const SRC: Rank = 1;
+
+    /// 200 distinct packets of various lengths.
+    fn packets() -> Vec<Vec<u8>> {
+        (0..200u32).map(|i| (0..4 + i % 29).map(|j| (i * 7 + j) as u8).chain(i.to_le_bytes()).collect()).collect()
+    }
+
+    /// An injector of rank `rank` with `packets()` waiting from `SRC`.
+    fn injector(rank: Rank, cfg: FaultConfig) -> FaultInjector<TestDevice> {
+        let mut dev = TestDevice::new(rank, 3, 1024);
+        packets().iter().for_each(|p| dev.push(SRC, p));
+        FaultInjector::new(dev, cfg)
+    }
+
+    /// Polls `SRC` until the inner queue is empty and 20 calls in a row found nothing.
+    fn drain(inj: &mut FaultInjector<TestDevice>) -> Vec<Vec<u8>> {
+        let (mut got, mut idle) = (Vec::new(), 0);
+        while idle < 20 {
+            match inj.receive(SRC) {
+                Some(token) => {
+                    got.push(token.consume(<[u8]>::to_vec));
+                    idle = 0;
+                }
+                None => idle += 1,
+            }
+        }
+        assert_eq!(inj.inner().waiting(SRC), 0);
+        got
+    }
+
+    fn sorted(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        v.sort();
+        v
+    }
+
+    fn cfg(spec: &str) -> FaultConfig {
+        FaultConfig::parse(spec).unwrap()
+    }
+
+    #[test]
+    fn parse_accepts_the_documented_keys() {
+        let c = cfg(" drop=0.01, corrupt=0.02,dup=0.01,delay=1,seed=42,");
+        assert_eq!(c, FaultConfig { drop: 0.01, corrupt: 0.02, duplicate: 0.01, delay: 1.0, seed: 42 });
+        assert!(c.is_active());
+        assert_eq!(cfg("duplicate=0.5,seed=0x10"), FaultConfig { duplicate: 0.5, seed: 16, ..FaultConfig::default() });
+        assert!(!cfg("").is_active());
+        assert!(!cfg("seed=7").is_active());
+    }
+
+    #[test]
+    fn parse_explains_errors() {
+        let err = |s| FaultConfig::parse(s).unwrap_err();
+        assert!(err("drop=0.1,lose=0.2").contains("unknown key `lose`"));
+        assert!(err("drop=abc").contains("`abc` is not a number"));
+        assert!(err("corrupt=1.5").contains("out of range"));
+        assert!(err("delay=-0.1").contains("out of range"));
+        assert!(err("dup=NaN").contains("out of range"));
+        assert!(err("drop").contains("key=value"));
+        assert!(err("seed=-1").contains("seed"));
+    }
+
+    #[test]
+    fn env_value_unset_or_empty_is_none() {
+        assert_eq!(FaultConfig::from_env_value(None), Ok(None));
+        assert_eq!(FaultConfig::from_env_value(Some(" ".into())), Ok(None));
+        assert_eq!(FaultConfig::from_env_value(Some("drop=0.5".into())), Ok(Some(cfg("drop=0.5"))));
+        assert!(FaultConfig::from_env_value(Some("drop=2".into())).unwrap_err().starts_with(FAULTS_ENV));
+    }
+
+    #[test]
+    fn zero_rates_pass_through_exactly() {
+        let mut inj = injector(0, cfg("seed=3"));
+        assert!(inj.capabilities().reliable);
+        assert_eq!(drain(&mut inj), packets());
+        let c = *inj.counters();
+        assert_eq!((c.faults, c.packets_rx), (0, 200));
+        assert_eq!(c, *inj.inner().counters());
+    }
+
+    #[test]
+    fn seeded_faults_are_reproducible_and_differ_between_ranks() {
+        let c = cfg("drop=0.1,corrupt=0.1,dup=0.1,delay=0.1,seed=42");
+        let run = |rank, seed| {
+            let mut inj = injector(rank, FaultConfig { seed, ..c });
+            assert!(!inj.capabilities().reliable);
+            (drain(&mut inj), inj.counters().faults)
+        };
+        let (got, faults) = run(0, 42);
+        assert!(faults > 0);
+        assert!(run(0, 42) == (got.clone(), faults), "same seed, same rank: same faults");
+        assert!(run(2, 42).0 != got, "another rank draws another stream");
+        assert!(run(0, 43).0 != got, "another seed draws another stream");
+    }
+
+    #[test]
+    fn drop_rate_one_drops_everything() {
+        let mut inj = injector(0, cfg("drop=1"));
+        assert!(inj.receive(SRC).is_none());
+        assert_eq!(inj.inner().waiting(SRC), 0);
+        assert_eq!(inj.counters().faults, 200);
+        assert_eq!(inj.counters().packets_rx, 200);
+        assert!(drain(&mut inj).is_empty());
+    }
+
+    #[test]
+    fn corrupt_flips_bits_in_one_byte() {
+        let mut inj = injector(0, cfg("corrupt=1,seed=9"));
+        let got = drain(&mut inj);
+        assert_eq!(got.len(), 200);
+        for (g, p) in got.iter().zip(packets()) {
+            assert_eq!(g.len(), p.len());
+            assert_eq!(g.iter().zip(&p).filter(|(a, b)| a != b).count(), 1);
+        }
+        assert_eq!(inj.counters().faults, 200);
+    }
+
+    #[test]
+    fn duplicate_delivers_twice() {
+        let mut inj = injector(0, cfg("dup=1"));
+        let got = drain(&mut inj);
+        let twice: Vec<_> = packets().into_iter().flat_map(|p| [p.clone(), p]).collect();
+        assert_eq!(got, twice);
+        assert_eq!(inj.counters().faults, 200);
+    }
+
+    #[test]
+    fn delay_reorders_but_never_loses() {
+        for spec in ["delay=0.3,seed=1", "delay=1,seed=2", "delay=0.5,dup=0.2,corrupt=0.1,seed=3"] {
+            let c = cfg(spec);
+            let mut inj = injector(0, c);
+            let got = drain(&mut inj);
+            assert!(got != packets(), "{spec}: no reordering");
+            if c.delay < 1.0 && c.corrupt == 0.0 {
+                // While packets keep coming, a held one is late by a few packets only.
+                let sent = packets();
+                let late = |(i, p)| got.iter().position(|g| g == p).unwrap().saturating_sub(i);
+                assert!(sent.iter().enumerate().map(late).max().unwrap() <= 6, "{spec}: held too long");
+            }
+            if c.duplicate == 0.0 && c.corrupt == 0.0 {
+                assert!(sorted(got) == sorted(packets()), "{spec}: packets lost or altered");
+            } else {
+                assert!(got.len() >= 200, "{spec}: packets lost");
+            }
+        }
+    }
+
+    #[test]
+    fn a_copy_dropped_unconsumed_is_delivered_again() {
+        let mut inj = injector(0, cfg("corrupt=1"));
+        let first = inj.receive(SRC).unwrap().consume(<[u8]>::to_vec);
+        drop(inj.receive(SRC).unwrap());
+        let second = inj.receive(SRC).unwrap().consume(<[u8]>::to_vec);
+        assert_ne!(first, second);
+        assert_eq!(second.len(), packets()[1].len());
+        assert_eq!(drain(&mut inj).len(), 198);
+    }
+
+    #[test]
+    fn an_in_place_token_dropped_unconsumed_keeps_its_packet_and_fate() {
+        let mut inj = injector(0, cfg("seed=5"));
+        drop(inj.receive(SRC).unwrap());
+        assert_eq!(inj.inner().waiting(SRC), 200);
+        assert_eq!(drain(&mut inj), packets());
+    }
+
+    #[test]
+    fn transmit_passes_through_and_is_counted() {
+        let mut inj = injector(0, cfg("drop=1"));
+        inj.transmit(2).unwrap().consume(3, |b| b.copy_from_slice(b"abc"));
+        assert_eq!(inj.inner().sent, vec![(2, b"abc".to_vec())]);
+        assert_eq!((inj.counters().packets_tx, inj.counters().bytes_tx), (1, 3));
+        assert!(!inj.capabilities().reliable);
+        inj.finalize();
+        assert!(inj.into_inner().finalized);
+    }
+}
