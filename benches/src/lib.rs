@@ -1,1 +1,13 @@
-//! benches (being written)
+//! # benches: measuring every layer the same way
+//!
+//! The `layers` binary runs two processes over the stack and measures each layer with the
+//! same code ([`measure`]) behind the same interface ([`transport::Transport`]), so that the
+//! ratio between a layer and the one below it is a fair measure of what the layer costs.
+//! `benches/c/mpi_pingpong.c` is the same method written in C against MPI, for running the
+//! same measurement over MPICH (and, later, over this project's own `libmpi.so`).
+//!
+//! Layers today: `nic` (raw packets through the NIC's rings) and `bip`. FM and MPI layers
+//! will join as their crates land.
+
+pub mod measure;
+pub mod transport;

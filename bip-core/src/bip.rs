@@ -368,7 +368,9 @@ impl<D: Device> Bip<D> {
             // SAFETY: the receive's buffer is valid for `cap >= want` bytes until the request
             // completes (irecv's contract) and nothing else touches it meanwhile.
             let dst = unsafe { std::slice::from_raw_parts_mut(buf, want) };
-            let packet = self.e.sizer.packet_size(want, self.e.max_payload);
+            // Single copy is not bound by the packet buffers: the model pipelines it in packets of
+            // the profile's own size.
+            let packet = self.e.sizer.packet_size(want, usize::MAX);
             match self.dev.dma_read(src, addr as usize, dst, packet) {
                 Ok(()) => {
                     let mut h = Header::new(Kind::Fin);

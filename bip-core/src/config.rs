@@ -52,27 +52,32 @@ impl BipConfig {
 }
 
 /// Chooses packet sizes for a message: the message is cut into `k` packets of equal size
-/// (the paper's scheme), with `k` minimizing the pipelined transfer time
-/// `T(k) = (k + s - 1) * (c + S / (k * B))` of `s` store-and-forward stages, per-packet cost
-/// `c` and bottleneck rate `B`: `k = sqrt((s - 1) * S / (B * c))`, at least enough packets to
-/// respect the mtu. Under `native` the stages are the sender's copy in and the receiver's copy
-/// out (s = 2, c = 100 ns, B = 10 bytes/ns, measured with `layers --layers nic`); under a
-/// profile they are the profile's stages.
+/// (the paper's scheme).
+///
+/// * `native`: as few packets as the mtu allows. On a cache-coherent host the copy into and
+///   out of a packet buffer pipeline by themselves, and per-packet costs (one cache-line flag)
+///   are too small for smaller packets to pay.
+/// * Under a timing profile, the rule of `docs/timing-profiles.md`: messages up to the
+///   profile's PIO limit go as one packet; above it `k = round(sqrt(S / knee))` where
+///   `knee = dma_setup / (1/pci + 1/link)` balances the fixed DMA cost against pipelining,
+///   clamped so packets stay at most `MODELED_MAX_PACKET` (the LANai's SRAM staging) and above
+///   the PIO limit (every packet of a long message remains a DMA packet).
 #[derive(Clone, Copy, Debug)]
-pub struct PacketSizer {
-    stages: f64,
-    per_packet_ns: f64,
-    bytes_per_ns: f64,
+pub enum PacketSizer {
+    Native,
+    Modeled { pio_max: usize, knee: f64 },
 }
+
+/// Largest packet under a timing profile (32 KiB, standing in for the NIC's SRAM buffers).
+pub const MODELED_MAX_PACKET: usize = 32 * 1024;
 
 impl PacketSizer {
     pub fn for_profile(p: Option<&Profile>) -> Self {
         match p {
-            None => PacketSizer { stages: 2.0, per_packet_ns: 100.0, bytes_per_ns: 10.0 },
-            Some(p) => PacketSizer {
-                stages: 5.0,
-                per_packet_ns: (p.dma_setup_ns).max(p.nic_send_ns).max(p.nic_recv_ns).max(1.0),
-                bytes_per_ns: p.pci_mb_s.min(p.link_mb_s) / 1000.0,
+            None => PacketSizer::Native,
+            Some(p) => PacketSizer::Modeled {
+                pio_max: p.pio_max_bytes as usize,
+                knee: (p.dma_setup_ns / (1000.0 / p.pci_mb_s + 1000.0 / p.link_mb_s)).max(1.0),
             },
         }
     }
@@ -80,18 +85,19 @@ impl PacketSizer {
     /// Payload bytes per packet for a message of `len` bytes, given at most `max` per packet.
     #[inline]
     pub fn packet_size(&self, len: usize, max: usize) -> usize {
-        if len <= max {
-            // One packet; pipelining cannot win below the mtu on native, and on profiles a
-            // split is only worth it when the model says so.
-            if self.stages <= 2.0 {
-                return len.max(1);
+        let max = max.max(1);
+        let k = match *self {
+            PacketSizer::Native => len.div_ceil(max),
+            PacketSizer::Modeled { pio_max, knee } => {
+                if len <= pio_max {
+                    1
+                } else {
+                    let k = ((len as f64 / knee).sqrt().round() as usize).min(len / (pio_max + 1));
+                    k.max(len.div_ceil(max.min(MODELED_MAX_PACKET)))
+                }
             }
-        }
-        let s = len as f64;
-        let k_opt = ((self.stages - 1.0) * s / (self.bytes_per_ns * self.per_packet_ns)).sqrt();
-        let k_min = len.div_ceil(max.max(1)).max(1);
-        let k = (k_opt.round() as usize).max(k_min).max(1);
-        len.div_ceil(k).clamp(1, max)
+        };
+        len.div_ceil(k.max(1)).clamp(1, max)
     }
 }
 
@@ -103,11 +109,14 @@ mod tests {
     fn packets_respect_the_mtu_and_grow_with_the_message() {
         let native = PacketSizer::for_profile(None);
         assert_eq!(native.packet_size(8, 4000), 8);
-        assert!(native.packet_size(100_000, 4000) <= 4000);
+        assert_eq!(native.packet_size(8000, 4000), 4000);
+        assert_eq!(native.packet_size(8001, 4000), 2667, "equal packets");
         let p = nic_model::Profile::load("myrinet-lanai4").unwrap().unwrap();
         let m = PacketSizer::for_profile(Some(&p));
-        let small = m.packet_size(2048, 4000);
-        let big = m.packet_size(1 << 20, 4000);
-        assert!(small <= 2048 && big <= 4000 && small <= big, "{small} {big}");
+        assert_eq!(m.packet_size(1000, 1 << 20), 1000, "below the PIO limit: one packet");
+        // The derivation's figures: 3 packets at 4 KiB, 70 at 1 MiB.
+        assert_eq!(m.packet_size(4096, 1 << 20), 4096usize.div_ceil(3));
+        assert_eq!(m.packet_size(1 << 20, 1 << 20), (1usize << 20).div_ceil(70));
+        assert!(m.packet_size(1 << 20, 4000) <= 4000, "the mtu still bounds packets");
     }
 }

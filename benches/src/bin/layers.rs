@@ -1,1 +1,328 @@
-fn main() {}
+//! `layers`: measures each layer of the stack between two processes, the same way for every
+//! layer, and prints a table (and the JSON of ../shared/DESIGN.md).
+//!
+//! ```text
+//! layers --layers nic,bip --profile native --json layers.json
+//! layers --layers bip --profile myrinet-lanai4
+//! layers --compare-mpich --repeat 3      # and MPICH's MPI, alternating, in the same run
+//! layers --calibrate                     # BIP's copy / single-copy threshold on this machine
+//! ```
+
+use benches::measure::{self, n_half, pingpong_mb_s, Point};
+use benches::transport::{BipLayer, NicLayer, Transport};
+use clap::Parser;
+use nic_model::{AnyNic, Job, JobConfig};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(about = "Measure latency and bandwidth of every layer of the stack between two processes")]
+struct Args {
+    /// Layers to measure, comma-separated: nic, bip.
+    #[arg(long, default_value = "nic,bip", value_delimiter = ',')]
+    layers: Vec<String>,
+    /// NIC timing profile: native, myrinet-lanai4, rdma-100g, or a path to a .toml file.
+    #[arg(long, env = "MPI_NIC_PROFILE", default_value = "native")]
+    profile: String,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Message sizes in bytes, comma-separated (default: 0 B to 8 MiB).
+    #[arg(long, value_delimiter = ',')]
+    sizes: Option<Vec<usize>>,
+    /// Round trips per latency figure (the method asks for at least 1000).
+    #[arg(long, default_value_t = 1000)]
+    iters: usize,
+    /// Repeat every layer this many times, alternating, and report medians.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Also measure Debian's MPICH with benches/c/mpi_pingpong.c, alternating with our layers.
+    #[arg(long)]
+    compare_mpich: bool,
+    /// Measure BIP's short (copy) and long (single-copy) paths at each size and print the
+    /// threshold where single copy starts to win.
+    #[arg(long)]
+    calibrate: bool,
+    /// Do not pin the two ranks to separate cores.
+    #[arg(long)]
+    no_bind: bool,
+    /// Internal: run as a rank measuring this layer.
+    #[arg(long, hide = true)]
+    worker: Option<String>,
+    /// Internal: where the worker writes its result.
+    #[arg(long, hide = true)]
+    out: Option<PathBuf>,
+}
+
+const KNOWN: &[&str] = &["nic", "bip"];
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Some(layer) = &args.worker {
+        worker(layer, &args);
+        return ExitCode::SUCCESS;
+    }
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("layers: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn worker(layer: &str, args: &Args) {
+    let nic = AnyNic::from_env().unwrap_or_else(|e| panic!("layers worker: {e}"));
+    let mut t: Box<dyn Transport> = match layer {
+        "nic" => Box::new(NicLayer::new(nic)),
+        "bip" => Box::new(BipLayer::new(nic)),
+        other => panic!("unknown layer {other}"),
+    };
+    let sizes = args.sizes.clone().unwrap_or_else(|| measure::SIZES.to_vec());
+    let points = measure::sweep(t.as_mut(), &sizes, args.iters);
+    if t.rank() == 0 {
+        let out = serde_json::json!({ "points": points, "counters": t.counters() });
+        std::fs::write(args.out.as_ref().expect("--out"), out.to_string()).expect("writing the result");
+    }
+    t.finish();
+}
+
+/// Runs one layer as a two-process job; returns rank 0's points and counters.
+fn run_layer(layer: &str, args: &Args, extra_env: &[(&str, String)]) -> Result<(Vec<Point>, serde_json::Value), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::env::temp_dir().join(format!("layers-{}-{layer}-{}.json", std::process::id(), fastrand_u64()));
+    let mut cfg = JobConfig::new(2);
+    cfg.bind_cores = !args.no_bind;
+    let job = Job::new(&cfg).map_err(|e| e.to_string())?;
+    let mut worker_args = vec!["--worker".to_string(), layer.to_string(), "--out".into(), out.display().to_string(), "--iters".into(), args.iters.to_string()];
+    if let Some(s) = &args.sizes {
+        worker_args.push("--sizes".into());
+        worker_args.push(s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+    }
+    let outcome = job
+        .run(
+            |_| {
+                let mut c = Command::new(&exe);
+                c.args(&worker_args).env("MPI_NIC_PROFILE", &args.profile);
+                for (k, v) in extra_env {
+                    c.env(k, v);
+                }
+                c
+            },
+            Duration::from_secs(2),
+            Some(Duration::from_secs(600)),
+        )
+        .map_err(|e| e.to_string())?;
+    if !outcome.success() {
+        return Err(format!("the {layer} measurement failed: {:?}", outcome.exits));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let points: Vec<Point> = serde_json::from_value(v["points"].clone()).map_err(|e| e.to_string())?;
+    Ok((points, v["counters"].clone()))
+}
+
+fn fastrand_u64() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
+}
+
+/// Element-wise median of several runs of the same sweep.
+fn median_points(runs: &[Vec<Point>]) -> Vec<Point> {
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    (0..runs[0].len())
+        .map(|i| Point {
+            size: runs[0][i].size,
+            latency_us: med(runs.iter().map(|r| r[i].latency_us).collect()),
+            bandwidth_mb_s: med(runs.iter().map(|r| r[i].bandwidth_mb_s).collect()),
+        })
+        .collect()
+}
+
+fn run(args: Args) -> Result<(), String> {
+    for l in &args.layers {
+        if !KNOWN.contains(&l.as_str()) {
+            return Err(format!("unknown layer {l:?}; this build measures {KNOWN:?} (fm, fm1 and mpi-* arrive with their crates)"));
+        }
+    }
+    nic_model::Profile::load(&args.profile).map_err(|e| e.to_string())?;
+    if args.iters < 1000 {
+        eprintln!("layers: note: {} round trips per latency figure; the method asks for at least 1000", args.iters);
+    }
+    if args.calibrate {
+        return calibrate(&args);
+    }
+    let mpich = if args.compare_mpich { Some(build_mpich_bench()?) } else { None };
+    let mut runs: BTreeMap<String, Vec<Vec<Point>>> = BTreeMap::new();
+    let mut counters = serde_json::Map::new();
+    for _ in 0..args.repeat.max(1) {
+        for layer in &args.layers {
+            let (pts, c) = run_layer(layer, &args, &[])?;
+            runs.entry(layer.clone()).or_default().push(pts);
+            counters.insert(layer.clone(), c);
+        }
+        if let Some(exe) = &mpich {
+            runs.entry("mpich".into()).or_default().push(run_mpich(exe, &args)?);
+        }
+    }
+    let results: BTreeMap<String, Vec<Point>> = runs.iter().map(|(k, v)| (k.clone(), median_points(v))).collect();
+    print_table(&args, &results);
+    if let Some(path) = &args.json {
+        let layers: serde_json::Map<String, serde_json::Value> =
+            results.iter().filter(|(k, _)| *k != "mpich").map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap())).collect();
+        let mut doc = serde_json::json!({ "profile": args.profile, "layers": layers });
+        let summary: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .map(|(k, v)| {
+                (k.clone(), serde_json::json!({
+                    "peak_bandwidth_mb_s": v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max),
+                    "n_half_streaming_bytes": n_half(v, |p| p.bandwidth_mb_s),
+                    "n_half_pingpong_bytes": n_half(v, pingpong_mb_s),
+                }))
+            })
+            .collect();
+        doc["summary"] = summary.into();
+        doc["counters"] = counters.into();
+        if let Some(m) = results.get("mpich") {
+            doc["reference"] = serde_json::json!({ "mpich": m });
+        }
+        std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        println!("JSON written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn human(size: usize) -> String {
+    match size {
+        s if s >= 1 << 20 && s % (1 << 20) == 0 => format!("{} MiB", s >> 20),
+        s if s >= 1024 && s % 1024 == 0 => format!("{} KiB", s >> 10),
+        s => format!("{s} B"),
+    }
+}
+
+fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
+    let order: Vec<&str> = args.layers.iter().map(String::as_str).chain(results.contains_key("mpich").then_some("mpich")).collect();
+    println!("profile: {}   (latency: median of round trip / 2; bandwidth: streaming, 10^6 B/s)", args.profile);
+    let mut head = format!("{:>9}", "size");
+    for l in &order {
+        head += &format!(" | {:>10} {:>10}", format!("{l} us"), "MB/s");
+    }
+    if order.len() > 1 {
+        head += &format!(" | {}", "2nd/1st lat  bw");
+    }
+    println!("{head}");
+    println!("{}", "-".repeat(head.len()));
+    let n = results[order[0]].len();
+    for i in 0..n {
+        let mut line = format!("{:>9}", human(results[order[0]][i].size));
+        for l in &order {
+            let p = &results[*l][i];
+            line += &format!(" | {:>10.3} {:>10.1}", p.latency_us, p.bandwidth_mb_s);
+        }
+        if order.len() > 1 {
+            let (a, b) = (&results[order[0]][i], &results[order[1]][i]);
+            let bw = if a.bandwidth_mb_s > 0.0 { format!("{:>5.0}%", 100.0 * b.bandwidth_mb_s / a.bandwidth_mb_s) } else { "    -".into() };
+            line += &format!(" | {:>5.0}%     {bw}", 100.0 * a.latency_us / b.latency_us.max(1e-9));
+        }
+        println!("{line}");
+    }
+    for l in &order {
+        let v = &results[*l];
+        let peak = v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max);
+        let fmt = |x: Option<f64>| x.map(|b| format!("{:.0} B", b)).unwrap_or_else(|| "-".into());
+        println!(
+            "{l:>6}: peak {peak:.1} MB/s, N1/2 {} (streaming), {} (ping-pong, the paper's method)",
+            fmt(n_half(v, |p| p.bandwidth_mb_s)),
+            fmt(n_half(v, pingpong_mb_s))
+        );
+    }
+    if order.len() > 1 {
+        println!("(2nd/1st: latency of {} as a % of {}'s (higher is better), bandwidth of {} as a % of {}'s)", order[0], order[1], order[1], order[0]);
+    }
+}
+
+fn calibrate(args: &Args) -> Result<(), String> {
+    let sizes: Vec<usize> = args.sizes.clone().unwrap_or_else(|| vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 131072, 262144]);
+    let a = Args { sizes: Some(sizes.clone()), ..clone_args(args) };
+    let mut copy_runs = Vec::new();
+    let mut zc_runs = Vec::new();
+    for _ in 0..args.repeat.max(3) {
+        copy_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", (1usize << 30).to_string()), ("BIP_SHORT_LIMIT", (1usize << 31).to_string())])?.0);
+        zc_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", "0".to_string())])?.0);
+    }
+    let (copy, zc) = (median_points(&copy_runs), median_points(&zc_runs));
+    println!("{:>9} | {:>22} | {:>22}", "size", "short (copy) us  MB/s", "long (1 copy) us  MB/s");
+    let mut threshold = None;
+    for (c, z) in copy.iter().zip(&zc) {
+        println!("{:>9} | {:>10.3} {:>11.1} | {:>10.3} {:>11.1}", human(c.size), c.latency_us, c.bandwidth_mb_s, z.latency_us, z.bandwidth_mb_s);
+        // The threshold: the first size from which single copy wins both ways onwards.
+        if z.latency_us <= c.latency_us && z.bandwidth_mb_s >= c.bandwidth_mb_s {
+            threshold.get_or_insert(c.size);
+        } else {
+            threshold = None;
+        }
+    }
+    match threshold {
+        Some(t) => println!("single copy wins from {} on: set BIP_EAGER_MAX={} (largest short message)", human(t), t.saturating_sub(1).max(sizes[0])),
+        None => println!("single copy does not win consistently at these sizes; keep the default"),
+    }
+    Ok(())
+}
+
+fn clone_args(a: &Args) -> Args {
+    Args {
+        layers: a.layers.clone(),
+        profile: a.profile.clone(),
+        json: None,
+        sizes: a.sizes.clone(),
+        iters: a.iters,
+        repeat: a.repeat,
+        compare_mpich: false,
+        calibrate: false,
+        no_bind: a.no_bind,
+        worker: None,
+        out: None,
+    }
+}
+
+/// Builds benches/c/mpi_pingpong.c with Debian's MPICH wrapper.
+fn build_mpich_bench() -> Result<PathBuf, String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/mpi_pingpong.c");
+    let cc = which("mpicc.mpich").ok_or("mpicc.mpich not found: install Debian's mpich and libmpich-dev (apt-get install mpich libmpich-dev)")?;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/mpich-baseline");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let exe = dir.join("mpi_pingpong");
+    let st = Command::new(cc).args(["-O2", "-o"]).arg(&exe).arg(&src).status().map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err("building the MPICH benchmark failed".into());
+    }
+    Ok(exe)
+}
+
+fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
+    let run = which("mpirun.mpich").ok_or("mpirun.mpich not found: apt-get install mpich")?;
+    let out = std::env::temp_dir().join(format!("layers-mpich-{}.json", std::process::id()));
+    let mut c = Command::new(run);
+    c.args(["-n", "2"]).arg(exe).arg("--json").arg(&out);
+    if let Some(s) = &args.sizes {
+        c.arg("--sizes").arg(s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+    } else {
+        c.arg("--sizes").arg(measure::SIZES.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+    }
+    let st = c.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
+    if !st.success() {
+        return Err("the MPICH benchmark failed".into());
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&out);
+    serde_json::from_value(v["results"].clone()).map_err(|e| e.to_string())
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
+}

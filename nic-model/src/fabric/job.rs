@@ -25,6 +25,10 @@ pub struct JobConfig {
     pub slot_bytes: usize,
     /// Seed for the fault injector (when one is enabled); random when `None`.
     pub fault_seed: Option<u64>,
+    /// Pin rank `r` to CPU `r % cpus` (as `mpirun --bind-to core`): steadier measurements,
+    /// since two ranks that the scheduler first puts on one core otherwise spin against each
+    /// other until the load balancer separates them.
+    pub bind_cores: bool,
 }
 
 /// Default geometry: 64 slots of 4 KiB per ring (256 KiB per ordered pair of ranks).
@@ -39,6 +43,7 @@ impl JobConfig {
             slots_per_ring: from_env("MPI_NIC_SLOTS", DEFAULT_SLOTS),
             slot_bytes: from_env("MPI_NIC_SLOT_BYTES", DEFAULT_SLOT_BYTES),
             fault_seed: None,
+            bind_cores: false,
         }
     }
 }
@@ -90,6 +95,7 @@ pub struct Job {
     fabric: Fabric,
     fd: OwnedFd,
     key: [u8; 16],
+    bind_cores: bool,
 }
 
 impl Job {
@@ -101,7 +107,7 @@ impl Job {
         let seed = cfg.fault_seed.unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().unwrap()));
         let (fabric, fd) = Fabric::create(geo, key, seed)?;
         tracing::debug!(target: "nic", nranks = cfg.nranks, bytes = geo.total_bytes, "fabric created");
-        Ok(Job { fabric, fd, key })
+        Ok(Job { fabric, fd, key, bind_cores: cfg.bind_cores })
     }
 
     pub fn nranks(&self) -> usize {
@@ -119,11 +125,13 @@ impl Job {
     pub fn prepare(&self, cmd: &mut Command, rank: Rank) {
         assert!(rank < self.nranks(), "rank {rank} out of range");
         let fd = self.fd.as_raw_fd();
+        let cpu = self.bind_cores.then(|| rank % std::thread::available_parallelism().map_or(1, |n| n.get()));
         cmd.env(env::FABRIC_FD, fd.to_string())
             .env(env::RANK, rank.to_string())
             .env(env::JOB_KEY, hex(&self.key));
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (fcntl, prctl, getppid).
+        // async-signal-safe functions (fcntl, prctl, getppid, sched_setaffinity) on a
+        // cpu_set_t on its own stack.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
@@ -133,6 +141,11 @@ impl Job {
                 // The launcher may have died between fork and prctl.
                 if libc::getppid() == 1 {
                     libc::_exit(1);
+                }
+                if let Some(cpu) = cpu {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
                 }
                 Ok(())
             });

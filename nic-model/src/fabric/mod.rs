@@ -33,27 +33,23 @@ impl Fabric {
     pub(crate) fn create(geo: Geometry, key: [u8; 16], fault_seed: u64) -> Result<(Self, OwnedFd)> {
         let name = format!("nic-fabric-{}", hex(&key[..4]));
         let (region, fd) = shm::SharedRegion::create(geo.total_bytes, &name)?;
-        let f = Fabric { region, geo };
-        let h = f.header_mut_init();
-        h.magic = FABRIC_MAGIC;
-        h.version = LAYOUT_VERSION;
-        h.nranks = geo.nranks as u32;
-        h.job_key = key;
-        h.slots_per_ring = geo.slots_per_ring as u32;
-        h.slot_bytes = geo.slot_bytes as u32;
-        h.ring_offset = geo.ring_offset as u64;
-        h.ring_stride = geo.ring_stride as u64;
-        h.total_bytes = geo.total_bytes as u64;
-        h.fault_seed = fault_seed;
+        let header = FabricHeader {
+            magic: FABRIC_MAGIC,
+            version: LAYOUT_VERSION,
+            nranks: geo.nranks as u32,
+            job_key: key,
+            slots_per_ring: geo.slots_per_ring as u32,
+            slot_bytes: geo.slot_bytes as u32,
+            ring_offset: geo.ring_offset as u64,
+            ring_stride: geo.ring_stride as u64,
+            total_bytes: geo.total_bytes as u64,
+            fault_seed,
+        };
+        // SAFETY: the region is fresh, page-aligned and larger than a page; no other process
+        // has the descriptor yet, so nothing else reads or writes the header.
+        unsafe { std::ptr::write(region.ptr(0) as *mut FabricHeader, header) };
         std::sync::atomic::fence(Ordering::Release);
-        Ok((f, fd))
-    }
-
-    /// The header is written once, by the creator, before any other process exists.
-    fn header_mut_init(&self) -> &mut FabricHeader {
-        // SAFETY: called only from `create`, before the descriptor is handed to anyone, so this
-        // is the only reference to the header.
-        unsafe { &mut *(self.region.ptr(0) as *mut FabricHeader) }
+        Ok((Fabric { region, geo }, fd))
     }
 
     /// Attaches to the fabric described by this process's environment, checking the job key.

@@ -219,7 +219,8 @@ impl<D: Device> FaultInjector<D> {
     /// inner device's rank and the source's rank.
     pub fn new(inner: D, cfg: FaultConfig) -> Self {
         let rank = inner.rank() as u64;
-        let sources = (0..inner.nranks() as u64).map(|src| Source::new(mix(cfg.seed ^ mix(rank << 32 | src)))).collect();
+        let sources =
+            (0..inner.nranks() as u64).map(|src| Source::new(mix(cfg.seed ^ mix(rank << 32 | src)))).collect();
         let counters = *inner.counters();
         let mut injector = FaultInjector { inner, cfg, sources, faults: 0, counters };
         injector.refresh();
@@ -410,6 +411,10 @@ impl<D: Device> Device for FaultInjector<D> {
 
     fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    fn profile(&self) -> Option<&crate::timing::Profile> {
+        self.inner.profile()
     }
 
     fn finalize(&mut self) {

@@ -312,10 +312,134 @@ impl<D: Device> Device for PcapWriter<D> {
         self.inner.counters()
     }
 
+    fn profile(&self) -> Option<&crate::timing::Profile> {
+        self.inner.profile()
+    }
+
     fn finalize(&mut self) {
         if let Err(e) = self.flush() {
             tracing::warn!(target: "nic", path = %self.trace.path.display(), error = %e, "pcap trace not flushed");
         }
         self.inner.finalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phy::test_device::TestDevice;
+    use crate::phy::{FaultConfig, FaultInjector};
+    use pcap_file::pcap::PcapReader;
+
+    /// A fresh path in the temporary directory; the file is removed when dropped.
+    struct TempPath(PathBuf);
+
+    impl TempPath {
+        fn new(name: &str) -> TempPath {
+            TempPath(std::env::temp_dir().join(format!("nic-model-{}-{name}.pcap", std::process::id())))
+        }
+    }
+
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// One record: direction, source, destination, packet counter, payload.
+    type Record = (u8, u16, u16, u32, Vec<u8>);
+
+    /// Reads back a trace, checking the file header and each pseudo-header's fixed fields.
+    fn read(path: &Path) -> Vec<Record> {
+        let mut reader = PcapReader::new(File::open(path).unwrap()).unwrap();
+        let header = reader.header();
+        assert_eq!(header.datalink, DataLink::USER0);
+        assert_eq!(u32::from(header.datalink), 147);
+        assert_eq!(header.ts_resolution, TsResolution::MicroSecond);
+        let mut records = Vec::new();
+        while let Some(packet) = reader.next_packet() {
+            let packet = packet.unwrap();
+            let d = &packet.data;
+            assert_eq!(packet.orig_len as usize, d.len());
+            assert!(packet.timestamp.as_secs() > 1_600_000_000, "wall-clock timestamp");
+            assert_eq!((d[0], d[14], d[15]), (PSEUDO_HEADER_MAGIC, PSEUDO_HEADER_VERSION, 0));
+            let u16_at = |i: usize| u16::from_le_bytes([d[i], d[i + 1]]);
+            let u32_at = |i: usize| u32::from_le_bytes(d[i..i + 4].try_into().unwrap());
+            let payload = d[PSEUDO_HEADER_LEN..].to_vec();
+            assert_eq!(u32_at(6) as usize, payload.len());
+            records.push((d[1], u16_at(2), u16_at(4), u32_at(10), payload));
+        }
+        records
+    }
+
+    fn send(dev: &mut impl Device, dest: Rank, payload: &[u8]) {
+        dev.transmit(dest).unwrap().consume(payload.len(), |b| b.copy_from_slice(payload));
+    }
+
+    fn recv(dev: &mut impl Device, src: Rank) -> Vec<u8> {
+        dev.receive(src).unwrap().consume(<[u8]>::to_vec)
+    }
+
+    #[test]
+    fn records_every_packet_sent_and_received() {
+        let tmp = TempPath::new("both");
+        let mut w = PcapWriter::new(TestDevice::new(0, 2, 2048), &tmp.0).unwrap();
+        assert_eq!(w.path(), tmp.0);
+        let big: Vec<u8> = (0..2000u32).map(|i| i as u8).collect();
+        send(&mut w, 1, b"hello");
+        send(&mut w, 0, &big);
+        send(&mut w, 1, b"");
+        assert_eq!(recv(&mut w, 0), big);
+        w.inner_mut().push(1, b"xyz");
+        assert_eq!(recv(&mut w, 1), b"xyz");
+        assert!(w.receive(1).is_none());
+        assert_eq!(w.counters().packets_tx, 3);
+        let dev = w.into_inner();
+        assert_eq!(dev.sent.len(), 3);
+        let expect: Vec<Record> = vec![
+            (0, 0, 1, 0, b"hello".to_vec()),
+            (0, 0, 0, 1, big.clone()),
+            (0, 0, 1, 2, Vec::new()),
+            (1, 0, 0, 0, big),
+            (1, 1, 0, 1, b"xyz".to_vec()),
+        ];
+        assert_eq!(read(&tmp.0), expect);
+    }
+
+    #[test]
+    fn finalize_flushes_and_finalizes_the_inner_device() {
+        let tmp = TempPath::new("finalize");
+        let mut w = PcapWriter::new(TestDevice::new(1, 2, 64), &tmp.0).unwrap();
+        for i in 0..10u8 {
+            send(&mut w, 0, &[i; 7]);
+        }
+        w.finalize();
+        assert!(w.inner().finalized);
+        let records = read(&tmp.0);
+        assert_eq!(records.len(), 10);
+        assert!(records.iter().enumerate().all(|(i, r)| *r == (0, 1, 0, i as u32, vec![i as u8; 7])));
+    }
+
+    #[test]
+    fn records_what_the_layer_above_saw() {
+        let tmp = TempPath::new("faults");
+        let mut dev = TestDevice::new(0, 2, 64);
+        dev.push(1, b"original");
+        let faulty = FaultInjector::new(dev, FaultConfig { corrupt: 1.0, ..FaultConfig::default() });
+        let mut w = PcapWriter::new(faulty, &tmp.0).unwrap();
+        let seen = recv(&mut w, 1);
+        assert_ne!(seen, b"original");
+        drop(w);
+        assert_eq!(read(&tmp.0), vec![(1, 1, 0, 0, seen)]);
+    }
+
+    #[test]
+    fn from_env_hands_the_device_back_when_unset() {
+        if std::env::var_os(PCAP_ENV).is_some() {
+            return;
+        }
+        assert!(pcap_path_from_env(3).is_none());
+        let dev = PcapWriter::from_env(TestDevice::new(0, 1, 64)).unwrap().err().unwrap();
+        assert_eq!(dev.rank(), 0);
     }
 }
