@@ -114,6 +114,8 @@ struct Engine {
     counters: BipCounters,
     deferred: Vec<Deferred>,
     poll_from: usize,
+    /// When `test` next checks its peers' liveness.
+    next_liveness_check: std::time::Instant,
 }
 
 /// A BIP endpoint over a device `D` (the plain [`nic_model::Nic`], or a wrapper around it).
@@ -124,7 +126,8 @@ pub struct Bip<D: Device> {
 
 impl<D: Device> Bip<D> {
     /// Starts BIP over `dev`: grants every peer its share of our short-message buffer.
-    pub fn new(dev: D, cfg: BipConfig) -> Result<Self> {
+    pub fn new(mut dev: D, cfg: BipConfig) -> Result<Self> {
+        dev.set_protocol_header(HEADER);
         let caps = dev.capabilities();
         let n = dev.nranks();
         let reliable = caps.reliable;
@@ -158,6 +161,7 @@ impl<D: Device> Bip<D> {
             counters: BipCounters::default(),
             deferred: Vec::new(),
             poll_from: 0,
+            next_liveness_check: std::time::Instant::now(),
             cfg,
         };
         for p in 0..n {
@@ -268,7 +272,15 @@ impl<D: Device> Bip<D> {
         if self.e.reqs.get(r).is_none() {
             return Err(BipError::InvalidRequest);
         }
-        self.progress()?;
+        if !self.progress()? {
+            // A caller that polls with `test` must learn of a dead peer as one that waits
+            // does; look at most every 100 ms (an Instant read is cheap next to a failed poll).
+            let now = std::time::Instant::now();
+            if now >= self.e.next_liveness_check {
+                self.e.next_liveness_check = now + std::time::Duration::from_millis(100);
+                self.check_peers_for(r)?;
+            }
+        }
         self.e.take(r)
     }
 
@@ -295,6 +307,14 @@ impl<D: Device> Bip<D> {
     pub fn finalize(mut self) -> Result<()> {
         let mut backoff = Backoff::new();
         loop {
+            // A peer that finalized reads nothing more: what we still hold for its link
+            // (unacknowledged copies, an acknowledgement it would only have re-requested) is
+            // moot, and waiting for it would fail the job's clean exit.
+            for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
+                if self.e.peers[p].link.is_some() && self.dev.peer_status(p) == PeerStatus::Finalized {
+                    self.e.peers[p].link = Some(Link::new());
+                }
+            }
             let busy = self.e.reqs.any_active_send()
                 || self.e.peers.iter().any(|p| !p.sendq.is_empty() || !p.ctrl.is_empty() || p.link.as_ref().is_some_and(|l| !l.unacked.is_empty() || l.ack_pending()));
             if !busy {
@@ -663,8 +683,12 @@ impl Engine {
     }
 
     /// Hands a completed request's result to the user and frees it.
+    #[inline]
     fn take(&mut self, r: Request) -> Result<Option<Completion>> {
         let entry = self.reqs.get(r).ok_or(BipError::InvalidRequest)?;
+        if matches!(entry.state, State::Active) {
+            return Ok(None);
+        }
         match std::mem::replace(&mut entry.state, State::Active) {
             State::Active => Ok(None),
             State::Done(c) => {
@@ -729,6 +753,7 @@ impl Engine {
     }
 
     /// Handles one arrived packet (still in the NIC's buffer).
+    #[inline]
     fn on_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
         if !self.reliable {
             return self.on_unreliable_packet(src, pkt);

@@ -51,6 +51,7 @@ pub(crate) struct Table {
 pub(crate) const MAX_REQUESTS: usize = 1 << 16;
 
 impl Table {
+    #[inline]
     pub fn alloc(&mut self, op: Op) -> Result<Request, BipError> {
         let idx = match self.free.pop() {
             Some(i) => i,
@@ -71,15 +72,18 @@ impl Table {
     }
 
     /// The entry behind a user's handle, if the handle is current.
+    #[inline]
     pub fn get(&mut self, r: Request) -> Option<&mut Entry> {
         self.entries.get_mut(r.idx as usize).filter(|e| e.live && e.gen == r.gen)
     }
 
     /// The entry behind a wire id (no generation check: ids come from our own packets).
+    #[inline]
     pub fn by_id(&mut self, idx: u32) -> Option<&mut Entry> {
         self.entries.get_mut(idx as usize).filter(|e| e.live)
     }
 
+    #[inline]
     pub fn free(&mut self, idx: u32) {
         let e = &mut self.entries[idx as usize];
         debug_assert!(e.live);

@@ -4,8 +4,7 @@
 //! its blocked call took to fail, then exits 0 at once (the launcher kills the rest of a
 //! failed job 2 s after the first failure). The parent asserts exactly that outcome.
 
-use bip_core::{Bip, BipError};
-use bip_core::BipConfig;
+use bip_core::{Bip, BipConfig, BipError};
 use nic_model::testing::{is_rank, run_ranks};
 use nic_model::{Device, Nic, RankExit};
 use std::time::{Duration, Instant};
@@ -71,8 +70,7 @@ fn receiver_of_big_message_sees_sender_abort() {
         assert_eq!(bip.recv(HANDSHAKE, &mut b).unwrap(), (4, 0));
         let t = Instant::now();
         expect_peer_gone(bip.wait(r), 0, t);
-        // The request stays allocated after the error; leave without dropping the NIC's
-        // pending state into a destructor that might wait.
+        // Leave at once: the launcher kills survivors 2 s after the first failure.
         std::process::exit(0);
     }
     let out = run_ranks("receiver_of_big_message_sees_sender_abort", 2, &[]);
@@ -161,14 +159,12 @@ fn sender_killed_mid_transfer_packet_path() {
 /// As above, but rank 1 polls with `test` instead of blocking in `wait`, as an MPI_Test loop
 /// does: the dead sender must surface as an error there too, not as "in progress" forever.
 #[test]
-#[ignore = "bug: Bip::test (bip-core/src/bip.rs) only calls progress() and never checks peer liveness, so a polling loop never learns that the sender died"]
 fn test_polling_sees_sender_death() {
     let out = run_ranks("test_polling_sees_sender_death_rank", 2, &[("MPI_NIC_DMA", "off")]);
     assert_outcome(&out, 0, libc::SIGKILL);
 }
 
-/// The ranks of `test_polling_sees_sender_death`: the harness runs a rank as `NAME --exact`,
-/// which skips an ignored test, so the ranks' side lives in this test (a no-op outside a job).
+/// The ranks of `test_polling_sees_sender_death` (a no-op outside a job).
 #[test]
 fn test_polling_sees_sender_death_rank() {
     if is_rank() {

@@ -135,6 +135,9 @@ impl Device for AnyNic {
     fn profile(&self) -> Option<&Profile> {
         each!(self, d => d.profile())
     }
+    fn set_protocol_header(&mut self, bytes: usize) {
+        each!(self, d => d.set_protocol_header(bytes))
+    }
     fn finalize(&mut self) {
         each!(self, d => d.finalize())
     }

@@ -31,6 +31,8 @@ pub struct Nic {
     dma_enabled: bool,
     counters: Counters,
     finalized: bool,
+    /// Leading bytes of each packet the timing model counts as the modeled wire header.
+    protocol_header: usize,
 }
 
 impl Nic {
@@ -74,6 +76,7 @@ impl Nic {
             dma_enabled,
             counters: Counters::default(),
             finalized: false,
+            protocol_header: 0,
         })
     }
 
@@ -127,7 +130,12 @@ impl TxToken for NicTxToken<'_> {
         let r = f(&mut buf[..len]);
         let deliver_at = match &nic.profile {
             None => 0,
-            Some(p) => p.schedule(nic.fabric.rank_block(nic.rank), nic.fabric.rank_block(self.dest), len, now_ns()),
+            Some(p) => p.schedule(
+                nic.fabric.rank_block(nic.rank),
+                nic.fabric.rank_block(self.dest),
+                len.saturating_sub(nic.protocol_header),
+                now_ns(),
+            ),
         };
         // SAFETY: as above; `len` is within the mtu (asserted).
         unsafe { ring.publish(len, nic.rank, deliver_at) };
@@ -252,6 +260,10 @@ impl Device for Nic {
 
     fn profile(&self) -> Option<&Profile> {
         self.profile.as_deref()
+    }
+
+    fn set_protocol_header(&mut self, bytes: usize) {
+        self.protocol_header = bytes;
     }
 
     fn finalize(&mut self) {

@@ -41,7 +41,7 @@ pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], ti
         .run(
             |rank| {
                 let mut c = Command::new(&exe);
-                c.args([test_name, "--exact", "--nocapture", "--test-threads", "1"]).env(RANK_ENV, test_name);
+                c.args([test_name, "--exact", "--include-ignored", "--nocapture", "--test-threads", "1"]).env(RANK_ENV, test_name);
                 for (k, v) in env {
                     c.env(k, v);
                 }

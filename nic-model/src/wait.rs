@@ -1,4 +1,4 @@
-//! Waiting without burning a shared core: spin briefly, then yield, then sleep in short naps.
+//! Waiting without burning a shared core: poll briefly, then yield, then sleep in short naps.
 //!
 //! Ranks often outnumber cores here (4 or 8 ranks on 2 cores), so a blocked process must give
 //! its core away quickly, yet a ping-pong between two idle cores must never leave the spin
@@ -8,7 +8,11 @@
 
 use std::time::{Duration, Instant};
 
-const SPIN_ROUNDS: u32 = 10;
+/// Polls with only a pause hint between them, about 10-20 us: a message from a peer on
+/// another core arrives within a poll or two of being sent, so the spin phase must not space
+/// polls out (an exponential spin adds its gaps straight to the latency: measured here, 1 pause
+/// between polls gave 0.10 us NIC latency, 4 pauses 0.15 us, 16 pauses 0.26 us).
+const SPIN_POLLS: u32 = 4096;
 const YIELD_FOR: Duration = Duration::from_millis(2);
 const NAP: Duration = Duration::from_micros(50);
 const CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -29,10 +33,8 @@ impl Backoff {
     /// Waits a little; returns true when the caller should check its peers' liveness.
     #[inline]
     pub fn snooze(&mut self) -> bool {
-        if self.round < SPIN_ROUNDS {
-            for _ in 0..(1u32 << self.round) {
-                std::hint::spin_loop();
-            }
+        if self.round < SPIN_POLLS {
+            std::hint::spin_loop();
             self.round += 1;
             return false;
         }
@@ -64,3 +66,4 @@ impl Backoff {
         self.next_check = None;
     }
 }
+

@@ -413,6 +413,10 @@ impl<D: Device> Device for FaultInjector<D> {
         &self.counters
     }
 
+    fn set_protocol_header(&mut self, bytes: usize) {
+        self.inner.set_protocol_header(bytes)
+    }
+
     fn profile(&self) -> Option<&crate::timing::Profile> {
         self.inner.profile()
     }

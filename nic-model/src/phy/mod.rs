@@ -87,6 +87,13 @@ pub trait Device {
         None
     }
 
+    /// Declares that the first `bytes` of every packet are the protocol's header. A timing
+    /// profile's `wire_header_bytes` already stands for the header a 1997 protocol put on the
+    /// wire, so the model charges those bytes as that header rather than as payload.
+    fn set_protocol_header(&mut self, bytes: usize) {
+        let _ = bytes;
+    }
+
     /// Marks this process as finished cleanly, so that peers do not treat its exit as a death.
     fn finalize(&mut self);
 }

@@ -312,6 +312,10 @@ impl<D: Device> Device for PcapWriter<D> {
         self.inner.counters()
     }
 
+    fn set_protocol_header(&mut self, bytes: usize) {
+        self.inner.set_protocol_header(bytes)
+    }
+
     fn profile(&self) -> Option<&crate::timing::Profile> {
         self.inner.profile()
     }
