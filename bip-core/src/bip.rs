@@ -130,7 +130,7 @@ impl<D: Device> Bip<D> {
         dev.set_protocol_header(HEADER);
         let caps = dev.capabilities();
         let n = dev.nranks();
-        let reliable = caps.reliable;
+        let reliable = caps.reliable && !cfg.force_link;
         let grant = cfg.grant_per_sender(n);
         let sizer = PacketSizer::for_profile(dev.profile());
         let peers = (0..n)

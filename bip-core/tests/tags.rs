@@ -176,7 +176,7 @@ const NB_PER_TAG: u32 = 8;
 const GO_TAG: u32 = 100;
 
 fn nb_size(tag: u32, k: u32) -> usize {
-    [1, 64, 4000, 9000, 16 << 10, (16 << 10) + 1, 100_000, 1 << 20][((tag + k) % 8) as usize]
+    [1, 64, 4000, 9000, 24 << 10, (24 << 10) + 1, 100_000, 1 << 20][((tag + k) % 8) as usize]
 }
 
 fn nonblocking_body() {
