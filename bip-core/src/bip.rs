@@ -31,7 +31,8 @@ pub struct BipCounters {
     pub rendezvous_single_copy: u64,
     /// Long messages pushed in packets because single copy was not available.
     pub rendezvous_packets: u64,
-    /// Times a sender had to wait for buffer credit.
+    /// Attempts to start a short message that found too little buffer credit (a sender that
+    /// waits counts once per attempt).
     pub credit_waits: u64,
     /// Packets resent (unreliable devices only).
     pub retransmits: u64,
@@ -243,6 +244,7 @@ impl<D: Device> Bip<D> {
     pub unsafe fn isend(&mut self, dest: Rank, tag: u32, buf: *const u8, len: usize) -> Result<Request> {
         self.e.check(dest, tag)?;
         let r = self.e.reqs.alloc(Op::Send { dest, tag, buf, len })?;
+        tracing::trace!(target: "bip", dest, tag, len, "isend");
         let work = if len <= self.e.cfg.eager_max { SendWork::Eager { req: r.idx, offset: 0 } } else { SendWork::Rts { req: r.idx } };
         self.e.peers[dest].sendq.push_back(work);
         self.pump(dest)?;
@@ -295,6 +297,8 @@ impl<D: Device> Bip<D> {
                     if self.progress()? {
                         backoff.reset();
                     } else if backoff.snooze() {
+                        // Only long waits get here (the liveness checks start after 100 ms).
+                        tracing::trace!(target: "bip", req = r.idx, "still waiting; checking peers");
                         self.check_peers_for(r)?;
                     }
                 }
@@ -305,6 +309,7 @@ impl<D: Device> Bip<D> {
     /// Waits until every send has completed and every packet is delivered, then marks this
     /// process finished so that its exit is not taken for a death.
     pub fn finalize(mut self) -> Result<()> {
+        let _span = tracing::debug_span!(target: "bip", "finalize", rank = self.e.rank).entered();
         let mut backoff = Backoff::new();
         loop {
             // A peer that finalized reads nothing more: what we still hold for its link
@@ -340,9 +345,11 @@ impl<D: Device> Bip<D> {
     pub fn progress(&mut self) -> Result<bool> {
         let mut did = false;
         let n = self.e.n;
+        // Round-robin over the sources, starting one further each call (no division: this loop
+        // is the heart of every wait).
         let start = self.e.poll_from;
-        for i in 0..n {
-            let src = (start + i) % n;
+        let mut src = start;
+        for _ in 0..n {
             let mut budget = 32;
             while budget > 0 {
                 let Some(tok) = self.dev.receive(src) else { break };
@@ -351,8 +358,9 @@ impl<D: Device> Bip<D> {
                 budget -= 1;
                 did = true;
             }
+            src = if src + 1 == n { 0 } else { src + 1 };
         }
-        self.e.poll_from = (start + 1) % n;
+        self.e.poll_from = if start + 1 == n { 0 } else { start + 1 };
         if did {
             self.run_deferred()?;
         }
@@ -368,7 +376,16 @@ impl<D: Device> Bip<D> {
         Ok(did)
     }
 
+    #[inline]
     fn run_deferred(&mut self) -> Result<()> {
+        if self.e.deferred.is_empty() {
+            return Ok(());
+        }
+        self.run_deferred_slow()
+    }
+
+    #[cold]
+    fn run_deferred_slow(&mut self) -> Result<()> {
         while let Some(d) = self.e.deferred.pop() {
             match d {
                 Deferred::Pull { req, src, len, addr, send_id } => self.pull(req, src, len, addr, send_id)?,
@@ -379,6 +396,7 @@ impl<D: Device> Bip<D> {
 
     /// Moves a long message from `src`'s buffer into the receive `req`.
     fn pull(&mut self, req: u32, src: Rank, len: usize, addr: u64, send_id: u16) -> Result<()> {
+        let _span = tracing::debug_span!(target: "bip", "rendezvous", src, len).entered();
         let (buf, cap) = match &self.e.reqs.by_id(req).expect("pull for a live request").op {
             Op::Recv { buf, cap, .. } => (*buf, *cap),
             Op::Send { .. } => unreachable!("pull into a send request"),
@@ -437,17 +455,14 @@ impl<D: Device> Bip<D> {
             self.e.peers[dest].ctrl.pop_front();
             did = true;
         }
-        loop {
-            let Some(work) = self.e.peers[dest].sendq.front_mut() else { break };
+        while let Some(work) = self.e.peers[dest].sendq.front_mut() {
             match *work {
                 SendWork::Eager { req, offset } => {
                     let (tag, buf, len) = self.e.send_args(req);
                     let cost = len + ENVELOPE_COST;
-                    if offset == 0 {
-                        if self.e.peers[dest].credit < cost {
-                            self.e.counters.credit_waits += 1;
-                            break;
-                        }
+                    if offset == 0 && self.e.peers[dest].credit < cost {
+                        self.e.counters.credit_waits += 1;
+                        break;
                     }
                     let psize = self.e.sizer.packet_size(len, self.e.max_payload);
                     let mut off = offset;

@@ -26,7 +26,7 @@ impl AnyNic {
     /// Attaches to the job (as [`Nic::from_env`]) and wraps what the environment asks for.
     pub fn from_env() -> Result<AnyNic> {
         let nic = Nic::from_env()?;
-        let faults = FaultConfig::from_env().map_err(|why| NicError::Config(why))?;
+        let faults = FaultConfig::from_env().map_err(NicError::Config)?;
         let pcap_err = |e: std::io::Error| NicError::Os { what: "opening the MPI_NIC_PCAP trace file", source: e };
         Ok(match faults.filter(FaultConfig::is_active) {
             None => match PcapWriter::from_env(nic).map_err(pcap_err)? {

@@ -178,7 +178,9 @@ impl Device for Nic {
     #[inline]
     fn transmit(&mut self, dest: Rank) -> Option<NicTxToken<'_>> {
         if self.tx[dest].has_room() {
-            self.stalled[dest] = false;
+            if self.stalled[dest] {
+                self.stalled[dest] = false;
+            }
             Some(NicTxToken { nic: self, dest })
         } else {
             if !self.stalled[dest] {
@@ -203,6 +205,7 @@ impl Device for Nic {
         if !self.dma_enabled {
             return Err(NicError::DmaNotPermitted { rank: peer });
         }
+        let _span = tracing::trace_span!(target: "nic", "dma_read", peer, len = local.len()).entered();
         let start = now_ns();
         let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
         if let Err(e) = dma::read_from(pid, remote, local) {

@@ -210,27 +210,28 @@ fn human(size: usize) -> String {
 
 fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
     let order: Vec<&str> = args.layers.iter().map(String::as_str).chain(results.contains_key("mpich").then_some("mpich")).collect();
+    // The layering ratio: what the second layer delivers of the first's performance.
+    let pair = (args.layers.len() >= 2).then(|| (args.layers[0].as_str(), args.layers[1].as_str()));
     println!("profile: {}   (latency: median of round trip / 2; bandwidth: streaming, 10^6 B/s)", args.profile);
     let mut head = format!("{:>9}", "size");
     for l in &order {
         head += &format!(" | {:>10} {:>10}", format!("{l} us"), "MB/s");
     }
-    if order.len() > 1 {
-        head += &format!(" | {}", "2nd/1st lat  bw");
+    if let Some((a, b)) = pair {
+        head += &format!(" | {b} as % of {a}: lat  bw");
     }
     println!("{head}");
     println!("{}", "-".repeat(head.len()));
-    let n = results[order[0]].len();
-    for i in 0..n {
-        let mut line = format!("{:>9}", human(results[order[0]][i].size));
+    for (i, first) in results[order[0]].iter().enumerate() {
+        let mut line = format!("{:>9}", human(first.size));
         for l in &order {
             let p = &results[*l][i];
             line += &format!(" | {:>10.3} {:>10.1}", p.latency_us, p.bandwidth_mb_s);
         }
-        if order.len() > 1 {
-            let (a, b) = (&results[order[0]][i], &results[order[1]][i]);
+        if let Some((a, b)) = pair {
+            let (a, b) = (&results[a][i], &results[b][i]);
             let bw = if a.bandwidth_mb_s > 0.0 { format!("{:>5.0}%", 100.0 * b.bandwidth_mb_s / a.bandwidth_mb_s) } else { "    -".into() };
-            line += &format!(" | {:>5.0}%     {bw}", 100.0 * a.latency_us / b.latency_us.max(1e-9));
+            line += &format!(" | {:>18.0}% {bw}", 100.0 * a.latency_us / b.latency_us.max(1e-9));
         }
         println!("{line}");
     }
@@ -243,9 +244,6 @@ fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
             fmt(n_half(v, |p| p.bandwidth_mb_s)),
             fmt(n_half(v, pingpong_mb_s))
         );
-    }
-    if order.len() > 1 {
-        println!("(2nd/1st: latency of {} as a % of {}'s (higher is better), bandwidth of {} as a % of {}'s)", order[0], order[1], order[1], order[0]);
     }
 }
 

@@ -123,7 +123,7 @@ impl Geometry {
         if !slots_per_ring.is_power_of_two() || !(2..=65536).contains(&slots_per_ring) {
             return Err(format!("slots per ring must be a power of two in 2..=65536, not {slots_per_ring}"));
         }
-        if slot_bytes % CACHE_LINE != 0 || !(2 * CACHE_LINE..=1 << 20).contains(&slot_bytes) {
+        if !slot_bytes.is_multiple_of(CACHE_LINE) || !(2 * CACHE_LINE..=1 << 20).contains(&slot_bytes) {
             return Err(format!(
                 "slot size must be a multiple of {CACHE_LINE} between {} and 1 MiB, not {slot_bytes}",
                 2 * CACHE_LINE
