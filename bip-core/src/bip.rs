@@ -415,7 +415,7 @@ impl<D: Device> Bip<D> {
                     h.id = send_id;
                     self.e.peers[src].ctrl.push_back(h);
                     self.e.counters.rendezvous_single_copy += 1;
-                    self.e.finish_recv(req, src, len, len);
+                    self.e.finish_recv(req, src, len);
                     self.pump(src)?;
                     return Ok(());
                 }
@@ -438,7 +438,7 @@ impl<D: Device> Bip<D> {
         self.e.peers[src].ctrl.push_back(h);
         self.e.counters.rendezvous_packets += 1;
         if len == 0 {
-            self.e.finish_recv(req, src, 0, 0);
+            self.e.finish_recv(req, src, 0);
         }
         self.pump(src)?;
         Ok(())
@@ -685,7 +685,7 @@ impl Engine {
     }
 
     /// A receive got all it will get of a message of `total` bytes from `src`.
-    fn finish_recv(&mut self, req: u32, src: Rank, total: usize, _got: usize) {
+    fn finish_recv(&mut self, req: u32, src: Rank, total: usize) {
         let e = self.reqs.by_id(req).expect("finishing a live receive");
         if let Op::Recv { tag, cap, .. } = e.op {
             e.state = if total > cap {
@@ -734,14 +734,9 @@ impl Engine {
         match u.body {
             Body::Short { data, total } => {
                 self.counters.buffer(-(total as i64));
-                let (buf, cap) = self.recv_buf(req);
-                let n = data.len().min(cap);
-                // SAFETY: the receive buffer is valid for `cap` bytes (irecv's contract).
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
-                self.counters.copies += 1;
-                self.counters.bytes_copied += n as u64;
+                self.deposit(req, 0, &data);
                 if data.len() == total {
-                    self.finish_recv(req, u.src, total, n);
+                    self.finish_recv(req, u.src, total);
                     self.return_credit(u.src, total);
                 } else {
                     // Still arriving: the rest goes straight to the user's buffer.
@@ -757,6 +752,21 @@ impl Engine {
             Body::Rts { len, addr, send_id } => {
                 self.deferred.push(Deferred::Pull { req, src: u.src, len, addr, send_id });
             }
+        }
+    }
+
+    /// Copies `data` into the buffer of receive `req` at byte `off`, keeping what fits (the
+    /// rest of a truncated message is dropped; `finish_recv` reports the truncation).
+    #[inline]
+    fn deposit(&mut self, req: u32, off: usize, data: &[u8]) {
+        let (buf, cap) = self.recv_buf(req);
+        if off < cap {
+            let n = data.len().min(cap - off);
+            // SAFETY: `off + n <= cap`: inside the receive buffer, valid for `cap` bytes until
+            // the request completes (irecv's contract).
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(off), n) };
+            self.counters.copies += 1;
+            self.counters.bytes_copied += n as u64;
         }
     }
 
@@ -838,14 +848,9 @@ impl Engine {
                 let total = h.len as usize;
                 let complete = data.len() >= total;
                 if let Some(req) = self.tags[tag as usize].posted.pop_front() {
-                    let (buf, cap) = self.recv_buf(req);
-                    let n = data.len().min(cap);
-                    // SAFETY: the receive buffer is valid for `cap` bytes (irecv's contract).
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
-                    self.counters.copies += 1;
-                    self.counters.bytes_copied += n as u64;
+                    self.deposit(req, 0, data);
                     if complete {
-                        self.finish_recv(req, src, total, n);
+                        self.finish_recv(req, src, total);
                         self.return_credit(src, total);
                     } else {
                         if let Some(Op::Recv { src: s, total: t, got, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
@@ -878,17 +883,9 @@ impl Engine {
                 let got = got + data.len();
                 match target {
                     Target::Req(req) => {
-                        let (buf, cap) = self.recv_buf(req);
-                        let off = h.aux as usize;
-                        if off < cap {
-                            let n = data.len().min(cap - off);
-                            // SAFETY: `off + n <= cap`, inside the receive buffer.
-                            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(off), n) };
-                            self.counters.copies += 1;
-                            self.counters.bytes_copied += n as u64;
-                        }
+                        self.deposit(req, h.aux as usize, data);
                         if got >= total {
-                            self.finish_recv(req, src, total, got);
+                            self.finish_recv(req, src, total);
                             self.return_credit(src, total);
                         }
                     }
@@ -933,15 +930,7 @@ impl Engine {
             }
             Kind::Data => {
                 let req = h.id as u32;
-                let (buf, cap) = self.recv_buf(req);
-                let off = h.aux as usize;
-                if off < cap {
-                    let n = data.len().min(cap - off);
-                    // SAFETY: `off + n <= cap`, inside the receive buffer.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(off), n) };
-                    self.counters.copies += 1;
-                    self.counters.bytes_copied += n as u64;
-                }
+                self.deposit(req, h.aux as usize, data);
                 let done = match self.reqs.by_id(req).map(|e| &mut e.op) {
                     Some(Op::Recv { got, total, .. }) => {
                         *got += data.len();
@@ -950,7 +939,7 @@ impl Engine {
                     _ => return Err(BipError::Protocol { src, why: "data for an unknown receive" }),
                 };
                 if done {
-                    self.finish_recv(req, src, h.len as usize, h.len as usize);
+                    self.finish_recv(req, src, h.len as usize);
                 }
             }
             Kind::Credit => self.peers[src].credit += h.len as usize,
