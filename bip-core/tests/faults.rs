@@ -23,7 +23,7 @@ fn pattern(len: usize, seed: u32) -> Vec<u8> {
 
 /// With the default 4 KiB slots a packet carries at most 4040 bytes of BIP payload: these are
 /// empty, one-packet, multi-packet short (up to the 16 KiB eager limit) and long messages.
-const SIZES: &[usize] = &[0, 1, 7, 64, 1000, 4039, 4040, 4041, 8081, 12_000, 16 << 10, 24 << 10, (24 << 10) + 1, 65_537, 300_000, 1 << 20];
+const SIZES: &[usize] = &[0, 1, 7, 64, 1000, 4039, 4040, 4041, 8081, 8 << 10, (8 << 10) + 1, 12_000, 16 << 10, 24 << 10, (24 << 10) + 1, 65_537, 300_000, 1 << 20];
 
 const PING: u32 = 1;
 const STREAM: u32 = 2;

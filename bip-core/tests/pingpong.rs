@@ -8,7 +8,7 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
     (0..len).map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(7) ^ (i >> 8)) as u8).collect()
 }
 
-const SIZES: &[usize] = &[0, 1, 7, 8, 63, 64, 1000, 4095, 4096, 4097, 16383, 16384, 16385, 24575, 24576, 24577, 65537, 1 << 20, (1 << 20) + 3, 16 << 20];
+const SIZES: &[usize] = &[0, 1, 7, 8, 63, 64, 1000, 4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 24575, 24576, 24577, 65537, 1 << 20, (1 << 20) + 3, 16 << 20];
 
 fn pingpong_body() {
     let mut bip = Bip::new(Nic::from_env().unwrap(), BipConfig::from_env()).unwrap();

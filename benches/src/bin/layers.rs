@@ -144,6 +144,18 @@ fn median_points(runs: &[Vec<Point>]) -> Vec<Point> {
         .collect()
 }
 
+/// Element-wise mean of several runs of the same sweep.
+fn mean_points(runs: &[Vec<Point>]) -> Vec<Point> {
+    let n = runs.len() as f64;
+    (0..runs[0].len())
+        .map(|i| Point {
+            size: runs[0][i].size,
+            latency_us: runs.iter().map(|r| r[i].latency_us).sum::<f64>() / n,
+            bandwidth_mb_s: runs.iter().map(|r| r[i].bandwidth_mb_s).sum::<f64>() / n,
+        })
+        .collect()
+}
+
 fn run(args: Args) -> Result<(), String> {
     for l in &args.layers {
         if !KNOWN.contains(&l.as_str()) {
@@ -278,7 +290,10 @@ fn calibrate(args: &Args) -> Result<(), String> {
         copy_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", (1usize << 30).to_string()), ("BIP_SHORT_LIMIT", (1usize << 31).to_string())])?.0);
         zc_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", "0".to_string())])?.0);
     }
-    let (copy, zc) = (median_points(&copy_runs), median_points(&zc_runs));
+    // The mean over runs, not the median: on a machine whose speed shifts between runs (this
+    // shared VM has two levels), the threshold should minimize the expected time.
+    let (copy, zc) = (mean_points(&copy_runs), mean_points(&zc_runs));
+    println!("mean of {} alternating runs of each path", copy_runs.len());
     println!("{:>9} | {:>22} | {:>22}", "size", "short (copy) us  MB/s", "long (1 copy) us  MB/s");
     let mut threshold = None;
     let mut last_copy_win = None;
