@@ -466,28 +466,29 @@ impl<D: Device> Bip<D> {
                     }
                     let psize = self.e.sizer.packet_size(len, self.e.max_payload);
                     let mut off = offset;
-                    let mut first = offset == 0;
-                    while first || off < len {
-                        let l = psize.min(len - off);
-                        let mut h = Header::new(if off == 0 { Kind::Eager } else { Kind::EagerCont });
+                    if off == 0 {
+                        // The first packet carries the envelope (and is the one packet of an
+                        // empty message); it takes the credit for the whole message.
+                        let mut h = Header::new(Kind::Eager);
                         h.tag = tag;
                         h.len = len as u64;
-                        h.aux = off as u64;
+                        let l = psize.min(len);
                         // SAFETY: the send buffer is valid for `len` bytes (isend's contract).
-                        let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
-                        if !self.emit(dest, h, piece)? {
+                        if !self.emit(dest, h, unsafe { std::slice::from_raw_parts(buf, l) })? {
                             break;
                         }
-                        if off == 0 {
-                            self.e.peers[dest].credit -= cost;
-                        }
-                        off += l;
-                        first = false;
+                        self.e.peers[dest].credit -= cost;
+                        off = l;
                         did = true;
                     }
-                    if off < len || first {
+                    let mut h = Header::new(Kind::EagerCont);
+                    h.tag = tag;
+                    h.len = len as u64;
+                    let reached = self.emit_pieces(dest, h, buf, len, off, psize)?;
+                    did |= reached > off;
+                    if reached < len {
                         if let Some(SendWork::Eager { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
-                            *offset = off;
+                            *offset = reached;
                         }
                         break;
                     }
@@ -511,24 +512,14 @@ impl<D: Device> Bip<D> {
                 SendWork::Data { req, recv_id, offset } => {
                     let (_, buf, len) = self.e.send_args(req);
                     let psize = self.e.sizer.packet_size(len, self.e.max_payload);
-                    let mut off = offset;
-                    while off < len {
-                        let l = psize.min(len - off);
-                        let mut h = Header::new(Kind::Data);
-                        h.id = recv_id;
-                        h.len = len as u64;
-                        h.aux = off as u64;
-                        // SAFETY: as for Eager.
-                        let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
-                        if !self.emit(dest, h, piece)? {
-                            break;
-                        }
-                        off += l;
-                        did = true;
-                    }
-                    if off < len {
+                    let mut h = Header::new(Kind::Data);
+                    h.id = recv_id;
+                    h.len = len as u64;
+                    let reached = self.emit_pieces(dest, h, buf, len, offset, psize)?;
+                    did |= reached > offset;
+                    if reached < len {
                         if let Some(SendWork::Data { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
-                            *offset = off;
+                            *offset = reached;
                         }
                         break;
                     }
@@ -539,6 +530,23 @@ impl<D: Device> Bip<D> {
             }
         }
         Ok(did)
+    }
+
+    /// Sends bytes `off..len` of `buf` to `dest` in packets of `psize` bytes, each with header
+    /// `h` and its offset in `aux`, as far as the route has room; returns the offset reached.
+    fn emit_pieces(&mut self, dest: Rank, mut h: Header, buf: *const u8, len: usize, mut off: usize, psize: usize) -> Result<usize> {
+        while off < len {
+            let l = psize.min(len - off);
+            h.aux = off as u64;
+            // SAFETY: `off + l <= len`, and the send buffer is valid for `len` bytes until the
+            // send completes (isend's contract).
+            let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
+            if !self.emit(dest, h, piece)? {
+                break;
+            }
+            off += l;
+        }
+        Ok(off)
     }
 
     /// Puts one packet on the route to `dest`; false if there is no room now.
