@@ -52,8 +52,7 @@ impl Transport for NicLayer {
             let l = (buf.len() - off).min(self.mtu);
             let mut backoff = Backoff::new();
             let tok = loop {
-                // Re-borrow per attempt: a refused transmit hands the NIC back.
-                if let Some(t) = unsafe_reborrow(&mut self.nic).transmit(peer) {
+                if let Some(t) = self.nic.transmit(peer) {
                     break t;
                 }
                 backoff.snooze();
@@ -73,7 +72,7 @@ impl Transport for NicLayer {
         loop {
             let mut backoff = Backoff::new();
             let tok = loop {
-                if let Some(t) = unsafe_reborrow(&mut self.nic).receive(peer) {
+                if let Some(t) = self.nic.receive(peer) {
                     break t;
                 }
                 if backoff.snooze() {
@@ -111,15 +110,6 @@ impl Transport for NicLayer {
     fn finish(mut self: Box<Self>) {
         self.nic.finalize();
     }
-}
-
-/// Works around the borrow checker's view of a loop that conditionally returns a borrow
-/// (the NLL "problem case #3"): the borrow ends when `None` comes back.
-fn unsafe_reborrow(nic: &mut AnyNic) -> &mut AnyNic {
-    let p: *mut AnyNic = nic;
-    // SAFETY: the returned borrow is used for one call; when it yields `None` no borrow is
-    // kept, and when it yields a token the loop exits and the original borrow is unused.
-    unsafe { &mut *p }
 }
 
 /// BIP: blocking send and recv for latency, `isend`/`irecv` windows for streaming.
