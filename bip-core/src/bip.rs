@@ -203,29 +203,38 @@ impl<D: Device> Bip<D> {
     /// Sends `buf` to queue `tag` of `dest`, returning when `buf` may be reused.
     pub fn send(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> Result<()> {
         self.e.check(dest, tag)?;
-        // Fast path: a one-packet short message with credit and nothing queued before it.
-        let e = &mut self.e;
-        let peer = &mut e.peers[dest];
-        let cost = buf.len() + ENVELOPE_COST;
-        if e.reliable && buf.len() <= e.cfg.eager_max && buf.len() <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost {
-            if let Some(tok) = self.dev.transmit(dest) {
-                tok.consume(HEADER + buf.len(), |p| {
-                    let mut h = Header::new(Kind::Eager);
-                    h.tag = tag;
-                    h.len = buf.len() as u64;
-                    h.emit(p);
-                    p[HEADER..].copy_from_slice(buf);
-                });
-                peer.credit -= cost;
-                e.counters.messages_sent += 1;
-                e.counters.copies += 1;
-                e.counters.bytes_copied += buf.len() as u64;
-                return Ok(());
-            }
+        if self.try_send_now(dest, tag, buf) {
+            return Ok(());
         }
         // SAFETY: `buf` outlives the request because we wait for it before returning.
         let r = unsafe { self.isend(dest, tag, buf.as_ptr(), buf.len())? };
         self.wait(r).map(|_| ())
+    }
+
+    /// The fast path of a send: a one-packet short message, with credit, nothing queued
+    /// before it and room on the route, goes straight into a packet buffer. False if any of
+    /// that does not hold (nothing was sent).
+    #[inline]
+    fn try_send_now(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> bool {
+        let e = &mut self.e;
+        let peer = &mut e.peers[dest];
+        let cost = buf.len() + ENVELOPE_COST;
+        if !(e.reliable && buf.len() <= e.cfg.eager_max && buf.len() <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
+            return false;
+        }
+        let Some(tok) = self.dev.transmit(dest) else { return false };
+        tok.consume(HEADER + buf.len(), |p| {
+            let mut h = Header::new(Kind::Eager);
+            h.tag = tag;
+            h.len = buf.len() as u64;
+            h.emit(p);
+            p[HEADER..].copy_from_slice(buf);
+        });
+        peer.credit -= cost;
+        e.counters.messages_sent += 1;
+        e.counters.copies += 1;
+        e.counters.bytes_copied += buf.len() as u64;
+        true
     }
 
     /// Receives the next message of queue `tag` into `buf`; returns its length and sender.
@@ -238,13 +247,19 @@ impl<D: Device> Bip<D> {
     /// Starts sending `len` bytes at `buf` to queue `tag` of `dest`.
     ///
     /// # Safety
-    /// The `len` bytes at `buf` must stay valid and unmodified until the request completes
-    /// (`test` or `wait` reports it), and the request must be completed before `self` is
+    /// `buf` must be non-null and aligned for `u8` (as `slice::as_ptr` gives, dangling when
+    /// `len` is 0), and the `len` bytes at `buf` must stay valid and unmodified until the
+    /// request completes (`test` or `wait` reports it), which must happen before `self` is
     /// dropped.
     pub unsafe fn isend(&mut self, dest: Rank, tag: u32, buf: *const u8, len: usize) -> Result<Request> {
         self.e.check(dest, tag)?;
         let r = self.e.reqs.alloc(Op::Send { dest, tag, buf, len })?;
         tracing::trace!(target: "bip", dest, tag, len, "isend");
+        // SAFETY: `buf` is non-null with `len` readable bytes (this function's contract).
+        if len <= self.e.max_payload && self.try_send_now(dest, tag, unsafe { std::slice::from_raw_parts(buf, len) }) {
+            self.e.finish_send(r.idx, len);
+            return Ok(r);
+        }
         let work = if len <= self.e.cfg.eager_max { SendWork::Eager { req: r.idx, offset: 0 } } else { SendWork::Rts { req: r.idx } };
         self.e.peers[dest].sendq.push_back(work);
         self.pump(dest)?;
@@ -254,8 +269,9 @@ impl<D: Device> Bip<D> {
     /// Posts a receive of at most `cap` bytes into `buf` on queue `tag`.
     ///
     /// # Safety
-    /// The `cap` bytes at `buf` must stay valid and not be accessed otherwise until the
-    /// request completes, and the request must be completed before `self` is dropped.
+    /// `buf` must be non-null (as `slice::as_mut_ptr` gives, dangling when `cap` is 0), and
+    /// the `cap` bytes at `buf` must stay valid and not be accessed otherwise until the request
+    /// completes, which must happen before `self` is dropped.
     pub unsafe fn irecv(&mut self, tag: u32, buf: *mut u8, cap: usize) -> Result<Request> {
         self.e.check(0, tag)?;
         let r = self.e.reqs.alloc(Op::Recv { tag, buf, cap, src: 0, total: 0, got: 0 })?;
