@@ -92,6 +92,16 @@ struct Peer {
     nack_due: Option<u32>,
 }
 
+/// What a blocking `recv`'s own poll found.
+enum Polled {
+    /// The message, `len` bytes, is in the caller's buffer.
+    Got(usize),
+    /// The message needs the general path; this receive is now posted as `Request`.
+    Posted(Request),
+    /// A packet for something else, handled.
+    Other,
+}
+
 /// Something a packet handler asks for after the packet's buffer is released.
 enum Deferred {
     Pull { req: u32, src: Rank, len: usize, addr: u64, send_id: u16 },
@@ -238,10 +248,47 @@ impl<D: Device> Bip<D> {
     }
 
     /// Receives the next message of queue `tag` into `buf`; returns its length and sender.
+    ///
+    /// While nothing is queued on `tag`, this polls the routes itself and copies a one-packet
+    /// short message straight from the packet buffer into `buf`, without a request; anything
+    /// else (a long or multi-packet message for `tag`) first posts a real receive, so the
+    /// general path takes over with the order of the queue intact.
     pub fn recv(&mut self, tag: u32, buf: &mut [u8]) -> Result<(usize, Rank)> {
-        // SAFETY: `buf` outlives the request because we wait for it before returning.
-        let r = unsafe { self.irecv(tag, buf.as_mut_ptr(), buf.len())? };
-        self.wait(r).map(|c| (c.len, c.peer))
+        self.e.check(0, tag)?;
+        let q = &self.e.tags[tag as usize];
+        if !self.e.reliable || !q.unexpected.is_empty() || !q.posted.is_empty() {
+            // SAFETY: `buf` outlives the request because we wait for it before returning.
+            let r = unsafe { self.irecv(tag, buf.as_mut_ptr(), buf.len())? };
+            return self.wait(r).map(|c| (c.len, c.peer));
+        }
+        let (ptr, cap) = (buf.as_mut_ptr(), buf.len());
+        let mut backoff = Backoff::new();
+        loop {
+            let mut progressed = false;
+            let n = self.e.n;
+            let mut src = self.e.poll_from;
+            for _ in 0..n {
+                loop {
+                    let Some(tok) = self.dev.receive(src) else { break };
+                    let e = &mut self.e;
+                    let polled = tok.consume(|pkt| e.on_packet_for_recv(src, pkt, tag, ptr, cap))?;
+                    self.run_deferred()?;
+                    match polled {
+                        Polled::Got(len) => return Ok((len, src)),
+                        Polled::Posted(r) => return self.wait(r).map(|c| (c.len, c.peer)),
+                        Polled::Other => progressed = true,
+                    }
+                }
+                src = if src + 1 == n { 0 } else { src + 1 };
+            }
+            self.e.poll_from = if self.e.poll_from + 1 == n { 0 } else { self.e.poll_from + 1 };
+            progressed |= self.pump_pending()?;
+            if progressed {
+                backoff.reset();
+            } else if backoff.snooze() {
+                self.check_any_sender()?;
+            }
+        }
     }
 
     /// Starts sending `len` bytes at `buf` to queue `tag` of `dest`.
@@ -380,14 +427,22 @@ impl<D: Device> Bip<D> {
         if did {
             self.run_deferred()?;
         }
-        for p in 0..n {
+        did |= self.pump_pending()?;
+        if !self.e.reliable {
+            did |= self.link_timers()?;
+        }
+        Ok(did)
+    }
+
+    /// Sends what waits for any peer.
+    #[inline]
+    fn pump_pending(&mut self) -> Result<bool> {
+        let mut did = false;
+        for p in 0..self.e.n {
             let peer = &self.e.peers[p];
             if !peer.sendq.is_empty() || !peer.ctrl.is_empty() {
                 did |= self.pump(p)?;
             }
-        }
-        if !self.e.reliable {
-            did |= self.link_timers()?;
         }
         Ok(did)
     }
@@ -653,33 +708,35 @@ impl<D: Device> Bip<D> {
     /// A blocked wait asks whether the peers it depends on are still there.
     fn check_peers_for(&mut self, r: Request) -> Result<()> {
         let me = self.e.rank;
-        let n = self.e.n;
         let Some(entry) = self.e.reqs.get(r) else { return Ok(()) };
         let result = match entry.op {
             Op::Send { dest, .. } if dest != me => self.check_peer(dest),
             Op::Send { .. } => Ok(()),
-            Op::Recv { .. } => {
-                // Any peer may be the sender. A death anywhere ends the wait (the job is
-                // broken); peers that finalized cleanly matter only if all of them did.
-                let mut all_gone = n > 1;
-                let mut dead = None;
-                for p in (0..n).filter(|&p| p != me) {
-                    match self.dev.peer_status(p) {
-                        PeerStatus::Dead => dead = Some(p),
-                        PeerStatus::Alive => all_gone = false,
-                        PeerStatus::Finalized => {}
-                    }
-                }
-                match dead {
-                    Some(p) => Err(BipError::PeerGone { rank: p, why: "the process died" }),
-                    None if all_gone => Err(BipError::PeerGone { rank: (me + 1) % n, why: "every peer finalized" }),
-                    None => Ok(()),
-                }
-            }
+            Op::Recv { .. } => self.check_any_sender(),
         };
         // The request stays allocated (its buffer may still be named by queued work); the
         // job is broken and the caller is told so.
         result
+    }
+
+    /// A receive may be satisfied by any peer: a death anywhere ends the wait (the job is
+    /// broken); peers that finalized cleanly matter only if all of them did.
+    fn check_any_sender(&self) -> Result<()> {
+        let (me, n) = (self.e.rank, self.e.n);
+        let mut all_gone = n > 1;
+        let mut dead = None;
+        for p in (0..n).filter(|&p| p != me) {
+            match self.dev.peer_status(p) {
+                PeerStatus::Dead => dead = Some(p),
+                PeerStatus::Alive => all_gone = false,
+                PeerStatus::Finalized => {}
+            }
+        }
+        match dead {
+            Some(p) => Err(BipError::PeerGone { rank: p, why: "the process died" }),
+            None if all_gone => Err(BipError::PeerGone { rank: (me + 1) % n, why: "every peer finalized" }),
+            None => Ok(()),
+        }
     }
 }
 
@@ -799,6 +856,39 @@ impl Engine {
             Op::Recv { buf, cap, .. } => (buf, cap),
             Op::Send { .. } => unreachable!(),
         }
+    }
+
+    /// Handles a packet that arrived while a blocking `recv` on `tag` (with nothing queued on
+    /// that tag, over a reliable device) polls: a complete one-packet short message for `tag`
+    /// is copied straight into the caller's buffer; a packet that starts any other message for
+    /// `tag` first gets a real receive posted, then the general handling; everything else goes
+    /// to the general handling.
+    #[inline]
+    fn on_packet_for_recv(&mut self, src: Rank, pkt: &[u8], tag: u32, buf: *mut u8, cap: usize) -> Result<Polled> {
+        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+        let data = &pkt[HEADER..];
+        let for_us = h.tag == tag && matches!(h.kind, Kind::Eager | Kind::Rts);
+        if for_us && h.kind == Kind::Eager && data.len() as u64 == h.len {
+            let n = data.len().min(cap);
+            // SAFETY: `buf` is the caller's `&mut [u8]` of `cap` bytes, borrowed for the call.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+            self.counters.copies += 1;
+            self.counters.bytes_copied += n as u64;
+            self.counters.messages_received += 1;
+            self.return_credit(src, data.len());
+            if data.len() > cap {
+                return Err(BipError::Truncated { len: data.len(), capacity: cap, from: src });
+            }
+            return Ok(Polled::Got(data.len()));
+        }
+        if for_us {
+            let r = self.reqs.alloc(Op::Recv { tag, buf, cap, src: 0, total: 0, got: 0 })?;
+            self.tags[tag as usize].posted.push_back(r.idx);
+            self.on_message_packet(src, h, data)?;
+            return Ok(Polled::Posted(r));
+        }
+        self.on_message_packet(src, h, data)?;
+        Ok(Polled::Other)
     }
 
     /// Handles one arrived packet (still in the NIC's buffer).
