@@ -24,7 +24,7 @@
 //! **What it needs from below.** A [`nic_model::Device`]: in-order packet routes with
 //! back-pressure, an mtu of at least 64 bytes, `dma_read` (may refuse), `peer_status`.
 //!
-//! **Modules.** `bip`: the engine and protocols; `wire`: the packet header; `link`:
+//! **Modules.** `bip`: the engine and protocols (`bip/tx.rs` sends, `bip/rx.rs` receives); `wire`: the packet header; `link`:
 //! reliability over unreliable devices; `queues`: tag queues; `request`: handles;
 //! [`config`]: thresholds and packet sizing; [`ffi`]: the C interface `bip.h`.
 

@@ -1,0 +1,232 @@
+//! The send side: the one-packet fast path, the send queues, packet emission, and (over an
+//! unreliable device) the link's timers and resends.
+
+use super::{Bip, SendWork};
+use crate::config::ENVELOPE_COST;
+use crate::error::{BipError, Result};
+use crate::link::MAX_RETRIES;
+use crate::wire::{checksum, Header, Kind, HEADER};
+use nic_model::{Device, Rank, TxToken};
+
+impl<D: Device> Bip<D> {
+    /// The fast path of a send: a one-packet short message, with credit, nothing queued
+    /// before it and room on the route, goes straight into a packet buffer. False if any of
+    /// that does not hold (nothing was sent).
+    #[inline]
+    pub(super) fn try_send_now(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> bool {
+        let e = &mut self.e;
+        let peer = &mut e.peers[dest];
+        let cost = buf.len() + ENVELOPE_COST;
+        if !(e.reliable && buf.len() <= e.cfg.eager_max && buf.len() <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
+            return false;
+        }
+        let Some(tok) = self.dev.transmit(dest) else { return false };
+        tok.consume(HEADER + buf.len(), |p| {
+            let mut h = Header::new(Kind::Eager);
+            h.tag = tag;
+            h.len = buf.len() as u64;
+            h.emit(p);
+            p[HEADER..].copy_from_slice(buf);
+        });
+        peer.credit -= cost;
+        e.counters.messages_sent += 1;
+        e.counters.copies += 1;
+        e.counters.bytes_copied += buf.len() as u64;
+        true
+    }
+
+    /// Sends what waits for any peer.
+    #[inline]
+    pub(super) fn pump_pending(&mut self) -> Result<bool> {
+        let mut did = false;
+        for p in 0..self.e.n {
+            let peer = &self.e.peers[p];
+            if !peer.sendq.is_empty() || !peer.ctrl.is_empty() {
+                did |= self.pump(p)?;
+            }
+        }
+        Ok(did)
+    }
+
+    /// Sends what is queued for `dest`: control packets first, then messages in order, as far
+    /// as the route's buffers and our credit allow.
+    pub(super) fn pump(&mut self, dest: Rank) -> Result<bool> {
+        let mut did = false;
+        while let Some(h) = self.e.peers[dest].ctrl.front().copied() {
+            if !self.emit(dest, h, &[])? {
+                return Ok(did);
+            }
+            self.e.peers[dest].ctrl.pop_front();
+            did = true;
+        }
+        while let Some(work) = self.e.peers[dest].sendq.front_mut() {
+            match *work {
+                SendWork::Eager { req, offset } => {
+                    let (tag, buf, len) = self.e.send_args(req);
+                    let cost = len + ENVELOPE_COST;
+                    if offset == 0 && self.e.peers[dest].credit < cost {
+                        self.e.counters.credit_waits += 1;
+                        break;
+                    }
+                    let psize = self.e.sizer.packet_size(len, self.e.max_payload);
+                    let mut off = offset;
+                    if off == 0 {
+                        // The first packet carries the envelope (and is the one packet of an
+                        // empty message); it takes the credit for the whole message.
+                        let mut h = Header::new(Kind::Eager);
+                        h.tag = tag;
+                        h.len = len as u64;
+                        let l = psize.min(len);
+                        // SAFETY: the send buffer is valid for `len` bytes (isend's contract).
+                        if !self.emit(dest, h, unsafe { std::slice::from_raw_parts(buf, l) })? {
+                            break;
+                        }
+                        self.e.peers[dest].credit -= cost;
+                        off = l;
+                        did = true;
+                    }
+                    let mut h = Header::new(Kind::EagerCont);
+                    h.tag = tag;
+                    h.len = len as u64;
+                    let reached = self.emit_pieces(dest, h, buf, len, off, psize)?;
+                    did |= reached > off;
+                    if reached < len {
+                        if let Some(SendWork::Eager { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                            *offset = reached;
+                        }
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    self.e.counters.messages_sent += 1;
+                    self.e.finish_send(req, len);
+                }
+                SendWork::Rts { req } => {
+                    let (tag, buf, len) = self.e.send_args(req);
+                    let mut h = Header::new(Kind::Rts);
+                    h.tag = tag;
+                    h.len = len as u64;
+                    h.aux = buf as u64;
+                    h.id = req as u16;
+                    if !self.emit(dest, h, &[])? {
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    did = true;
+                }
+                SendWork::Data { req, recv_id, offset } => {
+                    let (_, buf, len) = self.e.send_args(req);
+                    let psize = self.e.sizer.packet_size(len, self.e.max_payload);
+                    let mut h = Header::new(Kind::Data);
+                    h.id = recv_id;
+                    h.len = len as u64;
+                    let reached = self.emit_pieces(dest, h, buf, len, offset, psize)?;
+                    did |= reached > offset;
+                    if reached < len {
+                        if let Some(SendWork::Data { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                            *offset = reached;
+                        }
+                        break;
+                    }
+                    self.e.peers[dest].sendq.pop_front();
+                    self.e.counters.messages_sent += 1;
+                    self.e.finish_send(req, len);
+                }
+            }
+        }
+        Ok(did)
+    }
+
+    /// Sends bytes `off..len` of `buf` to `dest` in packets of `psize` bytes, each with header
+    /// `h` and its offset in `aux`, as far as the route has room; returns the offset reached.
+    fn emit_pieces(&mut self, dest: Rank, mut h: Header, buf: *const u8, len: usize, mut off: usize, psize: usize) -> Result<usize> {
+        while off < len {
+            let l = psize.min(len - off);
+            h.aux = off as u64;
+            // SAFETY: `off + l <= len`, and the send buffer is valid for `len` bytes until the
+            // send completes (isend's contract).
+            let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
+            if !self.emit(dest, h, piece)? {
+                break;
+            }
+            off += l;
+        }
+        Ok(off)
+    }
+
+    /// Puts one packet on the route to `dest`; false if there is no room now.
+    pub(super) fn emit(&mut self, dest: Rank, mut h: Header, payload: &[u8]) -> Result<bool> {
+        let total = HEADER + payload.len();
+        if self.e.reliable {
+            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
+            tok.consume(total, |p| {
+                h.emit(p);
+                p[HEADER..].copy_from_slice(payload);
+            });
+        } else {
+            let link = self.e.peers[dest].link.as_mut().expect("link over an unreliable device");
+            if !h.kind.is_link() && !link.window_open() {
+                return Ok(false);
+            }
+            h.seq = if h.kind.is_link() { 0 } else { link.peek_seq() };
+            let mut pkt = vec![0u8; total];
+            h.emit(&mut pkt);
+            pkt[HEADER..].copy_from_slice(payload);
+            let c = checksum(&pkt);
+            pkt[28..32].copy_from_slice(&c.to_le_bytes());
+            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
+            tok.consume(total, |p| p.copy_from_slice(&pkt));
+            if !h.kind.is_link() {
+                link.sent(pkt);
+            }
+        }
+        if !payload.is_empty() {
+            self.e.counters.copies += 1;
+            self.e.counters.bytes_copied += payload.len() as u64;
+        }
+        Ok(true)
+    }
+
+    /// Over an unreliable device: resends on timeout and sends due acknowledgements.
+    pub(super) fn link_timers(&mut self) -> Result<bool> {
+        let mut did = false;
+        for p in 0..self.e.n {
+            let link = self.e.peers[p].link.as_mut().unwrap();
+            if link.timed_out() {
+                if link.retries > MAX_RETRIES {
+                    return Err(BipError::LinkFailed { peer: p, retries: link.retries });
+                }
+                did |= self.resend(p);
+            }
+            if let Some(from) = self.e.peers[p].nack_due {
+                let mut h = Header::new(Kind::Nack);
+                h.len = from as u64;
+                if self.emit(p, h, &[])? {
+                    self.e.peers[p].nack_due = None;
+                }
+            }
+            let link = self.e.peers[p].link.as_mut().unwrap();
+            if link.ack_due || (link.ack_pending() && !did) {
+                let mut h = Header::new(Kind::Ack);
+                h.len = link.take_ack() as u64;
+                if !self.emit(p, h, &[])? {
+                    self.e.peers[p].link.as_mut().unwrap().ack_due = true;
+                }
+            }
+        }
+        Ok(did)
+    }
+
+    /// Go-back-N: resends every unacknowledged packet to `p`, oldest first, as far as the
+    /// route has room.
+    fn resend(&mut self, p: Rank) -> bool {
+        let link = self.e.peers[p].link.as_ref().unwrap();
+        let mut sent = 0;
+        for (_, pkt) in link.unacked.iter() {
+            let Some(tok) = self.dev.transmit(p) else { break };
+            tok.consume(pkt.len(), |b| b.copy_from_slice(pkt));
+            sent += 1;
+        }
+        self.e.counters.retransmits += sent;
+        sent > 0
+    }
+}
