@@ -14,7 +14,7 @@
 use crate::config::{BipConfig, PacketSizer};
 use crate::error::{BipError, Result};
 use crate::link::Link;
-use crate::queues::TagQueue;
+use crate::queues::{Body, TagQueue};
 use crate::request::{Completion, Op, Request, State, Table};
 use crate::wire::{Header, Kind, HEADER};
 use nic_model::wait::Backoff;
@@ -51,7 +51,7 @@ pub struct BipCounters {
 }
 
 impl BipCounters {
-    fn buffer(&mut self, delta: i64) {
+    pub(super) fn buffer(&mut self, delta: i64) {
         self.buffered_bytes = (self.buffered_bytes as i64 + delta) as u64;
         self.buffered_peak = self.buffered_peak.max(self.buffered_bytes);
     }
@@ -271,6 +271,63 @@ impl<D: Device> Bip<D> {
         }
     }
 
+    /// Takes the next short message of queue `tag`, if a whole one has arrived, and lends it
+    /// to `f` where it lies: in the NIC's packet buffer when it fits one packet and nothing was
+    /// buffered before it, else in BIP's own buffer. `Ok(None)` when none is there yet. This is
+    /// for layers above that consume a message as they read it (FM's handlers): it saves the
+    /// copy `recv` makes into a buffer of the caller's. Never blocks.
+    ///
+    /// Long messages are not lent (`BipError::NotLendable`), and a queue should not be used
+    /// with `lend` and `irecv` at once (posted receives take messages first).
+    pub fn lend<R>(&mut self, tag: u32, f: impl FnOnce(Rank, &[u8]) -> R) -> Result<Option<R>> {
+        self.e.check(0, tag)?;
+        let mut f = Some(f);
+        // What arrived earlier and was buffered comes first.
+        if let Some(r) = self.lend_buffered(tag, &mut f)? {
+            return Ok(Some(r));
+        }
+        if self.e.reliable && self.e.tags[tag as usize].posted.is_empty() {
+            let n = self.e.n;
+            let mut src = self.e.poll_from;
+            self.e.poll_from = if src + 1 == n { 0 } else { src + 1 };
+            for _ in 0..n {
+                loop {
+                    let Some(tok) = self.dev.receive(src) else { break };
+                    let e = &mut self.e;
+                    let lent = tok.consume(|pkt| e.on_packet_for_lend(src, pkt, tag, &mut f))?;
+                    self.run_deferred()?;
+                    if lent.is_some() {
+                        return Ok(lent);
+                    }
+                    if !self.e.tags[tag as usize].unexpected.is_empty() {
+                        break;
+                    }
+                }
+                src = if src + 1 == n { 0 } else { src + 1 };
+            }
+            self.pump_pending()?;
+        } else {
+            self.progress()?;
+        }
+        self.lend_buffered(tag, &mut f)
+    }
+
+    /// Lends the oldest buffered message of `tag`, if it is complete.
+    fn lend_buffered<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
+        let q = &mut self.e.tags[tag as usize].unexpected;
+        match q.front().map(|u| &u.body) {
+            Some(Body::Short { data, total }) if data.len() == *total => {}
+            Some(Body::Rts { len, .. }) => return Err(BipError::NotLendable { len: *len }),
+            _ => return Ok(None),
+        }
+        let u = q.pop_front().expect("checked above");
+        let Body::Short { data, total } = u.body else { unreachable!("checked above") };
+        self.e.counters.buffer(-(total as i64));
+        self.e.counters.messages_received += 1;
+        self.e.return_credit(u.src, total);
+        Ok(f.take().map(|f| f(u.src, &data)))
+    }
+
     /// Starts sending `len` bytes at `buf` to queue `tag` of `dest`.
     ///
     /// # Safety
@@ -327,6 +384,18 @@ impl<D: Device> Bip<D> {
             }
         }
         self.e.take(r)
+    }
+
+    /// Completes `r` if it is already done, without driving progress: for callers that run
+    /// their own progress loop (FM's blocking sends extract while they wait).
+    #[inline]
+    pub fn test_done(&mut self, r: Request) -> Result<Option<Completion>> {
+        self.e.take(r)
+    }
+
+    /// The largest message that travels as one packet (and so can be lent in place).
+    pub fn max_packet_message(&self) -> usize {
+        self.e.max_payload.min(self.e.cfg.eager_max)
     }
 
     /// Waits for `r` to complete. A peer that dies meanwhile ends the wait with an error within

@@ -104,6 +104,29 @@ impl Engine {
         Ok(Polled::Other)
     }
 
+    /// Handles a packet that arrived while `lend` polls queue `tag`: a whole one-packet short
+    /// message of `tag` is lent to `f` in place; anything else gets the general handling.
+    #[inline]
+    pub(super) fn on_packet_for_lend<R, F: FnOnce(Rank, &[u8]) -> R>(
+        &mut self,
+        src: Rank,
+        pkt: &[u8],
+        tag: u32,
+        f: &mut Option<F>,
+    ) -> Result<Option<R>> {
+        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+        let data = &pkt[HEADER..];
+        if h.kind == Kind::Eager && h.tag == tag && data.len() as u64 == h.len {
+            if let Some(f) = f.take() {
+                self.counters.messages_received += 1;
+                self.return_credit(src, data.len());
+                return Ok(Some(f(src, data)));
+            }
+        }
+        self.on_message_packet(src, h, data)?;
+        Ok(None)
+    }
+
     /// Handles one arrived packet (still in the NIC's buffer).
     #[inline]
     pub(super) fn on_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {

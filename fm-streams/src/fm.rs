@@ -1,0 +1,598 @@
+//! The FM endpoint: handler registry, the send side (streams, FM 1.x sends), and `extract`.
+
+use crate::error::{FmError, Result};
+use crate::stream::{Inbox, Need, Stream};
+use crate::wire::{Header, BULK, CONT, FIRST, MAX_HEADER};
+use bip_core::{Bip, BipConfig, Request};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use nic_model::wait::Backoff;
+use nic_model::{Device, Rank};
+use std::rc::Rc;
+
+/// BIP tag of FM packets.
+const FM_TAG: u32 = 0;
+/// Bulk segments from rank `r` travel on BIP tag `BULK_TAG_BASE + r`.
+const BULK_TAG_BASE: u32 = 1;
+/// Pieces at least this long (and 64 KiB or more of message) go by BIP single copy.
+pub const DEFAULT_BULK_MIN: usize = 32 * 1024;
+/// Stack of each handler coroutine (`FM_STACK_BYTES` overrides).
+const DEFAULT_STACK: usize = 256 * 1024;
+
+/// An FM 2.x handler: reads its message from the stream.
+pub type Handler = Rc<dyn Fn(&mut Stream<'_>)>;
+/// An FM 1.x handler: gets the sender and the whole message, staged in one buffer.
+pub type Handler1 = Rc<dyn Fn(Rank, &[u8])>;
+
+type HandlerCoroutine = Coroutine<(), Need, (), DefaultStack>;
+
+/// Counts kept by FM.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FmCounters {
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    /// Bulk segments moved by single copy straight into a handler's buffer.
+    pub bulk_direct: u64,
+    /// Bulk segments staged first (the handler asked for less than the segment).
+    pub bulk_staged: u64,
+    /// Times a handler was descheduled waiting for data.
+    pub suspensions: u64,
+    /// Bytes handlers copied out of packets (FM 2.x) or out of staging (FM 1.x staging copy).
+    pub bytes_copied: u64,
+}
+
+/// A message being sent (FM 2.x's `FM_stream` on the send side).
+pub struct SendStream {
+    dest: Rank,
+    handler: u32,
+    size: u64,
+    sent: u64,
+    fm1: bool,
+    first_sent: bool,
+    /// The packet being filled: header, then data.
+    packet: Vec<u8>,
+    /// Where the packet's data starts.
+    data_at: usize,
+}
+
+/// What a bulk transfer in flight is for.
+enum BulkPurpose {
+    /// Straight into the suspended handler's buffer.
+    Direct,
+    /// Into `Active::staged`, then offered to the handler as data.
+    Staged,
+    /// Into the FM 1.x message's staging buffer at this offset.
+    Fm1,
+    /// The handler is gone: receive and drop.
+    Drain,
+}
+
+/// A message being received from one source. The coroutine is declared before the inbox it
+/// points into, so it is dropped first.
+struct Active {
+    /// FM 2.x: the handler's coroutine, `None` once it returned (the rest is drained).
+    co: Option<HandlerCoroutine>,
+    /// FM 1.x: handler and the staging buffer of the whole message.
+    fm1: Option<(Handler1, Vec<u8>)>,
+    bulk: Option<(Request, BulkPurpose, usize)>,
+    staged: Vec<u8>,
+    inbox: Box<Inbox>,
+}
+
+/// What extract must do after a packet's lending closure returns.
+enum Action {
+    None,
+    /// Post a BIP receive for a bulk segment from `src`.
+    Bulk { src: Rank, dst: *mut u8, len: usize, purpose: BulkPurpose },
+}
+
+/// Receive-side state, apart from BIP so that BIP can lend a packet while it is updated.
+struct Rx {
+    /// Packets that arrived while their source's previous message still waited for its bulk
+    /// transfer to be seen complete; replayed in order once it is.
+    stash: std::collections::VecDeque<(Rank, Vec<u8>)>,
+    /// Bulk transfers in flight.
+    bulk_pending: usize,
+    handlers: Vec<Option<Handler>>,
+    handlers1: Vec<Option<Handler1>>,
+    active: Vec<Option<Active>>,
+    stacks: Vec<DefaultStack>,
+    stack_bytes: usize,
+    counters: FmCounters,
+}
+
+/// An FM endpoint over BIP.
+pub struct Fm<D: Device> {
+    bip: Bip<D>,
+    rx: Rx,
+    open: Vec<bool>,
+    bulk_min: usize,
+    packet_max: usize,
+}
+
+impl<D: Device> Fm<D> {
+    /// Starts FM over a BIP endpoint on `dev`. BIP's credits are FM's: a sender never has
+    /// more unconsumed packets at a receiver than the receiver granted it.
+    pub fn new(dev: D) -> Result<Self> {
+        let bip = Bip::new(dev, BipConfig::from_env())?;
+        let n = bip.numnodes();
+        let env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        Ok(Fm {
+            packet_max: bip.max_packet_message(),
+            rx: Rx {
+                stash: Default::default(),
+                bulk_pending: 0,
+                handlers: Vec::new(),
+                handlers1: Vec::new(),
+                active: (0..n).map(|_| None).collect(),
+                stacks: Vec::new(),
+                stack_bytes: env("FM_STACK_BYTES", DEFAULT_STACK),
+                counters: FmCounters::default(),
+            },
+            open: vec![false; n],
+            bulk_min: env("FM_BULK_MIN", DEFAULT_BULK_MIN).max(bip.config().eager_max + 1),
+            bip,
+        })
+    }
+
+    pub fn rank(&self) -> Rank {
+        self.bip.mynode()
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.bip.numnodes()
+    }
+
+    pub fn counters(&self) -> FmCounters {
+        self.rx.counters
+    }
+
+    /// The BIP endpoint underneath (for its counters).
+    pub fn bip(&self) -> &Bip<D> {
+        &self.bip
+    }
+
+    /// Registers an FM 2.x handler under `id` (the same id in every process).
+    pub fn set_handler(&mut self, id: u32, h: impl Fn(&mut Stream<'_>) + 'static) -> Result<()> {
+        slot(&mut self.rx.handlers, id)?.replace(Rc::new(h));
+        Ok(())
+    }
+
+    /// Registers an FM 1.x handler under `id`.
+    pub fn set_handler1(&mut self, id: u32, h: impl Fn(Rank, &[u8]) + 'static) -> Result<()> {
+        slot(&mut self.rx.handlers1, id)?.replace(Rc::new(h));
+        Ok(())
+    }
+
+    // ---- FM 2.x send side ------------------------------------------------------------
+
+    /// Opens a message of `size` bytes to `dest`, for handler `handler` there.
+    pub fn begin_message(&mut self, dest: Rank, size: u64, handler: u32) -> Result<SendStream> {
+        self.begin(dest, size, handler, false)
+    }
+
+    fn begin(&mut self, dest: Rank, size: u64, handler: u32, fm1: bool) -> Result<SendStream> {
+        if dest >= self.nranks() {
+            return Err(bip_core::BipError::BadRank { rank: dest, nranks: self.nranks() }.into());
+        }
+        if handler >= 1 << 24 {
+            return Err(FmError::BadHandlerId(handler));
+        }
+        if self.open[dest] {
+            return Err(FmError::StreamOpen { dest });
+        }
+        self.open[dest] = true;
+        let mut packet = Vec::with_capacity(self.packet_max);
+        packet.resize(MAX_HEADER, 0);
+        let n = Header { kind: FIRST, fm1, handler, size }.emit(&mut packet);
+        packet.truncate(n);
+        Ok(SendStream { dest, handler, size, sent: 0, fm1, first_sent: false, data_at: n, packet })
+    }
+
+    /// Appends `piece` to the message (any size, any number of times).
+    pub fn send_piece(&mut self, s: &mut SendStream, piece: &[u8]) -> Result<()> {
+        if s.sent + piece.len() as u64 > s.size {
+            return Err(FmError::SizeMismatch { dest: s.dest, declared: s.size, sent: s.sent + piece.len() as u64 });
+        }
+        s.sent += piece.len() as u64;
+        if piece.len() >= self.bulk_min {
+            // Long piece: announce it in the packet stream, then move it by single copy.
+            self.flush(s)?;
+            self.flush_bulk_marker(s, piece.len() as u64)?;
+            let tag = BULK_TAG_BASE + self.rank() as u32;
+            // SAFETY: `piece` outlives the request, which completes before we return.
+            let r = unsafe { self.bip.isend(s.dest, tag, piece.as_ptr(), piece.len())? };
+            return self.complete(r);
+        }
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let room = self.packet_max - s.packet.len();
+            if room == 0 {
+                self.flush(s)?;
+                continue;
+            }
+            let n = room.min(rest.len());
+            s.packet.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// Ends the message: sends what is buffered.
+    pub fn end_message(&mut self, mut s: SendStream) -> Result<()> {
+        self.open[s.dest] = false;
+        if s.sent != s.size {
+            return Err(FmError::SizeMismatch { dest: s.dest, declared: s.size, sent: s.sent });
+        }
+        if !s.first_sent || s.packet.len() > s.data_at {
+            self.flush(&mut s)?;
+        }
+        self.rx.counters.messages_sent += 1;
+        Ok(())
+    }
+
+    /// Sends the packet being filled (the message's first packet even if it holds no data).
+    fn flush(&mut self, s: &mut SendStream) -> Result<()> {
+        if s.first_sent && s.packet.len() == s.data_at {
+            return Ok(());
+        }
+        self.send_packet(s.dest, &s.packet)?;
+        s.first_sent = true;
+        s.packet.clear();
+        s.packet.resize(MAX_HEADER, 0);
+        let n = Header { kind: CONT, fm1: s.fm1, handler: s.handler, size: 0 }.emit(&mut s.packet);
+        s.packet.truncate(n);
+        s.data_at = n;
+        Ok(())
+    }
+
+    fn flush_bulk_marker(&mut self, s: &mut SendStream, len: u64) -> Result<()> {
+        let mut p = [0u8; MAX_HEADER];
+        let n = Header { kind: BULK, fm1: s.fm1, handler: s.handler, size: len }.emit(&mut p);
+        self.send_packet(s.dest, &p[..n])
+    }
+
+    /// Sends one FM packet; while BIP cannot take it (no credit, full route), keeps
+    /// extracting, so that two processes flooding each other cannot deadlock.
+    fn send_packet(&mut self, dest: Rank, p: &[u8]) -> Result<()> {
+        // SAFETY: `p` outlives the request, which completes before we return.
+        let r = unsafe { self.bip.isend(dest, FM_TAG, p.as_ptr(), p.len())? };
+        self.rx.counters.packets_sent += 1;
+        self.complete(r)
+    }
+
+    /// Waits for a BIP send, running handlers meanwhile.
+    fn complete(&mut self, r: Request) -> Result<()> {
+        if self.bip.test_done(r)?.is_some() {
+            return Ok(());
+        }
+        let mut backoff = Backoff::new();
+        loop {
+            if self.bip.test(r)?.is_some() {
+                return Ok(());
+            }
+            if self.extract(usize::MAX)? > 0 {
+                backoff.reset();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    // ---- FM 1.x send side ------------------------------------------------------------
+
+    /// FM 1.x: sends `buf` as one message for FM 1.x handler `handler` at `dest`.
+    pub fn send1(&mut self, dest: Rank, handler: u32, buf: &[u8]) -> Result<()> {
+        let mut s = self.begin(dest, buf.len() as u64, handler, true)?;
+        self.send_piece(&mut s, buf)?;
+        self.end_message(s)
+    }
+
+    /// FM 1.x: sends four words.
+    pub fn send4(&mut self, dest: Rank, handler: u32, words: [u32; 4]) -> Result<()> {
+        let mut b = [0u8; 16];
+        for (i, w) in words.iter().enumerate() {
+            b[i * 4..i * 4 + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        self.send1(dest, handler, &b)
+    }
+
+    // ---- Receive side ----------------------------------------------------------------
+
+    /// Processes arrived packets, running their handlers, until about `max_bytes` of packets
+    /// have been processed (rounded up to a whole packet) or none is left: the receiver's
+    /// flow control. Returns the bytes processed. Never blocks.
+    pub fn extract(&mut self, max_bytes: usize) -> Result<usize> {
+        let mut done = self.poll_bulk()?;
+        while done < max_bytes {
+            if self.rx.bulk_pending > 0 {
+                done += self.poll_bulk()?;
+            }
+            if !self.rx.stash.is_empty() {
+                done += self.replay_stash()?;
+            }
+            let rx = &mut self.rx;
+            let Some(res) = self.bip.lend(FM_TAG, |src, pkt| rx.on_packet(src, pkt))? else { break };
+            let (bytes, action) = res?;
+            done += bytes;
+            self.act(action)?;
+        }
+        Ok(done)
+    }
+
+    /// Processes stashed packets whose source is free again, in order.
+    fn replay_stash(&mut self) -> Result<usize> {
+        let mut done = 0;
+        while let Some((src, _)) = self.rx.stash.front() {
+            if self.rx.busy(*src) {
+                break;
+            }
+            let (src, pkt) = self.rx.stash.pop_front().unwrap();
+            let (bytes, action) = self.rx.on_packet(src, &pkt)?;
+            done += bytes;
+            self.act(action)?;
+        }
+        Ok(done)
+    }
+
+    /// Posts what a handler's suspension asked for.
+    fn act(&mut self, action: Action) -> Result<()> {
+        let Action::Bulk { src, dst, len, purpose } = action else { return Ok(()) };
+        // SAFETY: `dst` is valid for `len` bytes until the request completes: a suspended
+        // handler's buffer (it stays suspended until then), or a staging buffer owned by the
+        // active message, which is not touched or dropped before completion.
+        let r = unsafe { self.bip.irecv(BULK_TAG_BASE + src as u32, dst, len)? };
+        let a = self.rx.active[src].as_mut().expect("bulk for an active message");
+        a.bulk = Some((r, purpose, len));
+        self.rx.bulk_pending += 1;
+        self.poll_bulk().map(|_| ())
+    }
+
+    /// Completes bulk transfers that have landed and resumes their handlers.
+    fn poll_bulk(&mut self) -> Result<usize> {
+        let mut done = 0;
+        for src in 0..self.rx.active.len() {
+            let Some(a) = self.rx.active[src].as_mut() else { continue };
+            let Some((r, _, len)) = a.bulk.as_ref().map(|(r, p, l)| (*r, p, *l)) else { continue };
+            if self.bip.test(r)?.is_none() {
+                continue;
+            }
+            done += len;
+            self.rx.bulk_pending -= 1;
+            let (_, purpose, _) = self.rx.active[src].as_mut().unwrap().bulk.take().unwrap();
+            let action = self.rx.bulk_landed(src, purpose, len)?;
+            self.act(action)?;
+        }
+        Ok(done)
+    }
+}
+
+fn slot<T>(v: &mut Vec<Option<T>>, id: u32) -> Result<&mut Option<T>> {
+    if id >= 1 << 24 {
+        return Err(FmError::BadHandlerId(id));
+    }
+    if v.len() <= id as usize {
+        v.resize_with(id as usize + 1, || None);
+    }
+    Ok(&mut v[id as usize])
+}
+
+impl Rx {
+    /// One FM packet, lent in place by BIP: returns its size and what to do next.
+    fn on_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<(usize, Action)> {
+        let (h, off) = Header::parse(pkt).ok_or(FmError::Protocol { src, why: "bad header" })?;
+        let data = &pkt[off..];
+        if self.busy(src) || self.stash.iter().any(|(s, _)| *s == src) {
+            // A bulk transfer from this source is in flight: what the sender sent after it
+            // (it moves on once the data has left, before we have seen it land) must wait,
+            // in order, until it has.
+            self.stash.push_back((src, pkt.to_vec()));
+            return Ok((0, Action::None));
+        }
+        self.counters.packets_received += 1;
+        match h.kind {
+            FIRST => {
+                if self.active[src].is_some() {
+                    return Err(FmError::Protocol { src, why: "a message began before the previous one ended" });
+                }
+                self.start(src, h)?;
+            }
+            CONT => {
+                if self.active[src].is_none() {
+                    return Err(FmError::Protocol { src, why: "continuation without a message" });
+                }
+            }
+            BULK => {
+                let a = self.active[src].as_mut().ok_or(FmError::Protocol { src, why: "bulk without a message" })?;
+                a.inbox.bulk_announced = h.size;
+                return Ok((pkt.len(), self.announce_bulk(src, h.size as usize)));
+            }
+            _ => unreachable!("parse accepts only known kinds"),
+        }
+        let action = self.feed(src, data);
+        Ok((pkt.len(), action))
+    }
+
+    /// True while `src`'s current message still has a bulk transfer in flight.
+    fn busy(&self, src: Rank) -> bool {
+        self.active[src].as_ref().is_some_and(|a| a.bulk.is_some())
+    }
+
+    /// The first packet of a message: sets up its handler.
+    fn start(&mut self, src: Rank, h: Header) -> Result<()> {
+        let inbox = Box::new(Inbox::new(src, h.size));
+        if h.fm1 {
+            let handler = self.handlers1.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
+            let buf = Vec::with_capacity(h.size as usize);
+            self.active[src] = Some(Active { inbox, co: None, fm1: Some((handler, buf)), bulk: None, staged: Vec::new() });
+            return Ok(());
+        }
+        let handler = self.handlers.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
+        let stack = self.stacks.pop().map_or_else(|| DefaultStack::new(self.stack_bytes), Ok).map_err(|_| FmError::Protocol { src, why: "cannot allocate a handler stack" })?;
+        let inbox_ptr: *mut Inbox = Box::as_ref(&inbox) as *const Inbox as *mut Inbox;
+        let co = Coroutine::with_stack(stack, move |y, ()| {
+            let mut s = Stream { inbox: inbox_ptr, yielder: y };
+            handler(&mut s);
+        });
+        self.active[src] = Some(Active { inbox, co: Some(co), fm1: None, bulk: None, staged: Vec::new() });
+        Ok(())
+    }
+
+    /// Offers `data` (part of `src`'s current message) to its handler.
+    fn feed(&mut self, src: Rank, data: &[u8]) -> Action {
+        let a = self.active[src].as_mut().expect("feed an active message");
+        if let Some((_, buf)) = a.fm1.as_mut() {
+            // FM 1.x: stage the whole message before the handler runs.
+            buf.extend_from_slice(data);
+            self.counters.bytes_copied += data.len() as u64;
+            a.inbox.remaining -= (data.len() as u64).min(a.inbox.remaining);
+            return self.maybe_finish(src);
+        }
+        a.inbox.set_chunk(data);
+        let action = self.resume(src);
+        if let Some(a) = self.active[src].as_mut() {
+            // Whatever the handler did not take of this chunk is dropped with the packet.
+            a.inbox.remaining -= (a.inbox.unread() as u64).min(a.inbox.remaining);
+            a.inbox.clear_chunk();
+        }
+        let finished = self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none());
+        if finished {
+            self.finish(src);
+        }
+        action
+    }
+
+    /// Runs `src`'s handler until it suspends or returns.
+    fn resume(&mut self, src: Rank) -> Action {
+        let a = self.active[src].as_mut().expect("resume an active message");
+        let Some(co) = a.co.as_mut() else { return Action::None };
+        match co.resume(()) {
+            CoroutineResult::Yield(Need::Data) => Action::None,
+            CoroutineResult::Yield(Need::BulkInto { dst, len }) => {
+                Action::Bulk { src, dst, len, purpose: BulkPurpose::Direct }
+            }
+            CoroutineResult::Yield(Need::BulkStaged) => {
+                let len = a.inbox.bulk_announced as usize;
+                a.staged.clear();
+                a.staged.resize(len, 0);
+                Action::Bulk { src, dst: a.staged.as_mut_ptr(), len, purpose: BulkPurpose::Staged }
+            }
+            CoroutineResult::Return(()) => {
+                let co = a.co.take().expect("just resumed");
+                self.stacks.push(co.into_stack());
+                if a.inbox.bulk_announced > 0 && a.bulk.is_none() {
+                    // The handler left a bulk segment unread: receive and drop it.
+                    return self.drain_bulk(src);
+                }
+                Action::None
+            }
+        }
+    }
+
+    /// A bulk marker arrived for `src`'s message.
+    fn announce_bulk(&mut self, src: Rank, len: usize) -> Action {
+        let a = self.active[src].as_mut().expect("checked by the caller");
+        if let Some((_, buf)) = a.fm1.as_mut() {
+            let at = buf.len();
+            buf.resize(at + len, 0);
+            // SAFETY: `at + len <= buf.len()`; the buffer is not touched until the transfer
+            // completes (poll_bulk), and not reallocated meanwhile.
+            let dst = unsafe { buf.as_mut_ptr().add(at) };
+            return Action::Bulk { src, dst, len, purpose: BulkPurpose::Fm1 };
+        }
+        if a.co.is_none() {
+            return self.drain_bulk(src);
+        }
+        // The handler, if it is waiting for data, now sees the segment and says where to put it.
+        let action = self.resume(src);
+        if let Action::None = action {
+            if self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0) {
+                self.finish(src);
+            }
+        }
+        action
+    }
+
+    fn drain_bulk(&mut self, src: Rank) -> Action {
+        let a = self.active[src].as_mut().expect("active");
+        let len = a.inbox.bulk_announced as usize;
+        a.staged.clear();
+        a.staged.resize(len, 0);
+        Action::Bulk { src, dst: a.staged.as_mut_ptr(), len, purpose: BulkPurpose::Drain }
+    }
+
+    /// A bulk transfer for `src` completed.
+    fn bulk_landed(&mut self, src: Rank, purpose: BulkPurpose, len: usize) -> Result<Action> {
+        let action = match purpose {
+            BulkPurpose::Direct => {
+                self.counters.bulk_direct += 1;
+                self.resume(src)
+            }
+            BulkPurpose::Staged => {
+                self.counters.bulk_staged += 1;
+                let a = self.active[src].as_mut().unwrap();
+                a.inbox.bulk_announced = 0;
+                let staged = std::mem::take(&mut a.staged);
+                let action = self.feed(src, &staged);
+                if let Some(a) = self.active[src].as_mut() {
+                    a.staged = staged;
+                }
+                return Ok(action);
+            }
+            BulkPurpose::Fm1 => {
+                self.counters.bulk_direct += 1;
+                let a = self.active[src].as_mut().unwrap();
+                a.inbox.remaining -= (len as u64).min(a.inbox.remaining);
+                return Ok(self.maybe_finish(src));
+            }
+            BulkPurpose::Drain => {
+                let a = self.active[src].as_mut().unwrap();
+                a.inbox.bulk_announced = 0;
+                a.inbox.remaining -= (len as u64).min(a.inbox.remaining);
+                Action::None
+            }
+        };
+        if self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none()) {
+            self.finish(src);
+        }
+        Ok(action)
+    }
+
+    /// FM 1.x: runs the handler once the whole message is staged.
+    fn maybe_finish(&mut self, src: Rank) -> Action {
+        let a = self.active[src].as_mut().unwrap();
+        if a.inbox.remaining > 0 {
+            return Action::None;
+        }
+        let (handler, buf) = a.fm1.take().expect("an FM 1.x message");
+        self.active[src] = None;
+        self.counters.messages_received += 1;
+        handler(src, &buf);
+        Action::None
+    }
+
+    /// Retires `src`'s finished message.
+    fn finish(&mut self, src: Rank) {
+        if let Some(a) = self.active[src].take() {
+            self.counters.messages_received += 1;
+            self.counters.suspensions += a.inbox.suspensions;
+            self.counters.bytes_copied += a.inbox.copied;
+        }
+    }
+}
+
+impl Drop for Rx {
+    fn drop(&mut self) {
+        // A handler still suspended mid-message (the endpoint is going away) is not unwound:
+        // its frames may be C code, which must not be unwound through. Its stack is leaked.
+        for a in self.active.iter_mut().filter_map(Option::as_mut) {
+            if let Some(co) = a.co.take() {
+                if co.started() && !co.done() {
+                    std::mem::forget(co);
+                }
+            }
+        }
+    }
+}
