@@ -107,6 +107,10 @@ struct Rx {
 pub struct Fm<D: Device> {
     bip: Bip<D>,
     rx: Rx,
+    /// Packet buffers of ended streams, reused by the next ones.
+    spare: Vec<Vec<u8>>,
+    /// When an idle `extract` next checks that the peers are alive.
+    next_liveness_check: std::time::Instant,
     open: Vec<bool>,
     bulk_min: usize,
     packet_max: usize,
@@ -132,6 +136,8 @@ impl<D: Device> Fm<D> {
                 counters: FmCounters::default(),
             },
             open: vec![false; n],
+            spare: Vec::new(),
+            next_liveness_check: std::time::Instant::now(),
             bulk_min: env("FM_BULK_MIN", DEFAULT_BULK_MIN).max(bip.config().eager_max + 1),
             bip,
         })
@@ -152,6 +158,15 @@ impl<D: Device> Fm<D> {
     /// The BIP endpoint underneath (for its counters).
     pub fn bip(&self) -> &Bip<D> {
         &self.bip
+    }
+
+    /// Finishes: waits until every packet sent has been delivered (BIP's finalize), then marks
+    /// this process finished. Messages still arriving are not handled any more.
+    pub fn finalize(self) -> Result<()> {
+        let Fm { bip, rx, .. } = self;
+        drop(rx);
+        bip.finalize()?;
+        Ok(())
     }
 
     /// Registers an FM 2.x handler under `id` (the same id in every process).
@@ -184,7 +199,8 @@ impl<D: Device> Fm<D> {
             return Err(FmError::StreamOpen { dest });
         }
         self.open[dest] = true;
-        let mut packet = Vec::with_capacity(self.packet_max);
+        let mut packet = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.packet_max));
+        packet.clear();
         packet.resize(MAX_HEADER, 0);
         let n = Header { kind: FIRST, fm1, handler, size }.emit(&mut packet);
         packet.truncate(n);
@@ -221,15 +237,32 @@ impl<D: Device> Fm<D> {
     }
 
     /// Ends the message: sends what is buffered.
+    ///
+    /// Ending a message before all its declared bytes were sent is an error
+    /// (`SizeMismatch`), but the message is still completed with zero bytes, so that the
+    /// receiver's handler finishes and the route stays usable.
     pub fn end_message(&mut self, mut s: SendStream) -> Result<()> {
-        self.open[s.dest] = false;
         if s.sent != s.size {
-            return Err(FmError::SizeMismatch { dest: s.dest, declared: s.size, sent: s.sent });
+            let (dest, declared, sent) = (s.dest, s.size, s.sent);
+            let zeros = vec![0u8; (s.size - s.sent).min(1 << 20) as usize];
+            while s.sent < s.size {
+                let n = (s.size - s.sent).min(zeros.len() as u64) as usize;
+                self.send_piece(&mut s, &zeros[..n])?;
+            }
+            self.open[dest] = false;
+            self.end_message_inner(s)?;
+            return Err(FmError::SizeMismatch { dest, declared, sent });
         }
+        self.open[s.dest] = false;
+        self.end_message_inner(s)
+    }
+
+    fn end_message_inner(&mut self, mut s: SendStream) -> Result<()> {
         if !s.first_sent || s.packet.len() > s.data_at {
-            self.flush(&mut s)?;
+            self.send_packet(s.dest, &s.packet)?;
         }
         self.rx.counters.messages_sent += 1;
+        self.spare.push(std::mem::take(&mut s.packet));
         Ok(())
     }
 
@@ -257,9 +290,12 @@ impl<D: Device> Fm<D> {
     /// Sends one FM packet; while BIP cannot take it (no credit, full route), keeps
     /// extracting, so that two processes flooding each other cannot deadlock.
     fn send_packet(&mut self, dest: Rank, p: &[u8]) -> Result<()> {
+        self.rx.counters.packets_sent += 1;
+        if self.bip.send_now(dest, FM_TAG, p)? {
+            return Ok(());
+        }
         // SAFETY: `p` outlives the request, which completes before we return.
         let r = unsafe { self.bip.isend(dest, FM_TAG, p.as_ptr(), p.len())? };
-        self.rx.counters.packets_sent += 1;
         self.complete(r)
     }
 
@@ -305,7 +341,7 @@ impl<D: Device> Fm<D> {
     /// have been processed (rounded up to a whole packet) or none is left: the receiver's
     /// flow control. Returns the bytes processed. Never blocks.
     pub fn extract(&mut self, max_bytes: usize) -> Result<usize> {
-        let mut done = self.poll_bulk()?;
+        let mut done = if self.rx.bulk_pending > 0 { self.poll_bulk()? } else { 0 };
         while done < max_bytes {
             if self.rx.bulk_pending > 0 {
                 done += self.poll_bulk()?;
@@ -317,7 +353,16 @@ impl<D: Device> Fm<D> {
             let Some(res) = self.bip.lend(FM_TAG, |src, pkt| rx.on_packet(src, pkt))? else { break };
             let (bytes, action) = res?;
             done += bytes;
-            self.act(action)?;
+            done += self.act(action)?;
+        }
+        if done == 0 {
+            // Nothing to do: a caller looping on extract must still learn of a dead peer.
+            // Look at most every 100 ms.
+            let now = std::time::Instant::now();
+            if now >= self.next_liveness_check {
+                self.next_liveness_check = now + std::time::Duration::from_millis(100);
+                self.bip.check_peers()?;
+            }
         }
         Ok(done)
     }
@@ -330,16 +375,26 @@ impl<D: Device> Fm<D> {
                 break;
             }
             let (src, pkt) = self.rx.stash.pop_front().unwrap();
-            let (bytes, action) = self.rx.on_packet(src, &pkt)?;
+            let (bytes, action) = self.rx.on_packet_in_order(src, &pkt)?;
             done += bytes;
-            self.act(action)?;
+            done += self.act(action)?;
         }
         Ok(done)
     }
 
-    /// Posts what a handler's suspension asked for.
-    fn act(&mut self, action: Action) -> Result<()> {
-        let Action::Bulk { src, dst, len, purpose } = action else { return Ok(()) };
+    /// Posts what a handler's suspension asked for; returns the bulk bytes that landed
+    /// meanwhile.
+    #[inline]
+    fn act(&mut self, action: Action) -> Result<usize> {
+        match action {
+            Action::None => Ok(0),
+            bulk => self.post_bulk(bulk),
+        }
+    }
+
+    #[cold]
+    fn post_bulk(&mut self, action: Action) -> Result<usize> {
+        let Action::Bulk { src, dst, len, purpose } = action else { return Ok(0) };
         // SAFETY: `dst` is valid for `len` bytes until the request completes: a suspended
         // handler's buffer (it stays suspended until then), or a staging buffer owned by the
         // active message, which is not touched or dropped before completion.
@@ -347,7 +402,7 @@ impl<D: Device> Fm<D> {
         let a = self.rx.active[src].as_mut().expect("bulk for an active message");
         a.bulk = Some((r, purpose, len));
         self.rx.bulk_pending += 1;
-        self.poll_bulk().map(|_| ())
+        self.poll_bulk()
     }
 
     /// Completes bulk transfers that have landed and resumes their handlers.
@@ -363,7 +418,7 @@ impl<D: Device> Fm<D> {
             self.rx.bulk_pending -= 1;
             let (_, purpose, _) = self.rx.active[src].as_mut().unwrap().bulk.take().unwrap();
             let action = self.rx.bulk_landed(src, purpose, len)?;
-            self.act(action)?;
+            done += self.act(action)?;
         }
         Ok(done)
     }
@@ -382,20 +437,31 @@ fn slot<T>(v: &mut Vec<Option<T>>, id: u32) -> Result<&mut Option<T>> {
 impl Rx {
     /// One FM packet, lent in place by BIP: returns its size and what to do next.
     fn on_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<(usize, Action)> {
-        let (h, off) = Header::parse(pkt).ok_or(FmError::Protocol { src, why: "bad header" })?;
-        let data = &pkt[off..];
-        if self.busy(src) || self.stash.iter().any(|(s, _)| *s == src) {
+        if self.busy(src) || (!self.stash.is_empty() && self.stash.iter().any(|(s, _)| *s == src)) {
             // A bulk transfer from this source is in flight: what the sender sent after it
             // (it moves on once the data has left, before we have seen it land) must wait,
             // in order, until it has.
             self.stash.push_back((src, pkt.to_vec()));
             return Ok((0, Action::None));
         }
+        self.on_packet_in_order(src, pkt)
+    }
+
+    /// A packet whose turn it is (fresh, or replayed from the stash in order).
+    fn on_packet_in_order(&mut self, src: Rank, pkt: &[u8]) -> Result<(usize, Action)> {
+        let (h, off) = Header::parse(pkt).ok_or(FmError::Protocol { src, why: "bad header" })?;
+        let data = &pkt[off..];
         self.counters.packets_received += 1;
         match h.kind {
             FIRST => {
                 if self.active[src].is_some() {
                     return Err(FmError::Protocol { src, why: "a message began before the previous one ended" });
+                }
+                if data.len() as u64 == h.size {
+                    // The whole message is in this packet: no need for a coroutine, or (FM 1.x)
+                    // for staging; the handler reads the packet where it lies.
+                    self.run_whole(src, h, data)?;
+                    return Ok((pkt.len(), Action::None));
                 }
                 self.start(src, h)?;
             }
@@ -413,6 +479,28 @@ impl Rx {
         }
         let action = self.feed(src, data);
         Ok((pkt.len(), action))
+    }
+
+    /// Runs the handler of a message that arrived whole in one packet, directly.
+    fn run_whole(&mut self, src: Rank, h: Header, data: &[u8]) -> Result<()> {
+        if h.fm1 {
+            let Some(Some(handler)) = self.handlers1.get(h.handler as usize) else {
+                return Err(FmError::UnknownHandler { src, id: h.handler });
+            };
+            handler(src, data);
+            self.counters.messages_received += 1;
+            return Ok(());
+        }
+        let Some(Some(handler)) = self.handlers.get(h.handler as usize) else {
+            return Err(FmError::UnknownHandler { src, id: h.handler });
+        };
+        let mut inbox = Inbox::new(src, h.size);
+        inbox.set_chunk(data);
+        let mut s = Stream { inbox: &mut inbox, yielder: None };
+        handler(&mut s);
+        self.counters.messages_received += 1;
+        self.counters.bytes_copied += inbox.copied;
+        Ok(())
     }
 
     /// True while `src`'s current message still has a bulk transfer in flight.
@@ -433,7 +521,7 @@ impl Rx {
         let stack = self.stacks.pop().map_or_else(|| DefaultStack::new(self.stack_bytes), Ok).map_err(|_| FmError::Protocol { src, why: "cannot allocate a handler stack" })?;
         let inbox_ptr: *mut Inbox = Box::as_ref(&inbox) as *const Inbox as *mut Inbox;
         let co = Coroutine::with_stack(stack, move |y, ()| {
-            let mut s = Stream { inbox: inbox_ptr, yielder: y };
+            let mut s = Stream { inbox: inbox_ptr, yielder: Some(y) };
             handler(&mut s);
         });
         self.active[src] = Some(Active { inbox, co: Some(co), fm1: None, bulk: None, staged: Vec::new() });

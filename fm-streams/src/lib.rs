@@ -34,6 +34,7 @@
 //! **What it needs from below.** BIP's `isend`/`test`, `lend` on one tag, and rendezvous on
 //! per-sender bulk tags (`1 + rank`), so BIP needs at least `nranks + 1` tags.
 
+pub mod ffi;
 mod error;
 mod fm;
 mod stream;

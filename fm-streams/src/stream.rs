@@ -72,7 +72,9 @@ impl Inbox {
 /// A message being received, as its handler sees it (FM 2.x's `FM_stream`).
 pub struct Stream<'y> {
     pub(crate) inbox: *mut Inbox,
-    pub(crate) yielder: &'y Yielder<(), Need>,
+    /// `None` when the whole message is already here (one packet): the handler then runs
+    /// directly, on the extracting thread's own stack, and never needs to suspend.
+    pub(crate) yielder: Option<&'y Yielder<(), Need>>,
 }
 
 impl Stream<'_> {
@@ -137,7 +139,11 @@ impl Stream<'_> {
                 _ => None,
             };
             ib.suspensions += 1;
-            self.yielder.suspend(need);
+            let Some(yielder) = self.yielder else {
+                // Unreachable: without a yielder the whole message is in the chunk.
+                break;
+            };
+            yielder.suspend(need);
             if let Some(len) = direct {
                 // Resumed after the bulk segment landed in `buf[got..got + len]`.
                 let ib = self.inbox();

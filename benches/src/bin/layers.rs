@@ -9,7 +9,7 @@
 //! ```
 
 use benches::measure::{self, n_half, pingpong_mb_s, Point};
-use benches::transport::{BipLayer, NicLayer, Transport};
+use benches::transport::{BipLayer, FmLayer, NicLayer, Transport};
 use clap::Parser;
 use nic_model::{AnyNic, Job, JobConfig};
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(about = "Measure latency and bandwidth of every layer of the stack between two processes")]
 struct Args {
-    /// Layers to measure, comma-separated: nic, bip.
+    /// Layers to measure, comma-separated: nic, bip, fm, fm1.
     #[arg(long, default_value = "nic,bip", value_delimiter = ',')]
     layers: Vec<String>,
     /// NIC timing profile: native, myrinet-lanai4, rdma-100g, or a path to a .toml file.
@@ -56,7 +56,7 @@ struct Args {
     out: Option<PathBuf>,
 }
 
-const KNOWN: &[&str] = &["nic", "bip"];
+const KNOWN: &[&str] = &["nic", "bip", "fm", "fm1"];
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -78,6 +78,8 @@ fn worker(layer: &str, args: &Args) {
     let mut t: Box<dyn Transport> = match layer {
         "nic" => Box::new(NicLayer::new(nic)),
         "bip" => Box::new(BipLayer::new(nic)),
+        "fm" => Box::new(FmLayer::new(nic, false)),
+        "fm1" => Box::new(FmLayer::new(nic, true)),
         other => panic!("unknown layer {other}"),
     };
     let sizes = args.sizes.clone().unwrap_or_else(|| measure::SIZES.to_vec());
@@ -159,7 +161,7 @@ fn mean_points(runs: &[Vec<Point>]) -> Vec<Point> {
 fn run(args: Args) -> Result<(), String> {
     for l in &args.layers {
         if !KNOWN.contains(&l.as_str()) {
-            return Err(format!("unknown layer {l:?}; this build measures {KNOWN:?} (fm, fm1 and mpi-* arrive with their crates)"));
+            return Err(format!("unknown layer {l:?}; this build measures {KNOWN:?} (mpi-* arrive with their crate)"));
         }
     }
     nic_model::Profile::load(&args.profile).map_err(|e| e.to_string())?;

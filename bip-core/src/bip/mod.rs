@@ -227,6 +227,16 @@ impl<D: Device> Bip<D> {
         self.wait(r).map(|_| ())
     }
 
+    /// Sends `buf` to queue `tag` of `dest` if it can go at once as one packet (short, with
+    /// credit, nothing queued before it, room on the route): `Ok(true)` when sent, `Ok(false)`
+    /// when nothing was done and the caller should use `send` or `isend`. Never blocks; for
+    /// layers above with their own waiting loop.
+    #[inline]
+    pub fn send_now(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> Result<bool> {
+        self.e.check(dest, tag)?;
+        Ok(self.try_send_now(dest, tag, buf))
+    }
+
     /// Receives the next message of queue `tag` into `buf`; returns its length and sender.
     ///
     /// While nothing is queued on `tag`, this polls the routes itself and copies a one-packet
@@ -286,6 +296,7 @@ impl<D: Device> Bip<D> {
         if let Some(r) = self.lend_buffered(tag, &mut f)? {
             return Ok(Some(r));
         }
+        let mut arrived = false;
         if self.e.reliable && self.e.tags[tag as usize].posted.is_empty() {
             let n = self.e.n;
             let mut src = self.e.poll_from;
@@ -299,6 +310,7 @@ impl<D: Device> Bip<D> {
                     if lent.is_some() {
                         return Ok(lent);
                     }
+                    arrived = true;
                     if !self.e.tags[tag as usize].unexpected.is_empty() {
                         break;
                     }
@@ -307,14 +319,23 @@ impl<D: Device> Bip<D> {
             }
             self.pump_pending()?;
         } else {
-            self.progress()?;
+            arrived = self.progress()?;
         }
-        self.lend_buffered(tag, &mut f)
+        // Only something that arrived just now can have been buffered since the first look.
+        if arrived {
+            self.lend_buffered(tag, &mut f)
+        } else {
+            Ok(None)
+        }
     }
 
     /// Lends the oldest buffered message of `tag`, if it is complete.
+    #[inline]
     fn lend_buffered<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
         let q = &mut self.e.tags[tag as usize].unexpected;
+        if q.is_empty() {
+            return Ok(None);
+        }
         match q.front().map(|u| &u.body) {
             Some(Body::Short { data, total }) if data.len() == *total => {}
             Some(Body::Rts { len, .. }) => return Err(BipError::NotLendable { len: *len }),
@@ -371,8 +392,8 @@ impl<D: Device> Bip<D> {
     /// Completes `r` if it is done: `Ok(Some(..))` once (the handle is then spent), `Ok(None)`
     /// while it is still in progress.
     pub fn test(&mut self, r: Request) -> Result<Option<Completion>> {
-        if self.e.reqs.get(r).is_none() {
-            return Err(BipError::InvalidRequest);
+        if let Some(c) = self.e.take(r)? {
+            return Ok(Some(c));
         }
         if !self.progress()? {
             // A caller that polls with `test` must learn of a dead peer as one that waits
@@ -571,6 +592,17 @@ impl<D: Device> Bip<D> {
         // The request stays allocated (its buffer may still be named by queued work); the
         // job is broken and the caller is told so.
         result
+    }
+
+    /// Fails with `PeerGone` if a peer has died (one that finalized cleanly is not an error):
+    /// for layers above whose own waiting loops must not outlive a broken job.
+    pub fn check_peers(&self) -> Result<()> {
+        for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
+            if self.dev.peer_status(p) == PeerStatus::Dead {
+                return Err(BipError::PeerGone { rank: p, why: "the process died" });
+            }
+        }
+        Ok(())
     }
 
     /// A receive may be satisfied by any peer: a death anywhere ends the wait (the job is

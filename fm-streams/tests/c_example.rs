@@ -1,0 +1,195 @@
+//! The C interface end to end: the C example `examples-c/handlers.c` (the `fm-c-example`
+//! binary) as the ranks of a real job, over single copy and over the packet fallback, and
+//! started outside any job.
+
+use nic_model::{Job, JobConfig, JobOutcome};
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const EXE: &str = env!("CARGO_BIN_EXE_fm-c-example");
+
+/// An unlinked temporary file to collect a rank's output.
+fn scratch(what: &str) -> File {
+    let path = std::env::temp_dir().join(format!(
+        "fm-c-example-{}-{what}-{}",
+        std::process::id(),
+        unique()
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .expect("creating a scratch file");
+    let _ = std::fs::remove_file(&path);
+    f
+}
+
+/// Distinguishes the scratch files of tests running concurrently in one process.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+fn contents(mut f: &File) -> String {
+    let mut s = String::new();
+    f.rewind()
+        .and_then(|_| f.read_to_string(&mut s))
+        .expect("reading a scratch file");
+    s
+}
+
+/// Runs the example as `n` ranks with extra environment `env`; returns how the job ended and
+/// each rank's (stdout, stderr).
+fn run_example(n: usize, env: &[(&str, &str)]) -> (JobOutcome, Vec<(String, String)>) {
+    let job = Job::new(&JobConfig::new(n)).expect("creating the job's fabric");
+    let files: Vec<(File, File)> = (0..n)
+        .map(|r| (scratch(&format!("out{r}")), scratch(&format!("err{r}"))))
+        .collect();
+    let outcome = job
+        .run(
+            |rank| {
+                let mut c = Command::new(EXE);
+                c.envs(env.iter().copied())
+                    .stdin(Stdio::null())
+                    .stdout(files[rank].0.try_clone().expect("dup of a scratch file"))
+                    .stderr(files[rank].1.try_clone().expect("dup of a scratch file"));
+                c
+            },
+            Duration::from_secs(2),
+            Some(Duration::from_secs(120)),
+        )
+        .expect("starting the job");
+    let logs = files
+        .iter()
+        .map(|(o, e)| (contents(o), contents(e)))
+        .collect();
+    (outcome, logs)
+}
+
+fn assert_example_passes(n: usize, env: &[(&str, &str)]) {
+    let (outcome, logs) = run_example(n, env);
+    let report = || {
+        logs.iter()
+            .enumerate()
+            .map(|(r, (o, e))| {
+                format!(
+                    "---- rank {r} ({:?})\nstdout:\n{o}\nstderr:\n{e}",
+                    outcome.exits[r]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        outcome.success(),
+        "the C example failed: {outcome:?}\n{}",
+        report()
+    );
+    assert!(
+        logs[0].0.contains("fm c example: OK"),
+        "rank 0 did not report success\n{}",
+        report()
+    );
+}
+
+#[test]
+fn c_example_runs_as_a_two_rank_job() {
+    assert_example_passes(2, &[]);
+}
+
+#[test]
+fn c_example_runs_over_the_packet_fallback() {
+    assert_example_passes(2, &[("MPI_NIC_DMA", "off")]);
+}
+
+/// Ranks beyond the first two only initialize and finalize.
+#[test]
+fn c_example_runs_with_an_idle_third_rank() {
+    assert_example_passes(3, &[]);
+}
+
+#[test]
+fn c_example_outside_a_job_fails_with_a_clear_message() {
+    let mut cmd = Command::new(EXE);
+    for var in [
+        nic_model::fabric::env::FABRIC_FD,
+        nic_model::fabric::env::RANK,
+        nic_model::fabric::env::JOB_KEY,
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .expect("running the example");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected exit status 1, not a crash or signal: {:?}\nstderr:\n{stderr}",
+        out.status
+    );
+    let explained = stderr
+        .lines()
+        .filter(|l| l.starts_with("FM_initialize: not started by a job launcher"))
+        .count();
+    assert_eq!(
+        explained, 1,
+        "FM_initialize must explain the failure exactly once:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("FM_initialize failed: not started by a job launcher"),
+        "the example must report the error code's description:\n{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("OK"),
+        "no success may be reported"
+    );
+}
+
+/// The header is clean C and C++, and the example compiles warning-free, where a compiler is
+/// installed (`build.rs` compiles it in any case).
+#[test]
+fn header_and_example_compile_cleanly() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let include = dir.join("include");
+    let mut tried = 0;
+    for (compiler, lang, std) in [("cc", "c", "-std=c11"), ("c++", "c++", "-std=c++11")] {
+        let mut cmd = Command::new(compiler);
+        cmd.args([
+            "-x",
+            lang,
+            std,
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-fsyntax-only",
+            "-I",
+        ])
+        .arg(&include);
+        if lang == "c" {
+            cmd.arg(dir.join("examples-c/handlers.c"));
+        } else {
+            cmd.arg(include.join("fm.h"));
+        }
+        let Ok(out) = cmd.output() else {
+            eprintln!("note: no `{compiler}` found; skipping its check");
+            continue;
+        };
+        tried += 1;
+        assert!(
+            out.status.success(),
+            "{compiler}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if tried == 0 {
+        eprintln!("note: no C or C++ compiler found; nothing checked");
+    }
+}
