@@ -14,7 +14,10 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 const SIZES: &[usize] = &[0, 1, 8, 100, 4000, 4100, 20_000, 40_000, 65_536, 100_003, 1 << 20, (1 << 20) + 7, 16 << 20];
 
 /// Receives a message in pieces of `sizes` (cycled), into one buffer.
-fn scatter_handler(inbox: Rc<RefCell<Vec<(usize, Vec<u8>)>>>, sizes: &'static [usize]) -> impl Fn(&mut fm_streams::Stream<'_>) {
+/// Messages a handler has received: (sender, contents).
+type Inbox = Rc<RefCell<Vec<(usize, Vec<u8>)>>>;
+
+fn scatter_handler(inbox: Inbox, sizes: &'static [usize]) -> impl Fn(&mut fm_streams::Stream<'_>) {
     move |s| {
         let total = s.size() as usize;
         let mut buf = vec![0u8; total];
@@ -45,7 +48,7 @@ fn gather_send(fm: &mut Fm<AnyNic>, dest: usize, data: &[u8], pieces: &[usize]) 
     fm.end_message(s).unwrap();
 }
 
-fn wait_for(fm: &mut Fm<AnyNic>, inbox: &Rc<RefCell<Vec<(usize, Vec<u8>)>>>, n: usize) {
+fn wait_for(fm: &mut Fm<AnyNic>, inbox: &Inbox, n: usize) {
     let t = std::time::Instant::now();
     while inbox.borrow().len() < n {
         fm.extract(usize::MAX).unwrap();
