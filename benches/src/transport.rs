@@ -204,6 +204,11 @@ struct Sink {
     /// Messages that arrived before a buffer was posted for them (a blocking send runs
     /// handlers while it waits), kept until `recv` asks.
     early: std::collections::VecDeque<Vec<u8>>,
+    /// Buffers of early messages already copied out, kept for reuse (no fresh pages to fault
+    /// in for every early message).
+    spare: Vec<Vec<u8>>,
+    /// How many messages arrived early.
+    early_count: u64,
     done: usize,
 }
 
@@ -229,7 +234,11 @@ impl FmLayer {
             fm.set_handler1(FM_HANDLER, move |_src, data| {
                 let mut sink = s.borrow_mut();
                 let Some((ptr, cap)) = sink.targets.pop_front() else {
-                    sink.early.push_back(data.to_vec());
+                    let mut early = sink.spare.pop().unwrap_or_default();
+                    early.clear();
+                    early.extend_from_slice(data);
+                    sink.early.push_back(early);
+                    sink.early_count += 1;
                     return;
                 };
                 assert!(data.len() <= cap, "message longer than its buffer");
@@ -244,9 +253,22 @@ impl FmLayer {
                 let len = stream.size() as usize;
                 let target = s.borrow_mut().targets.pop_front();
                 let Some((ptr, cap)) = target else {
-                    let mut early = vec![0u8; len];
+                    let mut early = s.borrow_mut().spare.pop().unwrap_or_default();
+                    early.resize(len, 0);
                     stream.receive(&mut early);
-                    s.borrow_mut().early.push_back(early);
+                    let mut sink = s.borrow_mut();
+                    sink.early_count += 1;
+                    // A buffer may have been posted while this handler was suspended: the
+                    // message is then no longer early.
+                    if let Some((ptr, cap)) = sink.targets.pop_front() {
+                        assert!(len <= cap, "message longer than its buffer");
+                        // SAFETY: as below.
+                        unsafe { std::ptr::copy_nonoverlapping(early.as_ptr(), ptr, len) };
+                        sink.spare.push(early);
+                        sink.done += 1;
+                    } else {
+                        sink.early.push_back(early);
+                    }
                     return;
                 };
                 assert!(len <= cap, "message longer than its buffer");
@@ -303,8 +325,10 @@ impl Transport for FmLayer {
 
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) {
-        if let Some(m) = self.sink.borrow_mut().early.pop_front() {
+        let early = self.sink.borrow_mut().early.pop_front();
+        if let Some(m) = early {
             buf[..m.len()].copy_from_slice(&m);
+            self.sink.borrow_mut().spare.push(m);
             return;
         }
         self.sink.borrow_mut().targets.push_back((buf.as_mut_ptr(), buf.len()));
@@ -323,6 +347,7 @@ impl Transport for FmLayer {
         while first < count {
             let Some(m) = self.sink.borrow_mut().early.pop_front() else { break };
             bufs[first % k][..m.len()].copy_from_slice(&m);
+            self.sink.borrow_mut().spare.push(m);
             first += 1;
         }
         {
@@ -342,6 +367,7 @@ impl Transport for FmLayer {
             "nic": serde_json::to_value(self.fm.bip().device().counters()).unwrap(),
             "bip": { "messages_sent": c.messages_sent, "messages_received": c.messages_received, "copies": c.copies, "bytes_copied": c.bytes_copied,
                      "rendezvous_single_copy": c.rendezvous_single_copy, "rendezvous_packets": c.rendezvous_packets, "credit_waits": c.credit_waits },
+            "early_messages": self.sink.borrow().early_count,
             "fm": { "messages_sent": f.messages_sent, "messages_received": f.messages_received, "packets_sent": f.packets_sent,
                     "packets_received": f.packets_received, "bulk_direct": f.bulk_direct, "bulk_staged": f.bulk_staged,
                     "suspensions": f.suspensions, "bytes_copied": f.bytes_copied },

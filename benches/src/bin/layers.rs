@@ -187,7 +187,14 @@ fn run(args: Args) -> Result<(), String> {
     let results: BTreeMap<String, Vec<Point>> = runs.iter().map(|(k, v)| (k.clone(), median_points(v))).collect();
     print_table(&args, &results);
     if let Some(m) = runs.get("mpich") {
-        print_pairwise(&runs, m);
+        print_pairwise(&runs, m, "MPICH");
+    }
+    if args.repeat > 1 && args.layers.len() > 1 {
+        // Each layer against the first one named (the layer below), run by run.
+        let base = &runs[&args.layers[0]];
+        let others: BTreeMap<String, Vec<Vec<Point>>> =
+            runs.iter().filter(|(k, _)| **k != args.layers[0] && *k != "mpich").map(|(k, v)| (k.clone(), v.clone())).collect();
+        print_pairwise(&others, base, &args.layers[0]);
     }
     if let Some(path) = &args.json {
         let layers: serde_json::Map<String, serde_json::Value> =
@@ -261,16 +268,22 @@ fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
     }
 }
 
-/// Ratios of each layer to MPICH taken run by run (each of our runs against the MPICH run right
-/// after it), then the median: on this shared VM the speed of the whole machine shifts between
-/// runs, and a ratio of neighbours cancels that.
-fn print_pairwise(runs: &BTreeMap<String, Vec<Vec<Point>>>, mpich: &[Vec<Point>]) {
+/// Ratios of each layer to a reference (MPICH, or the layer below) taken run by run (each run
+/// against the reference's run of the same round), then the median: on this shared VM the
+/// speed of the whole machine shifts between runs, and a ratio of neighbours cancels that.
+fn print_pairwise(runs: &BTreeMap<String, Vec<Vec<Point>>>, mpich: &[Vec<Point>], reference: &str) {
     let med = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
-    println!("\nper-run ratios to MPICH (median over {} alternating runs; latency: MPICH / ours, bandwidth: ours / MPICH; >1 means ours is better)", mpich.len());
+    println!(
+        "\nper-run ratios to {reference} (median over {} alternating runs; latency: {reference}'s / the layer's, bandwidth: the layer's / {reference}'s; 1 = all of {reference}'s performance)",
+        mpich.len()
+    );
     for (layer, lruns) in runs.iter().filter(|(k, _)| *k != "mpich") {
+        if layer == "mpich" {
+            continue;
+        }
         for (i, p) in lruns[0].iter().enumerate() {
             let lat = med(lruns.iter().zip(mpich).map(|(o, m)| m[i].latency_us / o[i].latency_us.max(1e-9)).collect());
             let bw = if p.size > 0 {
