@@ -11,26 +11,13 @@
 //! run-time choice of wrappers costs.
 
 use bip_core::{Bip, BipConfig};
-use nic_model::{AnyNic, Device, Job, JobConfig, Nic};
+use nic_model::{AnyNic, Device, Nic};
 
 fn main() {
     let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
-    if std::env::var_os("NIC_RANK").is_none() {
-        // The launcher: a job of one rank running this same program.
-        let job = Job::new(&JobConfig::new(1)).expect("creating the job");
-        let exe = std::env::current_exe().expect("own path");
-        let out = job
-            .run(
-                |_| {
-                    let mut c = std::process::Command::new(&exe);
-                    c.arg(iters.to_string());
-                    c
-                },
-                std::time::Duration::from_secs(1),
-                None,
-            )
-            .expect("running the job");
-        std::process::exit(if out.success() { 0 } else { 1 });
+    // Outside a job, run this program again as a job of one rank.
+    if let Some(code) = nic_model::testing::relaunch_as_job(1) {
+        std::process::exit(code);
     }
     if std::env::var_os("SELF_LOOP_PLAIN").is_some() {
         run(Nic::from_env().expect("attach"), iters);

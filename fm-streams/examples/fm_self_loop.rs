@@ -8,27 +8,15 @@
 //! ```
 
 use fm_streams::Fm;
-use nic_model::{AnyNic, Job, JobConfig};
+use nic_model::AnyNic;
 use std::cell::Cell;
 use std::rc::Rc;
 
 fn main() {
     let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
-    if std::env::var_os("NIC_RANK").is_none() {
-        let job = Job::new(&JobConfig::new(1)).expect("creating the job");
-        let exe = std::env::current_exe().expect("own path");
-        let out = job
-            .run(
-                |_| {
-                    let mut c = std::process::Command::new(&exe);
-                    c.arg(iters.to_string());
-                    c
-                },
-                std::time::Duration::from_secs(1),
-                None,
-            )
-            .expect("running the job");
-        std::process::exit(if out.success() { 0 } else { 1 });
+    // Outside a job, run this program again as a job of one rank.
+    if let Some(code) = nic_model::testing::relaunch_as_job(1) {
+        std::process::exit(code);
     }
     let mut fm = Fm::new(AnyNic::from_env().expect("attach")).expect("FM");
     let got = Rc::new(Cell::new(0usize));

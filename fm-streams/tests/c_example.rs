@@ -2,73 +2,16 @@
 //! binary) as the ranks of a real job, over single copy and over the packet fallback, and
 //! started outside any job.
 
-use nic_model::{Job, JobConfig, JobOutcome};
-use std::fs::File;
-use std::io::{Read, Seek};
+use nic_model::JobOutcome;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 const EXE: &str = env!("CARGO_BIN_EXE_fm-c-example");
-
-/// An unlinked temporary file to collect a rank's output.
-fn scratch(what: &str) -> File {
-    let path = std::env::temp_dir().join(format!(
-        "fm-c-example-{}-{what}-{}",
-        std::process::id(),
-        unique()
-    ));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .expect("creating a scratch file");
-    let _ = std::fs::remove_file(&path);
-    f
-}
-
-/// Distinguishes the scratch files of tests running concurrently in one process.
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-fn contents(mut f: &File) -> String {
-    let mut s = String::new();
-    f.rewind()
-        .and_then(|_| f.read_to_string(&mut s))
-        .expect("reading a scratch file");
-    s
-}
 
 /// Runs the example as `n` ranks with extra environment `env`; returns how the job ended and
 /// each rank's (stdout, stderr).
 fn run_example(n: usize, env: &[(&str, &str)]) -> (JobOutcome, Vec<(String, String)>) {
-    let job = Job::new(&JobConfig::new(n)).expect("creating the job's fabric");
-    let files: Vec<(File, File)> = (0..n)
-        .map(|r| (scratch(&format!("out{r}")), scratch(&format!("err{r}"))))
-        .collect();
-    let outcome = job
-        .run(
-            |rank| {
-                let mut c = Command::new(EXE);
-                c.envs(env.iter().copied())
-                    .stdin(Stdio::null())
-                    .stdout(files[rank].0.try_clone().expect("dup of a scratch file"))
-                    .stderr(files[rank].1.try_clone().expect("dup of a scratch file"));
-                c
-            },
-            Duration::from_secs(2),
-            Some(Duration::from_secs(120)),
-        )
-        .expect("starting the job");
-    let logs = files
-        .iter()
-        .map(|(o, e)| (contents(o), contents(e)))
-        .collect();
-    (outcome, logs)
+    nic_model::testing::run_program(std::path::Path::new(EXE), n, env)
 }
 
 fn assert_example_passes(n: usize, env: &[(&str, &str)]) {

@@ -54,14 +54,67 @@ pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], ti
         )
         .expect("starting the job");
     if !out.success() {
-        for (rank, mut f) in logs.into_iter().enumerate() {
-            use std::io::{Read, Seek};
-            let mut s = String::new();
-            let _ = f.rewind().and_then(|_| f.read_to_string(&mut s));
-            println!("---- rank {rank} ({:?}) ----\n{s}", out.exits[rank]);
+        for (rank, f) in logs.iter().enumerate() {
+            println!("---- rank {rank} ({:?}) ----\n{}", out.exits[rank], contents(f));
         }
     }
     out
+}
+
+/// Runs `program` as `n` ranks of a fresh job with extra environment `env` (stdin closed);
+/// returns how the job ended and each rank's (stdout, stderr). Each rank gets 120 s at most.
+/// For tests of programs that are not test binaries, such as the C examples.
+pub fn run_program(program: &std::path::Path, n: usize, env: &[(&str, &str)]) -> (JobOutcome, Vec<(String, String)>) {
+    let job = Job::new(&JobConfig::new(n)).expect("creating the job's fabric");
+    let files: Vec<(std::fs::File, std::fs::File)> = (0..n).map(|_| (tempfile(), tempfile())).collect();
+    let outcome = job
+        .run(
+            |rank| {
+                let mut c = Command::new(program);
+                c.envs(env.iter().copied())
+                    .stdin(std::process::Stdio::null())
+                    .stdout(files[rank].0.try_clone().expect("dup of a log file"))
+                    .stderr(files[rank].1.try_clone().expect("dup of a log file"));
+                c
+            },
+            Duration::from_secs(2),
+            Some(Duration::from_secs(120)),
+        )
+        .expect("starting the job");
+    let logs = files.iter().map(|(o, e)| (contents(o), contents(e))).collect();
+    (outcome, logs)
+}
+
+/// For small tools and examples that must run inside a job: outside one, runs this same
+/// program (same arguments, inherited stdio) as the `n` ranks of a fresh job and returns the
+/// exit code to leave with; inside a job (a rank), returns `None` and the caller goes on.
+pub fn relaunch_as_job(n: usize) -> Option<i32> {
+    if std::env::var_os(crate::fabric::env::RANK).is_some() {
+        return None;
+    }
+    let exe = std::env::current_exe().expect("own path");
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let job = Job::new(&JobConfig::new(n)).expect("creating the job's fabric");
+    let out = job
+        .run(
+            |_| {
+                let mut c = Command::new(&exe);
+                c.args(&args);
+                c
+            },
+            Duration::from_secs(1),
+            None,
+        )
+        .expect("starting the job");
+    Some(if out.success() { 0 } else { 1 })
+}
+
+/// Everything written to a log file so far.
+fn contents(mut f: &std::fs::File) -> String {
+    use std::io::{Read, Seek};
+    let mut s = String::new();
+    let _ = f.rewind().and_then(|_| f.read_to_string(&mut s));
+    s
 }
 
 /// An anonymous temporary file (unlinked at once), for a rank's output.
