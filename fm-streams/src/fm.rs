@@ -361,7 +361,7 @@ impl<D: Device> Fm<D> {
             // Nothing to do: a caller looping on extract must still learn of a dead peer.
             // Look at most every 100 ms, and read the clock only every 256 idle calls.
             self.idle_calls = self.idle_calls.wrapping_add(1);
-            if self.idle_calls % 256 != 0 {
+            if !self.idle_calls.is_multiple_of(256) {
                 return Ok(0);
             }
             let now = std::time::Instant::now();

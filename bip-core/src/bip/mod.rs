@@ -401,7 +401,7 @@ impl<D: Device> Bip<D> {
             // A caller that polls with `test` must learn of a dead peer as one that waits
             // does; look at most every 100 ms, reading the clock every 256 idle polls.
             self.e.idle_tests = self.e.idle_tests.wrapping_add(1);
-            if self.e.idle_tests % 256 != 0 {
+            if !self.e.idle_tests.is_multiple_of(256) {
                 return self.e.take(r);
             }
             let now = std::time::Instant::now();
