@@ -6,8 +6,8 @@
 //! `benches/c/mpi_pingpong.c` is the same method written in C against MPI, for running the
 //! same measurement over MPICH (and, later, over this project's own `libmpi.so`).
 //!
-//! Layers today: `nic` (raw packets through the NIC's rings) and `bip`. FM and MPI layers
-//! will join as their crates land.
+//! Layers today: `nic` (raw packets through the NIC's rings), `bip`, `fm` (FM 2.x streams)
+//! and `fm1` (FM 1.x). The MPI layers will join as their crate lands.
 
 pub mod measure;
 pub mod transport;

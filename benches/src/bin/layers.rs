@@ -2,7 +2,7 @@
 //! layer, and prints a table (and the JSON of ../shared/DESIGN.md).
 //!
 //! ```text
-//! layers --layers nic,bip --profile native --json layers.json
+//! layers --layers nic,bip,fm,fm1 --profile native --json layers.json
 //! layers --layers bip --profile myrinet-lanai4
 //! layers --compare-mpich --repeat 3      # and MPICH's MPI, alternating, in the same run
 //! layers --calibrate                     # BIP's copy / single-copy threshold on this machine
@@ -21,7 +21,7 @@ use std::time::Duration;
 #[command(about = "Measure latency and bandwidth of every layer of the stack between two processes")]
 struct Args {
     /// Layers to measure, comma-separated: nic, bip, fm, fm1.
-    #[arg(long, default_value = "nic,bip", value_delimiter = ',')]
+    #[arg(long, default_value = "nic,bip,fm,fm1", value_delimiter = ',')]
     layers: Vec<String>,
     /// NIC timing profile: native, myrinet-lanai4, rdma-100g, or a path to a .toml file.
     #[arg(long, env = "MPI_NIC_PROFILE", default_value = "native")]
