@@ -14,7 +14,8 @@ use std::rc::Rc;
 const FM_TAG: u32 = 0;
 /// Bulk segments from rank `r` travel on BIP tag `BULK_TAG_BASE + r`.
 const BULK_TAG_BASE: u32 = 1;
-/// Pieces at least this long (and 64 KiB or more of message) go by BIP single copy.
+/// Pieces at least this long go by BIP single copy (`FM_BULK_MIN` overrides; never below
+/// BIP's short-message limit, so that BIP takes its rendezvous path).
 pub const DEFAULT_BULK_MIN: usize = 32 * 1024;
 /// Stack of each handler coroutine (`FM_STACK_BYTES` overrides).
 const DEFAULT_STACK: usize = 256 * 1024;
@@ -63,7 +64,7 @@ enum BulkPurpose {
     Direct,
     /// Into `Active::staged`, then offered to the handler as data.
     Staged,
-    /// Into the FM 1.x message's staging buffer at this offset.
+    /// Into the FM 1.x message's staging buffer, after what is staged already.
     Fm1,
     /// The handler is gone: receive and drop.
     Drain,
@@ -90,8 +91,8 @@ enum Action {
 
 /// Receive-side state, apart from BIP so that BIP can lend a packet while it is updated.
 struct Rx {
-    /// Packets that arrived while their source's previous message still waited for its bulk
-    /// transfer to be seen complete; replayed in order once it is.
+    /// Packets that arrived while a bulk transfer from their source was still in flight (seen
+    /// incomplete); replayed in order once it is complete.
     stash: std::collections::VecDeque<(Rank, Vec<u8>)>,
     /// Bulk transfers in flight.
     bulk_pending: usize,
@@ -401,6 +402,7 @@ impl<D: Device> Fm<D> {
     #[cold]
     fn post_bulk(&mut self, action: Action) -> Result<usize> {
         let Action::Bulk { src, dst, len, purpose } = action else { return Ok(0) };
+        tracing::debug!(target: "fm", src, len, "bulk segment: receive posted");
         // SAFETY: `dst` is valid for `len` bytes until the request completes: a suspended
         // handler's buffer (it stays suspended until then), or a staging buffer owned by the
         // active message, which is not touched or dropped before completion.
@@ -516,6 +518,7 @@ impl Rx {
 
     /// The first packet of a message: sets up its handler.
     fn start(&mut self, src: Rank, h: Header) -> Result<()> {
+        tracing::trace!(target: "fm", src, handler = h.handler, size = h.size, fm1 = h.fm1, "handler starts on a coroutine");
         let inbox = Box::new(Inbox::new(src, h.size));
         if h.fm1 {
             let handler = self.handlers1.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;

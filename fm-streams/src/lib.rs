@@ -33,9 +33,13 @@
 //!
 //! **What it needs from below.** BIP's `isend`/`test`, `lend` on one tag, and rendezvous on
 //! per-sender bulk tags (`1 + rank`), so BIP needs at least `nranks + 1` tags.
+//!
+//! **Modules.** `fm`: the endpoint (send side, `extract`, handler scheduling); `stream`: the
+//! handler's view of a message; `wire`: the 8-byte FM packet header; [`ffi`]: the C interface
+//! `fm.h`.
 
-pub mod ffi;
 mod error;
+pub mod ffi;
 mod fm;
 mod stream;
 mod wire;
