@@ -109,6 +109,28 @@ pub fn relaunch_as_job(n: usize) -> Option<i32> {
     Some(if out.success() { 0 } else { 1 })
 }
 
+/// Checks that `header` is clean C11 and C++11 and that `c_source` compiles warning-free
+/// (`-Wall -Wextra -Wpedantic -Werror`), with `include` on the include path, for each of `cc`
+/// and `c++` that is installed. For the C interfaces of the layers (`bip.h`, `fm.h`).
+pub fn check_c_interface(include: &std::path::Path, c_source: &std::path::Path, header: &std::path::Path) {
+    let mut tried = 0;
+    for (compiler, lang, std, file) in [("cc", "c", "-std=c11", c_source), ("c++", "c++", "-std=c++11", header)] {
+        let mut cmd = Command::new(compiler);
+        cmd.args(["-x", lang, std, "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only", "-I"])
+            .arg(include)
+            .arg(file);
+        let Ok(out) = cmd.output() else {
+            eprintln!("note: no `{compiler}` found; skipping its check");
+            continue;
+        };
+        tried += 1;
+        assert!(out.status.success(), "{compiler}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    if tried == 0 {
+        eprintln!("note: no C or C++ compiler found; nothing checked");
+    }
+}
+
 /// Everything written to a log file so far.
 fn contents(mut f: &std::fs::File) -> String {
     use std::io::{Read, Seek};
