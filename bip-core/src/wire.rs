@@ -1,16 +1,20 @@
-//! The BIP packet header: a fixed 32-byte typed view at the start of every packet's payload.
+//! The BIP packet header: a typed view at the start of every packet's payload, 24 bytes over
+//! a reliable device and 32 over an unreliable one (the last 8 carry the link protocol).
 //!
 //! ```text
 //!  0 kind u8   1 flags u8   2 id u16   4 tag u32
 //!  8 len u64     message length (EAGER/RTS), credit bytes (CREDIT), cumulative ack (ACK/NACK)
 //! 16 aux u64     RTS: sender's buffer address; EAGER_CONT/DATA: byte offset; CTS: receiver id
-//! 24 seq u32     link sequence number   (used only over an unreliable device)
-//! 28 csum u32    CRC-32 of the packet  (used only over an unreliable device)
+//! 24 seq u32     link sequence number   (only over an unreliable device)
+//! 28 csum u32    CRC-32 of the packet  (only over an unreliable device)
 //! ```
-//! With the NIC's 24-byte slot header in front, an 8-byte message fits in one cache line.
+//! With the NIC's 24-byte slot header in front, a 16-byte message fits in one cache line, and
+//! so does an 8-byte FM message with FM's 8-byte header.
 
-/// Size of the header.
-pub const HEADER: usize = 32;
+/// Size of the header over a reliable device.
+pub const HEADER: usize = 24;
+/// Size of the header over an unreliable device (sequence number and checksum added).
+pub const LINK_HEADER: usize = 32;
 
 /// Packet kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,27 +81,37 @@ impl Header {
         Header { kind, flags: 0, id: 0, tag: 0, len: 0, aux: 0, seq: 0, csum: 0 }
     }
 
-    /// Reads a header from the start of a packet. `None` if too short or of unknown kind.
+    /// Reads a reliable-device header (24 bytes). `None` if too short or of unknown kind.
     #[inline]
     pub fn parse(p: &[u8]) -> Option<Header> {
         if p.len() < HEADER {
             return None;
         }
-        let u32_at = |o: usize| u32::from_le_bytes(p[o..o + 4].try_into().unwrap());
         let u64_at = |o: usize| u64::from_le_bytes(p[o..o + 8].try_into().unwrap());
         Some(Header {
             kind: Kind::from_u8(p[0])?,
             flags: p[1],
             id: u16::from_le_bytes([p[2], p[3]]),
-            tag: u32_at(4),
+            tag: u32::from_le_bytes(p[4..8].try_into().unwrap()),
             len: u64_at(8),
             aux: u64_at(16),
-            seq: u32_at(24),
-            csum: u32_at(28),
+            seq: 0,
+            csum: 0,
         })
     }
 
-    /// Writes the header to the start of a packet buffer.
+    /// Reads an unreliable-device header (32 bytes, with sequence number and checksum).
+    pub fn parse_link(p: &[u8]) -> Option<Header> {
+        if p.len() < LINK_HEADER {
+            return None;
+        }
+        let mut h = Header::parse(p)?;
+        h.seq = u32::from_le_bytes(p[24..28].try_into().unwrap());
+        h.csum = u32::from_le_bytes(p[28..32].try_into().unwrap());
+        Some(h)
+    }
+
+    /// Writes a reliable-device header (24 bytes) to the start of a packet buffer.
     #[inline]
     pub fn emit(&self, p: &mut [u8]) {
         p[0] = self.kind as u8;
@@ -106,17 +120,22 @@ impl Header {
         p[4..8].copy_from_slice(&self.tag.to_le_bytes());
         p[8..16].copy_from_slice(&self.len.to_le_bytes());
         p[16..24].copy_from_slice(&self.aux.to_le_bytes());
+    }
+
+    /// Writes an unreliable-device header (32 bytes).
+    pub fn emit_link(&self, p: &mut [u8]) {
+        self.emit(p);
         p[24..28].copy_from_slice(&self.seq.to_le_bytes());
         p[28..32].copy_from_slice(&self.csum.to_le_bytes());
     }
 }
 
-/// CRC-32 of a packet with its checksum field taken as zero.
+/// CRC-32 of an unreliable-device packet with its checksum field taken as zero.
 pub fn checksum(p: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&p[..28]);
     h.update(&[0; 4]);
-    h.update(&p[HEADER..]);
+    h.update(&p[LINK_HEADER..]);
     h.finalize()
 }
 
@@ -133,11 +152,13 @@ mod tests {
         h.aux = 0x7fff_0000_1234;
         h.seq = 99;
         let mut buf = [0u8; 40];
-        h.emit(&mut buf);
-        assert_eq!(Header::parse(&buf), Some(h));
+        h.emit_link(&mut buf);
+        assert_eq!(Header::parse_link(&buf), Some(h));
+        assert_eq!(Header::parse(&buf), Some(Header { seq: 0, csum: 0, ..h }));
         buf[0] = 200;
         assert_eq!(Header::parse(&buf), None);
         assert_eq!(Header::parse(&buf[..10]), None);
+        assert_eq!(Header::parse_link(&buf[..30]), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::error::{BipError, Result};
 use crate::link::Link;
 use crate::queues::{Body, TagQueue};
 use crate::request::{Completion, Op, Request, State, Table};
-use crate::wire::{Header, Kind, HEADER};
+use crate::wire::{Header, Kind, HEADER, LINK_HEADER};
 use nic_model::wait::Backoff;
 use nic_model::{Device, NicError, PeerStatus, Rank, RxToken};
 use std::collections::VecDeque;
@@ -145,10 +145,12 @@ pub struct Bip<D: Device> {
 impl<D: Device> Bip<D> {
     /// Starts BIP over `dev`: grants every peer its share of our short-message buffer.
     pub fn new(mut dev: D, cfg: BipConfig) -> Result<Self> {
-        dev.set_protocol_header(HEADER);
         let caps = dev.capabilities();
         let n = dev.nranks();
         let reliable = caps.reliable && !cfg.force_link;
+        // Over an unreliable device every packet also carries a sequence number and checksum.
+        let header = if reliable { HEADER } else { LINK_HEADER };
+        dev.set_protocol_header(header);
         let grant = cfg.grant_per_sender(n);
         let sizer = PacketSizer::for_profile(dev.profile());
         let peers = (0..n)
@@ -165,7 +167,7 @@ impl<D: Device> Bip<D> {
         let mut e = Engine {
             rank: dev.rank(),
             n,
-            max_payload: caps.mtu - HEADER,
+            max_payload: caps.mtu - header,
             reliable,
             // Over an unreliable device long messages must cross the faulty wire too, so that
             // the link protocol protects them; single copy would bypass it.

@@ -7,7 +7,7 @@ use crate::error::{BipError, Result};
 use crate::link::Verdict;
 use crate::queues::{Body, Unexpected};
 use crate::request::Op;
-use crate::wire::{checksum, Header, Kind, HEADER};
+use crate::wire::{checksum, Header, Kind, HEADER, LINK_HEADER};
 use nic_model::Rank;
 
 impl Engine {
@@ -139,8 +139,8 @@ impl Engine {
 
     fn on_unreliable_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
         let link = self.peers[src].link.as_mut().unwrap();
-        let good = pkt.len() >= HEADER && u32::from_le_bytes(pkt[28..32].try_into().unwrap()) == checksum(pkt);
-        let h = if good { Header::parse(pkt) } else { None };
+        let good = pkt.len() >= LINK_HEADER && u32::from_le_bytes(pkt[28..32].try_into().unwrap()) == checksum(pkt);
+        let h = if good { Header::parse_link(pkt) } else { None };
         let Some(h) = h else {
             self.counters.rejected += 1;
             if let Some(from) = link.on_corrupt() {
@@ -161,7 +161,7 @@ impl Engine {
                 Ok(())
             }
             _ => match link.classify(h.seq) {
-                Verdict::Deliver => self.on_message_packet(src, h, &pkt[HEADER..]),
+                Verdict::Deliver => self.on_message_packet(src, h, &pkt[LINK_HEADER..]),
                 Verdict::Duplicate => {
                     self.counters.rejected += 1;
                     Ok(())

@@ -5,7 +5,7 @@ use super::{Bip, SendWork};
 use crate::config::ENVELOPE_COST;
 use crate::error::{BipError, Result};
 use crate::link::MAX_RETRIES;
-use crate::wire::{checksum, Header, Kind, HEADER};
+use crate::wire::{checksum, Header, Kind, HEADER, LINK_HEADER};
 use nic_model::{Device, Rank, TxToken};
 
 impl<D: Device> Bip<D> {
@@ -155,22 +155,22 @@ impl<D: Device> Bip<D> {
 
     /// Puts one packet on the route to `dest`; false if there is no room now.
     pub(super) fn emit(&mut self, dest: Rank, mut h: Header, payload: &[u8]) -> Result<bool> {
-        let total = HEADER + payload.len();
         if self.e.reliable {
             let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
-            tok.consume(total, |p| {
+            tok.consume(HEADER + payload.len(), |p| {
                 h.emit(p);
                 p[HEADER..].copy_from_slice(payload);
             });
         } else {
+            let total = LINK_HEADER + payload.len();
             let link = self.e.peers[dest].link.as_mut().expect("link over an unreliable device");
             if !h.kind.is_link() && !link.window_open() {
                 return Ok(false);
             }
             h.seq = if h.kind.is_link() { 0 } else { link.peek_seq() };
             let mut pkt = vec![0u8; total];
-            h.emit(&mut pkt);
-            pkt[HEADER..].copy_from_slice(payload);
+            h.emit_link(&mut pkt);
+            pkt[LINK_HEADER..].copy_from_slice(payload);
             let c = checksum(&pkt);
             pkt[28..32].copy_from_slice(&c.to_le_bytes());
             let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
