@@ -2,42 +2,12 @@
 //! binary) as the ranks of a real job, over single copy and over the packet fallback, and
 //! started outside any job.
 
-use nic_model::JobOutcome;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
 
 const EXE: &str = env!("CARGO_BIN_EXE_fm-c-example");
 
-/// Runs the example as `n` ranks with extra environment `env`; returns how the job ended and
-/// each rank's (stdout, stderr).
-fn run_example(n: usize, env: &[(&str, &str)]) -> (JobOutcome, Vec<(String, String)>) {
-    nic_model::testing::run_program(std::path::Path::new(EXE), n, env)
-}
-
 fn assert_example_passes(n: usize, env: &[(&str, &str)]) {
-    let (outcome, logs) = run_example(n, env);
-    let report = || {
-        logs.iter()
-            .enumerate()
-            .map(|(r, (o, e))| {
-                format!(
-                    "---- rank {r} ({:?})\nstdout:\n{o}\nstderr:\n{e}",
-                    outcome.exits[r]
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert!(
-        outcome.success(),
-        "the C example failed: {outcome:?}\n{}",
-        report()
-    );
-    assert!(
-        logs[0].0.contains("fm c example: OK"),
-        "rank 0 did not report success\n{}",
-        report()
-    );
+    nic_model::testing::assert_program_succeeds(Path::new(EXE), n, env, "fm c example: OK");
 }
 
 #[test]
@@ -58,18 +28,7 @@ fn c_example_runs_with_an_idle_third_rank() {
 
 #[test]
 fn c_example_outside_a_job_fails_with_a_clear_message() {
-    let mut cmd = Command::new(EXE);
-    for var in [
-        nic_model::fabric::env::FABRIC_FD,
-        nic_model::fabric::env::RANK,
-        nic_model::fabric::env::JOB_KEY,
-    ] {
-        cmd.env_remove(var);
-    }
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .expect("running the example");
+    let out = nic_model::testing::run_outside_job(Path::new(EXE));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),

@@ -85,6 +85,31 @@ pub fn run_program(program: &std::path::Path, n: usize, env: &[(&str, &str)]) ->
     (outcome, logs)
 }
 
+/// Runs `program` as `n` ranks (see [`run_program`]) and asserts that the job succeeded and
+/// that rank 0's standard output contains `expect`; on failure, prints every rank's output.
+pub fn assert_program_succeeds(program: &std::path::Path, n: usize, env: &[(&str, &str)], expect: &str) {
+    let (outcome, logs) = run_program(program, n, env);
+    let report = || {
+        logs.iter()
+            .enumerate()
+            .map(|(r, (o, e))| format!("---- rank {r} ({:?})\nstdout:\n{o}\nstderr:\n{e}", outcome.exits[r]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(outcome.success(), "{} failed: {outcome:?}\n{}", program.display(), report());
+    assert!(logs[0].0.contains(expect), "rank 0 did not print {expect:?}\n{}", report());
+}
+
+/// Runs `program` once with none of a launcher's environment (stdin closed), as a user who
+/// forgot `mpirun` would, and returns what it did.
+pub fn run_outside_job(program: &std::path::Path) -> std::process::Output {
+    let mut cmd = Command::new(program);
+    for var in [crate::fabric::env::FABRIC_FD, crate::fabric::env::RANK, crate::fabric::env::JOB_KEY] {
+        cmd.env_remove(var);
+    }
+    cmd.stdin(std::process::Stdio::null()).output().expect("running the program")
+}
+
 /// For small tools and examples that must run inside a job: outside one, runs this same
 /// program (same arguments, inherited stdio) as the `n` ranks of a fresh job and returns the
 /// exit code to leave with; inside a job (a rank), returns `None` and the caller goes on.
