@@ -1,7 +1,57 @@
-//! # c-abi: `libmpi.so`, `mpi.h` and the MPI tools (not yet implemented)
+//! # c-abi: `libmpi.so`, the MPI library with MPICH's binary interface
 //!
-//! This crate will hold the MPI layer above the channel device and its C ABI (MPICH-compatible
-//! handles and `MPI_Status`), the `PMPI_` profiling entry points, and the `mpicc`, `mpifort` and
-//! `mpirun` tools.
+//! ```text
+//!   C program ──mpi.h──▶ MPI_Send ─▶ PMPI_Send ─▶ checks ─▶ Adi::send ─▶ channel ─▶ BIP/FM
+//!                         (export)     (p2p)      (args)    (mpich-channel)
+//! ```
 //!
-//! Nothing here works yet: the crate exists so the workspace has its final shape.
+//! **What it does.** This crate is the MPI layer of the stack: the C functions of `mpi.h`
+//! (`include/mpi.h`), exported from `libmpi.so` under their `MPI_` and `PMPI_` names, on top of
+//! mpich-channel's point-to-point engine ([`mpich_channel::Adi`]). It owns everything MPI has
+//! that the engine does not: handles, datatypes, communicators and their context ids, request
+//! objects (persistent ones included), statuses, buffered sends, error classes and handlers, the
+//! barrier, and the argument checking of every call.
+//!
+//! **What it promises.** The MPICH 4.0 ABI: every handle, constant and the `MPI_Status` layout
+//! are MPICH's, and the library answers to `libmpi.so.12` and `libmpich.so.12` (see
+//! `build.rs`), so a program compiled against MPICH runs on it unmodified. `mpi.h` is the
+//! single source of the values: bindgen turns it into [`abi`], and each exported function is
+//! checked at compile time against its prototype there. A bad argument returns the right error
+//! class (or, under the default `MPI_ERRORS_ARE_FATAL`, ends the job with a one-line message)
+//! and changes nothing. The fast path (`MPI_Send`, `MPI_Recv`, `MPI_Isend`, `MPI_Irecv`,
+//! `MPI_Wait` of small messages) adds a few comparisons to the engine: no lock, no allocation,
+//! no hashing. Thread level: up to `MPI_THREAD_SERIALIZED`.
+//!
+//! **What it needs from below.** An [`mpich_channel::Adi`] per process: bytes, engine ranks,
+//! tags and 16-bit context ids; nonblocking operations that never block; a progress call that
+//! backs off when idle.
+//!
+//! **Modules.** Plumbing: [`abi`] (the header, via bindgen), `export` (the `MPI_`/`PMPI_`
+//! entry-point macro), `global` (the process-wide state cell), `state`, `cptr` (the C
+//! caller's pointers), `error` and `errhandler`. Objects: `comm`, `datatype`,
+//! `status`, `request`, `bsend`. Calls: `init`, `args` (argument checking), `p2p`
+//! (blocking), `nonblocking` (nonblocking and persistent), `completion` (wait and test),
+//! `barrier`, `env` (clocks, names, versions). The tools (`mpicc`, `mpirun`, ...) are
+//! binaries of this package built from `src/bin/` and `src/tools/`, independent of the library.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod abi;
+mod args;
+mod barrier;
+mod bsend;
+mod comm;
+mod completion;
+mod cptr;
+mod datatype;
+mod env;
+mod errhandler;
+mod error;
+mod export;
+mod global;
+mod init;
+mod nonblocking;
+mod p2p;
+mod request;
+mod state;
+mod status;

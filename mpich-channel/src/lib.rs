@@ -1,8 +1,43 @@
-//! # mpich-channel: the MPICH-style channel device (not yet implemented)
+//! # mpich-channel: the channel device and the ADI point-to-point engine
 //!
-//! This crate will hold the channel interface that MPICH devices were ported to (control messages
-//! plus data transfer) with implementations over BIP (`bip`), FM 2.x (`fm`) and FM 1.x (`fm1`),
-//! and above it the ADI point-to-point engine: requests, matching on (context, source, tag),
-//! posted and unexpected queues, eager and rendezvous protocols.
+//! ```text
+//!   c-abi (MPI_Send, MPI_Irecv, ...)          bytes, ranks, tags, context ids
+//!        │
+//!   adi::Adi      requests; matching on (context, source, tag) with wildcards; posted and
+//!        │        unexpected queues; short/eager and rendezvous protocols; send modes;
+//!        │        probe; cancel; truncation
+//!        │  Channel trait: control messages + data transfer      (channel::Channel)
+//!   ┌────┴───────────┬────────────────────┐
+//!  "bip"           "fm"                 "fm1"
+//!   BIP queues     FM 2.x streams       FM 1.x whole messages
+//! ```
 //!
-//! Nothing here works yet: the crate exists so the workspace has its final shape.
+//! **What it does.** This is the layer MPICH called the ADI (abstract device interface) with a
+//! *channel device* under it: the ADI implements MPI point-to-point semantics once, and a
+//! channel is the small interface a transport must offer: send a control message, hand over
+//! arrived ones, and move rendezvous data ([`channel`] explains the contract). BIP-MPI was
+//! MPICH ported to BIP this way; here the same ADI runs over BIP directly, over FM 2.x streams
+//! (where a message's header is read first, so its payload is received straight into the
+//! posted user buffer) and over the FM 1.x interface (the baseline that stages every message).
+//!
+//! **What it promises the layer above.** [`Adi`]: MPI's matching and ordering rules, the four
+//! send modes (buffered ones are the layer above's copy plus a standard send), nonblocking
+//! operations that never block, truncation reported in the status, cancel of unmatched
+//! receives and sends, and blocking calls that back off when ranks outnumber cores and fail
+//! (instead of hanging) when a peer dies. Data is bytes: datatypes are the layer above's.
+//!
+//! **What it needs from below.** A job's NIC (nic-model, set up by `mpirun`, or a one-rank job
+//! of its own when a program is started alone), and BIP and FM's public interfaces.
+//!
+//! **Choosing a channel.** `MPI_CHANNEL=bip|fm|fm1` (`mpirun --channel`); `bip`, the fastest,
+//! by default. `MPI_EAGER_MAX` overrides the eager limit of the channel.
+//!
+//! **Modules.** [`envelope`]: the control message header; [`channel`]: the trait and its three
+//! implementations; [`adi`]: the engine (`request` table, `state`: matching and arrivals).
+
+pub mod adi;
+pub mod channel;
+pub mod envelope;
+
+pub use adi::{Adi, AdiError, ReqId, Result, SendMode, Status, Waiter, ANY_SOURCE, ANY_TAG, DEFAULT_CHANNEL, TAG_UB};
+pub use channel::{Channel, ChannelError};

@@ -4,6 +4,8 @@
 //! ```text
 //! layers --layers nic,bip,fm,fm1 --profile native --json layers.json
 //! layers --layers bip --profile myrinet-lanai4
+//! layers --layers bip,mpi-bip,mpi-fm      # our MPI over each channel (benches/c/mpi_pingpong.c
+//!                                        # built with our mpicc, run with our mpirun)
 //! layers --compare-mpich --repeat 3      # and MPICH's MPI, alternating, in the same run
 //! layers --calibrate                     # BIP's copy / single-copy threshold on this machine
 //! ```
@@ -20,7 +22,7 @@ use std::time::Duration;
 #[derive(Parser, Debug)]
 #[command(about = "Measure latency and bandwidth of every layer of the stack between two processes")]
 struct Args {
-    /// Layers to measure, comma-separated: nic, bip, fm, fm1.
+    /// Layers to measure, comma-separated: nic, bip, fm, fm1, mpi-bip, mpi-fm, mpi-fm1.
     #[arg(long, default_value = "nic,bip,fm,fm1", value_delimiter = ',')]
     layers: Vec<String>,
     /// NIC timing profile: native, myrinet-lanai4, rdma-100g, or a path to a .toml file.
@@ -56,7 +58,7 @@ struct Args {
     out: Option<PathBuf>,
 }
 
-const KNOWN: &[&str] = &["nic", "bip", "fm", "fm1"];
+const KNOWN: &[&str] = &["nic", "bip", "fm", "fm1", "mpi-bip", "mpi-fm", "mpi-fm1"];
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -161,7 +163,7 @@ fn mean_points(runs: &[Vec<Point>]) -> Vec<Point> {
 fn run(args: Args) -> Result<(), String> {
     for l in &args.layers {
         if !KNOWN.contains(&l.as_str()) {
-            return Err(format!("unknown layer {l:?}; this build measures {KNOWN:?} (mpi-* arrive with their crate)"));
+            return Err(format!("unknown layer {l:?}; the layers are {KNOWN:?}"));
         }
     }
     nic_model::Profile::load(&args.profile).map_err(|e| e.to_string())?;
@@ -172,10 +174,15 @@ fn run(args: Args) -> Result<(), String> {
         return calibrate(&args);
     }
     let mpich = if args.compare_mpich { Some(build_mpich_bench()?) } else { None };
+    let ours = if args.layers.iter().any(|l| l.starts_with("mpi-")) { Some(build_our_mpi_bench()?) } else { None };
     let mut runs: BTreeMap<String, Vec<Vec<Point>>> = BTreeMap::new();
     let mut counters = serde_json::Map::new();
     for _ in 0..args.repeat.max(1) {
         for layer in &args.layers {
+            if let (Some(channel), Some(exe)) = (layer.strip_prefix("mpi-"), &ours) {
+                runs.entry(layer.clone()).or_default().push(run_our_mpi(exe, channel, &args)?);
+                continue;
+            }
             let (pts, c) = run_layer(layer, &args, &[])?;
             runs.entry(layer.clone()).or_default().push(pts);
             counters.insert(layer.clone(), c);
@@ -352,37 +359,75 @@ fn clone_args(a: &Args) -> Args {
     }
 }
 
-/// Builds benches/c/mpi_pingpong.c with Debian's MPICH wrapper.
-fn build_mpich_bench() -> Result<PathBuf, String> {
+/// Builds benches/c/mpi_pingpong.c with `mpicc` into `target/<dir>/mpi_pingpong`.
+fn build_mpi_bench(mpicc: &Path, dir: &str) -> Result<PathBuf, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/mpi_pingpong.c");
-    let cc = which("mpicc.mpich").ok_or("mpicc.mpich not found: install Debian's mpich and libmpich-dev (apt-get install mpich libmpich-dev)")?;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/mpich-baseline");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = dir.join("mpi_pingpong");
-    let st = Command::new(cc).args(["-O2", "-o"]).arg(&exe).arg(&src).status().map_err(|e| e.to_string())?;
+    let st = Command::new(mpicc).args(["-O2", "-o"]).arg(&exe).arg(&src).status().map_err(|e| format!("running {}: {e}", mpicc.display()))?;
     if !st.success() {
-        return Err("building the MPICH benchmark failed".into());
+        return Err(format!("building the MPI benchmark with {} failed", mpicc.display()));
     }
     Ok(exe)
 }
 
-fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
-    let run = which("mpirun.mpich").ok_or("mpirun.mpich not found: apt-get install mpich")?;
-    let out = std::env::temp_dir().join(format!("layers-mpich-{}.json", std::process::id()));
-    let mut c = Command::new(run);
-    c.args(["-n", "2"]).arg(exe).arg("--json").arg(&out);
-    if let Some(s) = &args.sizes {
-        c.arg("--sizes").arg(s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+/// Builds the benchmark with Debian's MPICH wrapper.
+fn build_mpich_bench() -> Result<PathBuf, String> {
+    let cc = which("mpicc.mpich").ok_or("mpicc.mpich not found: install Debian's mpich and libmpich-dev (apt-get install mpich libmpich-dev)")?;
+    build_mpi_bench(&cc, "mpich-baseline")
+}
+
+/// Our tools live beside this binary (`cargo build --release` puts them all in target/release).
+fn our_tool(name: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let tool = exe.with_file_name(name);
+    if tool.is_file() {
+        Ok(tool)
     } else {
-        c.arg("--sizes").arg(measure::SIZES.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+        Err(format!("{} not found: build the whole workspace first (cargo build --release)", tool.display()))
     }
-    let st = c.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
+}
+
+/// Builds the benchmark with our `mpicc`.
+fn build_our_mpi_bench() -> Result<PathBuf, String> {
+    build_mpi_bench(&our_tool("mpicc")?, "mpi-bench")
+}
+
+/// The sizes argument of the C benchmark.
+fn sizes_arg(args: &Args) -> String {
+    args.sizes.as_deref().unwrap_or(measure::SIZES).iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Runs the C benchmark under `launcher` and reads its JSON.
+fn run_mpi_bench(mut launcher: Command, exe: &Path, args: &Args, what: &str) -> Result<Vec<Point>, String> {
+    let out = std::env::temp_dir().join(format!("layers-mpi-{}-{}.json", std::process::id(), fastrand_u64()));
+    launcher.arg(exe).arg("--json").arg(&out).arg("--sizes").arg(sizes_arg(args));
+    let st = launcher.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
     if !st.success() {
-        return Err("the MPICH benchmark failed".into());
+        return Err(format!("the {what} benchmark failed ({st})"));
     }
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&out);
     serde_json::from_value(v["results"].clone()).map_err(|e| e.to_string())
+}
+
+/// MPICH's MPI, ranks pinned to cores as ours are.
+fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
+    let mut c = Command::new(which("mpirun.mpich").ok_or("mpirun.mpich not found: apt-get install mpich")?);
+    c.args(["-n", "2"]);
+    if !args.no_bind {
+        c.args(["-bind-to", "core"]);
+    }
+    run_mpi_bench(c, exe, args, "MPICH")
+}
+
+/// Our MPI over `channel`, under our `mpirun`.
+fn run_our_mpi(exe: &Path, channel: &str, args: &Args) -> Result<Vec<Point>, String> {
+    let mut c = Command::new(our_tool("mpirun")?);
+    c.args(["-n", "2", "--channel", channel, "--profile", &args.profile]);
+    c.args(["--bind-to", if args.no_bind { "none" } else { "core" }]);
+    run_mpi_bench(c, exe, args, &format!("mpi-{channel}"))
 }
 
 fn which(name: &str) -> Option<PathBuf> {

@@ -241,6 +241,15 @@ impl<D: Device> Bip<D> {
         Ok(self.try_send_now(dest, tag, buf))
     }
 
+    /// As [`send_now`](Self::send_now) for a message in two parts, `head` then `body`, which
+    /// are gathered straight into the packet buffer (a layer above puts its own header in front
+    /// of a user's data without first copying both into one buffer).
+    #[inline]
+    pub fn send_now_gather(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> Result<bool> {
+        self.e.check(dest, tag)?;
+        Ok(self.try_send_now_gather(dest, tag, head, body))
+    }
+
     /// Receives the next message of queue `tag` into `buf`; returns its length and sender.
     ///
     /// While nothing is queued on `tag`, this polls the routes itself and copies a one-packet

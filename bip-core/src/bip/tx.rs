@@ -14,24 +14,33 @@ impl<D: Device> Bip<D> {
     /// that does not hold (nothing was sent).
     #[inline]
     pub(super) fn try_send_now(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> bool {
+        self.try_send_now_gather(dest, tag, &[], buf)
+    }
+
+    /// As `try_send_now`, for a message given in two parts (`head` then `body`), gathered
+    /// straight into the packet buffer.
+    #[inline]
+    pub(super) fn try_send_now_gather(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
         let e = &mut self.e;
         let peer = &mut e.peers[dest];
-        let cost = buf.len() + ENVELOPE_COST;
-        if !(e.reliable && buf.len() <= e.cfg.eager_max && buf.len() <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
+        let len = head.len() + body.len();
+        let cost = len + ENVELOPE_COST;
+        if !(e.reliable && len <= e.cfg.eager_max && len <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
             return false;
         }
         let Some(tok) = self.dev.transmit(dest) else { return false };
-        tok.consume(HEADER + buf.len(), |p| {
+        tok.consume(HEADER + len, |p| {
             let mut h = Header::new(Kind::Eager);
             h.tag = tag;
-            h.len = buf.len() as u64;
+            h.len = len as u64;
             h.emit(p);
-            p[HEADER..].copy_from_slice(buf);
+            p[HEADER..HEADER + head.len()].copy_from_slice(head);
+            p[HEADER + head.len()..].copy_from_slice(body);
         });
         peer.credit -= cost;
         e.counters.messages_sent += 1;
         e.counters.copies += 1;
-        e.counters.bytes_copied += buf.len() as u64;
+        e.counters.bytes_copied += len as u64;
         true
     }
 

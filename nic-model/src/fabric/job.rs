@@ -126,9 +126,7 @@ impl Job {
         assert!(rank < self.nranks(), "rank {rank} out of range");
         let fd = self.fd.as_raw_fd();
         let cpu = self.bind_cores.then(|| rank % std::thread::available_parallelism().map_or(1, |n| n.get()));
-        cmd.env(env::FABRIC_FD, fd.to_string())
-            .env(env::RANK, rank.to_string())
-            .env(env::JOB_KEY, hex(&self.key));
+        cmd.envs(self.env_for(rank));
         // SAFETY: the closure runs in the child between fork and exec and calls only
         // async-signal-safe functions (fcntl, prctl, getppid, sched_setaffinity) on a
         // cpu_set_t on its own stack.
@@ -150,6 +148,27 @@ impl Job {
                 Ok(())
             });
         }
+    }
+
+    /// The environment through which rank `rank` finds this job (`prepare` sets it on a
+    /// command; a process that runs as a rank of a job it created itself, such as an MPI
+    /// program started without a launcher, sets it on itself).
+    pub fn env_for(&self, rank: Rank) -> [(&'static str, String); 3] {
+        [
+            (env::FABRIC_FD, self.fd.as_raw_fd().to_string()),
+            (env::RANK, rank.to_string()),
+            (env::JOB_KEY, hex(&self.key)),
+        ]
+    }
+
+    /// As [`env_for`](Self::env_for), for this very process to attach as `rank` (a program
+    /// that runs as a one-rank job of its own): it names a duplicate of the descriptor, since
+    /// the attaching NIC takes its descriptor over and closes it.
+    pub fn env_for_self(&self, rank: Rank) -> Result<[(&'static str, String); 3]> {
+        let dup = self.fd.try_clone().map_err(|e| NicError::Os { what: "duplicating the fabric descriptor", source: e })?;
+        let mut env = self.env_for(rank);
+        env[0].1 = std::os::fd::IntoRawFd::into_raw_fd(dup).to_string();
+        Ok(env)
     }
 
     /// Records that `rank` exited; a rank that ends without finalizing is marked dead so that

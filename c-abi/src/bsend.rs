@@ -1,0 +1,260 @@
+//! Buffered sends: the buffer of `MPI_Buffer_attach`, its accounting, `MPI_Buffer_attach` and
+//! `MPI_Buffer_detach`.
+//!
+//! A buffered send (`MPI_Bsend`, `MPI_Ibsend`, a started `MPI_Bsend_init`) copies its message
+//! into the buffer the program attached and returns; the copy is then sent as a standard send
+//! from the buffer. Each message holds `len + MPI_BSEND_OVERHEAD` bytes of the buffer until its
+//! send completes, which is exactly the MPI standard's rule for sizing the buffer: a program
+//! that attaches the sum of its messages' sizes plus the overhead for each always fits, and a
+//! message that does not fit is `MPI_ERR_BUFFER` (after the space of completed sends has been
+//! reclaimed). The bookkeeping itself is kept here, not in the overhead bytes.
+//!
+//! Space is allocated first-fit among the messages in flight, kept sorted by offset; sends
+//! mostly complete in order, so the buffer behaves like a ring. `MPI_Buffer_detach` (and
+//! `MPI_Finalize`) wait until every buffered message has been sent.
+
+use crate::abi::*;
+use crate::cptr::Out;
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use mpich_channel::{Adi, ReqId, SendMode, Waiter};
+use std::ffi::{c_int, c_void};
+
+/// Bytes of the buffer each message needs besides its data.
+const OVERHEAD: usize = MPI_BSEND_OVERHEAD as usize;
+
+/// The program's attached buffer.
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    base: *mut u8,
+    size: usize,
+}
+
+/// A message in flight from the buffer: bytes `offset..offset + len` (data then overhead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pending {
+    offset: usize,
+    len: usize,
+    req: ReqId,
+}
+
+/// The attached buffer and the buffered sends in flight from it.
+pub(crate) struct BsendBuffer {
+    region: Option<Region>,
+    /// Sorted by offset, non-overlapping.
+    pending: Vec<Pending>,
+}
+
+/// The first run of `need` free bytes in a buffer of `size` bytes whose used runs are
+/// `pending`: its offset, and where it goes in `pending` to keep the order.
+fn first_fit(pending: &[Pending], size: usize, need: usize) -> Option<(usize, usize)> {
+    let mut start = 0;
+    for (i, p) in pending.iter().enumerate() {
+        if p.offset - start >= need {
+            return Some((start, i));
+        }
+        start = p.offset + p.len;
+    }
+    (size.checked_sub(start)? >= need).then_some((start, pending.len()))
+}
+
+impl BsendBuffer {
+    pub const fn new() -> BsendBuffer {
+        BsendBuffer {
+            region: None,
+            pending: Vec::new(),
+        }
+    }
+
+    fn attach(&mut self, base: *mut u8, size: usize) -> MpiResult<()> {
+        if let Some(r) = self.region {
+            return Err(MpiError::new(
+                MPI_ERR_BUFFER,
+                format!("a buffer of {} bytes is attached already; detach it (MPI_Buffer_detach) before attaching another", r.size),
+            ));
+        }
+        if base.is_null() && size > 0 {
+            return Err(MpiError::new(
+                MPI_ERR_BUFFER,
+                format!("the buffer is NULL but its size is {size}"),
+            ));
+        }
+        self.region = Some(Region { base, size });
+        Ok(())
+    }
+
+    /// Copies `data` into the buffer and starts sending the copy (a standard send to the
+    /// engine rank `dest`). Returns once the data is copied.
+    pub fn send(
+        &mut self,
+        adi: &mut Adi,
+        data: &[u8],
+        dest: usize,
+        tag: c_int,
+        ctx: u16,
+    ) -> MpiResult<()> {
+        let Some(region) = self.region else {
+            return Err(MpiError::new(
+                MPI_ERR_BUFFER,
+                format!(
+                    "no buffer is attached; attach one of at least {} bytes with MPI_Buffer_attach",
+                    data.len() + OVERHEAD
+                ),
+            ));
+        };
+        let need = data.len() + OVERHEAD;
+        let fit = match first_fit(&self.pending, region.size, need) {
+            Some(fit) => fit,
+            None => {
+                self.reap(adi)?;
+                first_fit(&self.pending, region.size, need)
+                    .ok_or_else(|| self.full(need, region.size))?
+            }
+        };
+        let (offset, position) = fit;
+        // SAFETY: the region is the program's attached buffer of `size` bytes, which MPI lets
+        // only the library touch while attached; offset + data.len() < offset + need <= size.
+        let copy = unsafe { region.base.add(offset) };
+        // SAFETY: `data` is the caller's send buffer and `copy` is in the attached one; they do
+        // not overlap (MPI forbids passing the attached buffer as a send buffer).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), copy, data.len()) };
+        // SAFETY: `copy` is non-NULL (inside the attached buffer), and its `data.len()` bytes
+        // stay valid and unmodified until the send completes: this allocation is kept until
+        // then, and detach waits for it.
+        let req = unsafe { adi.isend(copy, data.len(), dest, tag, ctx, SendMode::Standard) }?;
+        self.pending.insert(
+            position,
+            Pending {
+                offset,
+                len: need,
+                req,
+            },
+        );
+        Ok(())
+    }
+
+    #[cold]
+    fn full(&self, need: usize, size: usize) -> MpiError {
+        let held: usize = self.pending.iter().map(|p| p.len).sum();
+        MpiError::new(
+            MPI_ERR_BUFFER,
+            format!(
+                "the attached buffer ({size} bytes) has no room for this message ({need} bytes with MPI_BSEND_OVERHEAD): {} buffered sends in progress hold {held} bytes; attach a larger buffer",
+                self.pending.len()
+            ),
+        )
+    }
+
+    /// Drives the engine once and frees the space of the buffered sends that completed.
+    fn reap(&mut self, adi: &mut Adi) -> MpiResult<()> {
+        adi.progress()?;
+        let mut i = 0;
+        while i < self.pending.len() {
+            let req = self.pending[i].req;
+            if adi.is_complete(req) {
+                adi.test(req)?;
+                self.pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every buffered message has been sent.
+    pub fn drain(&mut self, adi: &mut Adi) -> MpiResult<()> {
+        let mut waiter = Waiter::new();
+        loop {
+            self.reap(adi)?;
+            if self.pending.is_empty() {
+                return Ok(());
+            }
+            adi.progress_or_idle(&mut waiter)?;
+        }
+    }
+
+    /// Waits for the buffered sends, then gives the buffer back (`None` if none is attached).
+    fn detach(&mut self, adi: &mut Adi) -> MpiResult<Option<(*mut u8, usize)>> {
+        self.drain(adi)?;
+        Ok(self.region.take().map(|r| (r.base, r.size)))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Buffer_attach`: gives the library `size` bytes at `buffer` for buffered sends.
+    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) |st| {
+        let rt = st.runtime()?;
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::arg(format!("the size is {size}; it must be 0 or more")))?;
+        rt.bsend.attach(buffer.cast(), size)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Buffer_detach`: waits for the buffered sends, then returns the buffer's address
+    /// (in `*(void **)buffer_addr`) and size. With no buffer attached, NULL and 0.
+    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
+        let size_out = Out::new(size, "size")?;
+        let (base, len) = rt.bsend.detach(&mut rt.adi)?.unwrap_or((std::ptr::null_mut(), 0));
+        addr_out.set(base.cast());
+        size_out.set(len as c_int);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(offset: usize, len: usize) -> Pending {
+        Pending {
+            offset,
+            len,
+            req: 0,
+        }
+    }
+
+    #[test]
+    fn first_fit_finds_gaps_in_order() {
+        assert_eq!(first_fit(&[], 100, 100), Some((0, 0)));
+        assert_eq!(first_fit(&[], 100, 101), None);
+        let used = [p(0, 40), p(60, 20)];
+        assert_eq!(first_fit(&used, 100, 20), Some((40, 1)));
+        assert_eq!(first_fit(&used, 100, 21), None);
+        assert_eq!(first_fit(&used, 101, 21), Some((80, 2)));
+        assert_eq!(first_fit(&used, 101, 20), Some((40, 1)));
+        let used = [p(10, 40)];
+        assert_eq!(first_fit(&used, 100, 10), Some((0, 0)));
+        assert_eq!(first_fit(&used, 100, 50), Some((50, 1)));
+    }
+
+    #[test]
+    fn the_standard_sizing_rule_fits_exactly() {
+        // Three messages of 1, 7 and 100 bytes fit a buffer of their sizes plus 3 overheads,
+        // and a fourth message of any size does not.
+        let mut used = Vec::new();
+        let size = 1 + 7 + 100 + 3 * OVERHEAD;
+        for len in [1, 7, 100] {
+            let (offset, at) = first_fit(&used, size, len + OVERHEAD).expect("fits");
+            used.insert(at, p(offset, len + OVERHEAD));
+        }
+        assert_eq!(first_fit(&used, size, OVERHEAD), None);
+    }
+
+    #[test]
+    fn attach_rules() {
+        let mut b = BsendBuffer::new();
+        let mut mem = [0u8; 256];
+        assert_eq!(
+            b.attach(std::ptr::null_mut(), 10).unwrap_err().class,
+            MPI_ERR_BUFFER
+        );
+        b.attach(mem.as_mut_ptr(), mem.len()).unwrap();
+        assert_eq!(
+            b.attach(mem.as_mut_ptr(), mem.len()).unwrap_err().class,
+            MPI_ERR_BUFFER
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! How a function becomes an MPI entry point: the [`mpi_fn!`] macro and [`call`].
+//!
+//! ```text
+//!   MPI_Send ──▶ PMPI_Send ──▶ call("MPI_Send", |st| body) ──Err──▶ errhandler::raise
+//!   (user-replaceable)  (the body)      └─ panic caught: MPI_ERR_INTERN
+//! ```
+//!
+//! **The profiling interface.** Each function is defined once, under its `PMPI_` name; the
+//! `MPI_` name is a second exported symbol that calls it. A tool that defines its own
+//! `MPI_Send` and calls `PMPI_Send` inside (MPI's profiling interface) therefore sees every call
+//! the program makes, and none of the library's own: internally the library calls its Rust
+//! functions, never an exported symbol.
+//!
+//! **Header agreement.** The macro also checks, at compile time, that both symbols have exactly
+//! the type `mpi.h` declares (bindgen's prototypes in [`crate::abi`]): a prototype that
+//! disagrees with its definition does not compile.
+//!
+//! **Errors and panics.** The body returns an [`MpiResult`]; an error goes to the error handler
+//! of the communicator it names ([`crate::errhandler::raise`]), which returns the class or ends
+//! the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
+//! caught here and reported as `MPI_ERR_INTERN` the same way.
+
+use crate::abi::MPI_SUCCESS;
+use crate::errhandler;
+use crate::error::{MpiError, MpiResult};
+use crate::global;
+use crate::state::Mpi;
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs the body of the MPI function `name` on the process's state and turns its result into
+/// the C return value.
+#[inline(always)]
+pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the only reference to the state during this call: the body borrows it until
+        // it returns, and the error handler takes a new one only after that.
+        let st = unsafe { global::state() };
+        body(st)
+    }));
+    match outcome {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => errhandler::raise(name, e),
+        Err(panic) => errhandler::raise(name, MpiError::internal(panic_text(&*panic))),
+    }
+}
+
+#[cold]
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    let what = if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic".to_string()
+    };
+    format!("the library failed an internal check ({what}); please report this as a bug")
+}
+
+/// Defines an MPI function under its `PMPI_` and `MPI_` names.
+///
+/// ```ignore
+/// mpi_fn! {
+///     /// doc
+///     fn MPI_Comm_rank / PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) |st| {
+///         ... // st: &mut Mpi; evaluates to MpiResult<()>
+///     }
+/// }
+/// ```
+///
+/// The second form, `raw fn NAME / PNAME(args) -> T { body }`, is for the few functions that
+/// cannot fail and do not return an error code (`MPI_Wtime`): the body is the function.
+macro_rules! mpi_fn {
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) |$st:ident| $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function's pointer arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            $crate::export::call(
+                stringify!($mpi),
+                |$st: &mut $crate::state::Mpi| -> $crate::error::MpiResult<()> { $body },
+            )
+        }
+        $crate::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+    };
+    (
+        $(#[$doc:meta])*
+        raw fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> $ret $body
+        $crate::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> $ret);
+    };
+    (@twin $mpi:ident $pmpi:ident ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
+        #[doc = concat!("`", stringify!($mpi), "`: the same function as [`", stringify!($pmpi), "`], under its replaceable name.")]
+        ///
+        /// # Safety
+        /// As for the `PMPI_` function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $mpi($($arg: $ty),*) -> $ret {
+            // SAFETY: the same function under its other name; the caller's contract is passed on.
+            unsafe { $pmpi($($arg),*) }
+        }
+        // Both symbols have the type mpi.h declares.
+        const _: unsafe extern "C" fn($($ty),*) -> $ret = $crate::abi::$pmpi;
+        const _: unsafe extern "C" fn($($ty),*) -> $ret = $crate::abi::$mpi;
+    };
+}
+pub(crate) use mpi_fn;

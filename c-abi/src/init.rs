@@ -1,0 +1,162 @@
+//! The life cycle: `MPI_Init`, `MPI_Init_thread`, `MPI_Query_thread`, `MPI_Is_thread_main`,
+//! `MPI_Finalize`, `MPI_Initialized`, `MPI_Finalized`, `MPI_Abort`.
+//!
+//! **Thread level.** The engine is not thread safe and the state is reached without a lock
+//! (see [`crate::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
+//! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends.
+
+use crate::abi::*;
+use crate::bsend::BsendBuffer;
+use crate::comm::{CommTable, WORLD};
+use crate::cptr::Out;
+use crate::errhandler::end_process;
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use crate::request::RequestTable;
+use crate::state::{Mpi, Phase, Runtime};
+use mpich_channel::Adi;
+use std::ffi::{c_char, c_int};
+use std::io::Write;
+
+/// The highest thread level the library provides.
+const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
+
+/// Requests the table has room for before it first grows.
+const INITIAL_REQUESTS: usize = 1024;
+
+/// Starts MPI with thread level `level`.
+fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
+    match st.phase {
+        Phase::NotStarted => {}
+        Phase::Running(_) => {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI is initialized already (MPI_Init was called before)",
+            ))
+        }
+        Phase::Finalized => {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI cannot be initialized again after MPI_Finalize",
+            ))
+        }
+    }
+    let adi = Adi::init().map_err(|e| {
+        MpiError::new(
+            MPI_ERR_OTHER,
+            format!("the communication engine did not start: {e} (start MPI programs with mpirun, e.g. `mpirun -n 2 ./prog`)"),
+        )
+    })?;
+    let (rank, size) = (adi.rank(), adi.size());
+    tracing::debug!(
+        rank,
+        size,
+        channel = adi.channel_name(),
+        level,
+        "MPI initialized"
+    );
+    st.phase = Phase::Running(Box::new(Runtime {
+        adi,
+        comms: CommTable::new(rank, size),
+        requests: RequestTable::with_capacity(INITIAL_REQUESTS),
+        bsend: BsendBuffer::new(),
+        universe_size: size as c_int,
+    }));
+    st.thread_level = level;
+    st.main_thread = Some(std::thread::current().id());
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Init`: starts MPI (thread level `MPI_THREAD_SINGLE`). The arguments are not used.
+    fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) |st| {
+        start(st, MPI_THREAD_SINGLE)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Init_thread`: starts MPI with the thread level asked for, up to
+    /// `MPI_THREAD_SERIALIZED`; `*provided` says which.
+    fn MPI_Init_thread / PMPI_Init_thread(
+        _argc: *mut c_int,
+        _argv: *mut *mut *mut c_char,
+        required: c_int,
+        provided: *mut c_int,
+    ) |st| {
+        let provided = Out::new(provided, "provided")?;
+        let level = required.clamp(MPI_THREAD_SINGLE, MAX_THREAD_LEVEL);
+        start(st, level)?;
+        provided.set(level);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Query_thread`: the thread level MPI was started with.
+    fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) |st| {
+        st.runtime()?;
+        Out::new(provided, "provided")?.set(st.thread_level);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Is_thread_main`: whether the calling thread is the one that started MPI.
+    fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) |st| {
+        st.runtime()?;
+        let main = st.main_thread == Some(std::thread::current().id());
+        Out::new(flag, "flag")?.set(main as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
+    fn MPI_Finalize / PMPI_Finalize() |st| {
+        let rt = st.runtime()?;
+        rt.bsend.drain(&mut rt.adi)?;
+        if rt.requests.live() > 0 {
+            tracing::warn!(requests = rt.requests.live(), "MPI_Finalize with requests never completed or freed");
+        }
+        let Phase::Running(rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
+            unreachable!("checked running above")
+        };
+        rt.adi.finalize()?;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Initialized`: whether `MPI_Init` has been called (may be called at any time).
+    fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) |st| {
+        Out::new(flag, "flag")?.set(!matches!(st.phase, Phase::NotStarted) as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Finalized`: whether `MPI_Finalize` has completed (may be called at any time).
+    fn MPI_Finalized / PMPI_Finalized(flag: *mut c_int) |st| {
+        Out::new(flag, "flag")?.set(matches!(st.phase, Phase::Finalized) as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Abort`: ends the process at once with `errorcode` as its exit status, after saying
+    /// so on stderr; `mpirun` then ends the rest of the job with that status.
+    fn MPI_Abort / PMPI_Abort(comm: MPI_Comm, errorcode: c_int) |st| {
+        let who = match st.runtime_ref() {
+            Some(rt) => format!("rank {}", rt.comms.get(WORLD).rank),
+            None => format!("process {}", std::process::id()),
+        };
+        let comm_name = match comm {
+            MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(),
+            MPI_COMM_SELF => "MPI_COMM_SELF".to_string(),
+            other => format!("0x{other:08x}"),
+        };
+        let _ = std::io::stdout().flush();
+        let _ = writeln!(std::io::stderr(), "MPI_Abort({comm_name}, {errorcode}) called by {who}: ending the job with exit status {errorcode}");
+        end_process(errorcode)
+    }
+}

@@ -1,0 +1,293 @@
+//! Nonblocking and persistent point-to-point: `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`,
+//! `MPI_Irsend`, `MPI_Irecv`, the five `_init` calls, `MPI_Start` and `MPI_Startall`.
+//!
+//! Starting an operation ([`start_send`], [`start_recv`]) gives either an engine request or,
+//! for `MPI_PROC_NULL` and buffered sends, a completion right away; the request table records
+//! which. Persistent requests keep their checked arguments and run them again at each start.
+
+use crate::abi::*;
+use crate::args::{self, RecvOp, SendKind, SendOp};
+use crate::cptr::{self, Array, Out};
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use crate::request::{Op, Persistent, PersistentKind, PersistentState, Request};
+use crate::state::Runtime;
+use crate::status::Completion;
+use mpich_channel::ReqId;
+use std::ffi::{c_int, c_void};
+
+/// What starting an operation gave.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Started {
+    /// Running in the engine.
+    Engine(ReqId),
+    /// Complete already.
+    Done(Completion),
+}
+
+/// Starts a checked send in mode `kind`.
+#[inline(always)]
+pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiResult<Started> {
+    let Some(dest) = op.dest else {
+        return Ok(Started::Done(Completion::PROC_NULL));
+    };
+    if kind == SendKind::Buffered {
+        let data = cptr::send_bytes(op.buf, op.bytes);
+        rt.bsend
+            .send(&mut rt.adi, data, dest, op.tag, op.ctx)
+            .map_err(|e| e.on(op.comm))?;
+        return Ok(Started::Done(Completion::EMPTY));
+    }
+    // SAFETY: the send buffer (a dangling non-NULL pointer when empty) stays valid and
+    // unmodified until the request completes: MPI's rule for nonblocking and persistent sends.
+    let started = unsafe {
+        rt.adi.isend(
+            cptr::nonnull_or_dangling(op.buf),
+            op.bytes,
+            dest,
+            op.tag,
+            op.ctx,
+            kind.engine_mode(),
+        )
+    };
+    started
+        .map(Started::Engine)
+        .map_err(|e| MpiError::from(e).on(op.comm))
+}
+
+/// Posts a checked receive.
+#[inline(always)]
+pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Started> {
+    let Some(source) = op.source else {
+        return Ok(Started::Done(Completion::PROC_NULL));
+    };
+    let buf = cptr::nonnull_or_dangling(op.buf).cast_mut();
+    // SAFETY: the receive buffer (a dangling non-NULL pointer when empty) stays valid and
+    // untouched by the program until the request completes: MPI's rule for receives.
+    let started = unsafe { rt.adi.irecv(buf, op.cap, source, op.tag, op.ctx) };
+    started
+        .map(Started::Engine)
+        .map_err(|e| MpiError::from(e).on(op.comm))
+}
+
+/// Records a started operation as a request and returns its handle.
+#[inline(always)]
+fn record(
+    rt: &mut Runtime,
+    comm: crate::comm::CommIdx,
+    started: Started,
+) -> MpiResult<MPI_Request> {
+    let op = match started {
+        Started::Engine(id) => Op::Engine(id),
+        Started::Done(c) => Op::Done(c),
+    };
+    rt.requests.insert(Request { comm, op }).inspect_err(|_| {
+        // The table is full (a million requests outstanding): undo the start.
+        if let Started::Engine(id) = started {
+            let _ = rt.adi.cancel(id);
+            let _ = rt.adi.request_free(id);
+        }
+    })
+}
+
+/// Generates the four nonblocking send functions, which differ only in their mode.
+macro_rules! nonblocking_send {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi(
+                buf: *const c_void,
+                count: c_int,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) |st| {
+                let rt = st.runtime()?;
+                let op = args::send_op(&rt.comms, buf, count, datatype, dest, tag, comm)?;
+                let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+                let started = start_send(rt, &op, $kind)?;
+                out.set(record(rt, op.comm, started)?);
+                Ok(())
+            }
+        }
+    };
+}
+
+nonblocking_send! {
+    /// `MPI_Isend`: starts a standard-mode send.
+    MPI_Isend / PMPI_Isend, SendKind::Standard
+}
+nonblocking_send! {
+    /// `MPI_Issend`: starts a synchronous send (complete once the receiver matched it).
+    MPI_Issend / PMPI_Issend, SendKind::Synchronous
+}
+nonblocking_send! {
+    /// `MPI_Ibsend`: a buffered send; the request is complete once the data is copied.
+    MPI_Ibsend / PMPI_Ibsend, SendKind::Buffered
+}
+nonblocking_send! {
+    /// `MPI_Irsend`: starts a ready-mode send.
+    MPI_Irsend / PMPI_Irsend, SendKind::Ready
+}
+
+mpi_fn! {
+    /// `MPI_Irecv`: posts a receive.
+    fn MPI_Irecv / PMPI_Irecv(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let rt = st.runtime()?;
+        let op = args::recv_op(&rt.comms, buf, count, datatype, source, tag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+        let started = start_recv(rt, &op)?;
+        out.set(record(rt, op.comm, started)?);
+        Ok(())
+    }
+}
+
+/// Creates an inactive persistent request.
+fn persistent(
+    rt: &mut Runtime,
+    comm: crate::comm::CommIdx,
+    kind: PersistentKind,
+) -> MpiResult<MPI_Request> {
+    let op = Op::Persistent(Persistent {
+        kind,
+        state: PersistentState::Inactive,
+    });
+    rt.requests
+        .insert(Request { comm, op })
+        .map_err(|e| e.on(comm))
+}
+
+/// Generates the four persistent send constructors.
+macro_rules! send_init {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi(
+                buf: *const c_void,
+                count: c_int,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) |st| {
+                let rt = st.runtime()?;
+                let op = args::send_op(&rt.comms, buf, count, datatype, dest, tag, comm)?;
+                let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+                out.set(persistent(rt, op.comm, PersistentKind::Send(op, $kind))?);
+                Ok(())
+            }
+        }
+    };
+}
+
+send_init! {
+    /// `MPI_Send_init`: a persistent standard-mode send, started by `MPI_Start`.
+    MPI_Send_init / PMPI_Send_init, SendKind::Standard
+}
+send_init! {
+    /// `MPI_Ssend_init`: a persistent synchronous send.
+    MPI_Ssend_init / PMPI_Ssend_init, SendKind::Synchronous
+}
+send_init! {
+    /// `MPI_Bsend_init`: a persistent buffered send.
+    MPI_Bsend_init / PMPI_Bsend_init, SendKind::Buffered
+}
+send_init! {
+    /// `MPI_Rsend_init`: a persistent ready-mode send.
+    MPI_Rsend_init / PMPI_Rsend_init, SendKind::Ready
+}
+
+mpi_fn! {
+    /// `MPI_Recv_init`: a persistent receive, started by `MPI_Start`.
+    fn MPI_Recv_init / PMPI_Recv_init(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let rt = st.runtime()?;
+        let op = args::recv_op(&rt.comms, buf, count, datatype, source, tag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+        out.set(persistent(rt, op.comm, PersistentKind::Recv(op))?);
+        Ok(())
+    }
+}
+
+/// The arguments of an inactive persistent request, or why it cannot be started.
+fn startable(
+    rt: &mut Runtime,
+    handle: MPI_Request,
+) -> MpiResult<(crate::comm::CommIdx, PersistentKind)> {
+    let r = rt.requests.get_mut(handle)?;
+    match &r.op {
+        Op::Persistent(Persistent { kind, state: PersistentState::Inactive }) => Ok((r.comm, *kind)),
+        Op::Persistent(_) => Err(MpiError::new(
+            MPI_ERR_REQUEST,
+            "the persistent request is active already; complete it (MPI_Wait, MPI_Test) before starting it again",
+        )
+        .on(r.comm)),
+        _ => Err(MpiError::new(
+            MPI_ERR_REQUEST,
+            "the request is not persistent (only requests of MPI_Send_init, MPI_Recv_init, ... can be started)",
+        )
+        .on(r.comm)),
+    }
+}
+
+/// Starts the inactive persistent request `handle`.
+fn start(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<()> {
+    let (comm, kind) = startable(rt, handle)?;
+    let started = match &kind {
+        PersistentKind::Send(op, mode) => start_send(rt, op, *mode)?,
+        PersistentKind::Recv(op) => start_recv(rt, op)?,
+    };
+    let state = match started {
+        Started::Engine(id) => PersistentState::Active(id),
+        Started::Done(c) => PersistentState::Complete(c),
+    };
+    match &mut rt.requests.get_mut(handle).map_err(|e| e.on(comm))?.op {
+        Op::Persistent(p) => p.state = state,
+        _ => unreachable!("checked persistent above"),
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Start`: starts a persistent request.
+    fn MPI_Start / PMPI_Start(request: *mut MPI_Request) |st| {
+        let rt = st.runtime()?;
+        let handle = Out::new(request, "request")?.get();
+        start(rt, handle)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Startall`: starts `count` persistent requests (all are checked first).
+    fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) |st| {
+        let rt = st.runtime()?;
+        let n = usize::try_from(count)
+            .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        for i in 0..requests.len() {
+            startable(rt, requests.get(i))?;
+        }
+        for i in 0..requests.len() {
+            start(rt, requests.get(i))?;
+        }
+        Ok(())
+    }
+}

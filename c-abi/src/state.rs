@@ -1,0 +1,75 @@
+//! What the library knows about the process: whether MPI is running, and while it is, the
+//! engine and every table of handles ([`Runtime`]).
+//!
+//! ```text
+//!   Mpi.phase: NotStarted ──MPI_Init──▶ Running(Runtime) ──MPI_Finalize──▶ Finalized
+//!                                           │
+//!          Runtime: adi (the engine) · comms · requests · bsend buffer
+//! ```
+//!
+//! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
+//! that the addresses of its fields (handed out by `MPI_Comm_get_attr`) stay put.
+
+use crate::abi::*;
+use crate::bsend::BsendBuffer;
+use crate::comm::CommTable;
+use crate::error::{MpiError, MpiResult};
+use crate::request::RequestTable;
+use mpich_channel::Adi;
+use std::ffi::c_int;
+use std::thread::ThreadId;
+
+/// Where the process is in MPI's life cycle.
+pub(crate) enum Phase {
+    NotStarted,
+    Running(Box<Runtime>),
+    Finalized,
+}
+
+/// The process-wide MPI state (one, in [`crate::global`]).
+pub(crate) struct Mpi {
+    pub phase: Phase,
+    /// The thread level granted by `MPI_Init` / `MPI_Init_thread`.
+    pub thread_level: c_int,
+    /// The thread that called `MPI_Init` (`MPI_Is_thread_main`).
+    pub main_thread: Option<ThreadId>,
+}
+
+/// Everything that exists between `MPI_Init` and `MPI_Finalize`.
+pub(crate) struct Runtime {
+    /// The point-to-point engine (mpich-channel's ADI).
+    pub adi: Adi,
+    pub comms: CommTable,
+    pub requests: RequestTable,
+    pub bsend: BsendBuffer,
+    /// Storage for the `MPI_UNIVERSE_SIZE` attribute, whose address `MPI_Comm_get_attr` gives out.
+    pub universe_size: c_int,
+}
+
+impl Mpi {
+    pub const fn new() -> Mpi {
+        Mpi {
+            phase: Phase::NotStarted,
+            thread_level: MPI_THREAD_SINGLE,
+            main_thread: None,
+        }
+    }
+
+    /// The running state, or `MPI_ERR_OTHER` before `MPI_Init` / after `MPI_Finalize`.
+    #[inline(always)]
+    pub fn runtime(&mut self) -> MpiResult<&mut Runtime> {
+        match &mut self.phase {
+            Phase::Running(rt) => Ok(rt),
+            Phase::NotStarted => Err(MpiError::not_running(false)),
+            Phase::Finalized => Err(MpiError::not_running(true)),
+        }
+    }
+
+    /// The running state for reading (error handling looks at it).
+    pub fn runtime_ref(&self) -> Option<&Runtime> {
+        match &self.phase {
+            Phase::Running(rt) => Some(rt),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The command line: what the user asked for, checked before anything starts.
+//!
+//! Options are clap's (`--np 4`, `-n 4`, `-n4`, `-n=4`, `--channel=fm`, ...). MPICH's hydra
+//! spells its long options with one dash (`-np`, `-bind-to`, `-genv`, `-prepend-rank`), which
+//! clap would read as clusters of short options, so [`normalize`] rewrites those tokens first,
+//! and only before the program name, where it also puts a `--` so that clap never takes the
+//! program's own arguments for options of ours. How many values each option takes is read from
+//! clap's own model of [`Cli`], so the two cannot disagree.
+//!
+//! [`parse`] returns validated [`Options`]: the program found and executable, the profile
+//! loadable, the channel known, the environment of the ranks assembled.
+
+use super::program::{self, Program};
+use super::LaunchError;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use std::ffi::{OsStr, OsString};
+use std::time::Duration;
+
+/// The MPI channels the library implements (`mpich-channel`), as `MPI_CHANNEL` names them.
+pub const CHANNELS: &[&str] = &["bip", "fm", "fm1"];
+
+/// Environment variable the library reads to choose its channel.
+const CHANNEL_ENV: &str = "MPI_CHANNEL";
+/// Environment variable nic-model reads to choose its timing profile.
+const PROFILE_ENV: &str = "MPI_NIC_PROFILE";
+/// MPICH's name for the job time limit, in seconds.
+const TIMEOUT_ENV: &str = "MPIEXEC_TIMEOUT";
+
+/// MPICH-style single-dash long options and the spelling [`Cli`] knows them by.
+const HYDRA_SPELLINGS: &[(&str, &str)] = &[
+    ("-np", "--np"),
+    ("-bind-to", "--bind-to"),
+    ("-genv", "--genv"),
+    ("-env", "--genv"),
+    ("-prepend-rank", "--tag-output"),
+    ("-channel", "--channel"),
+    ("-timeout", "--timeout"),
+];
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Start an MPI job on this host over the shared-memory fabric",
+    long_about = "Start NP copies of PROGRAM as the ranks of one MPI job on this host.\n\n\
+        Standard input goes to rank 0; the output of every rank comes out here line by line. \
+        The job ends when every rank has ended; a rank that fails (non-zero status or a signal) \
+        ends the whole job, and the exit status is that of the first rank that failed \
+        (128+N for signal N). SIGINT, SIGTERM and SIGHUP are passed on to the ranks.\n\n\
+        MPICH's spellings -np, -bind-to, -genv NAME VALUE and -prepend-rank are accepted too.",
+    version
+)]
+struct Cli {
+    /// Number of processes (ranks) to start.
+    #[arg(short = 'n', long = "np", value_name = "NP", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    np: u32,
+
+    /// NIC timing profile: native, a built-in name such as myrinet-lanai4, or a .toml file.
+    #[arg(long, value_name = "NAME", env = PROFILE_ENV)]
+    profile: Option<String>,
+
+    /// MPI channel device: bip, fm or fm1 (default: the library's fastest).
+    #[arg(long, value_name = "NAME", env = CHANNEL_ENV)]
+    channel: Option<String>,
+
+    /// End the job (status 255) if it runs longer than SECS seconds; 0 means no limit.
+    #[arg(long, value_name = "SECS", env = TIMEOUT_ENV)]
+    timeout: Option<f64>,
+
+    /// Prefix every line of output with "[rank] ".
+    #[arg(short = 'l', long = "tag-output")]
+    tag_output: bool,
+
+    /// Pin rank r to CPU r modulo the number of CPUs (core), or leave placement to the kernel.
+    #[arg(long = "bind-to", value_name = "WHAT", value_enum, default_value_t = BindTo::None)]
+    bind_to: BindTo,
+
+    /// Set an environment variable in every rank (repeatable).
+    #[arg(short = 'x', long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+
+    /// Set an environment variable in every rank, MPICH style (repeatable).
+    #[arg(long = "genv", num_args = 2, value_names = ["NAME", "VALUE"])]
+    genv: Vec<String>,
+
+    /// The program to run, and its arguments.
+    #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
+    command: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BindTo {
+    Core,
+    None,
+}
+
+/// Everything the job needs, checked.
+#[derive(Debug)]
+pub struct Options {
+    pub nranks: usize,
+    pub program: Program,
+    pub args: Vec<OsString>,
+    /// Variables set in every rank, on top of `mpirun`'s own environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub timeout: Option<Duration>,
+    pub tag_output: bool,
+    pub bind_cores: bool,
+}
+
+/// Parses and validates `argv` (program name first). Help and version requests, and errors
+/// clap detects itself, print clap's message and exit here.
+pub fn parse(tool: &'static str, argv: Vec<OsString>) -> Result<Options, LaunchError> {
+    let mut command =
+        Cli::command().name(tool).bin_name(tool).override_usage(format!("{tool} [OPTIONS] PROGRAM [ARGS]..."));
+    command.build();
+    let argv = normalize(&command, argv);
+    let matches = command.try_get_matches_from(argv).unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    validate(cli, &matches)
+}
+
+fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
+    let mut env: Vec<(OsString, OsString)> = Vec::new();
+    if let Some(name) = &cli.profile {
+        check_profile(name, from_env(matches, "profile"))?;
+        env.push((PROFILE_ENV.into(), name.into()));
+    }
+    if let Some(name) = &cli.channel {
+        check_channel(name, from_env(matches, "channel"))?;
+        env.push((CHANNEL_ENV.into(), name.into()));
+    }
+    for setting in &cli.env {
+        env.push(split_setting(setting)?);
+    }
+    for pair in cli.genv.chunks(2) {
+        if let [name, value] = pair {
+            check_var_name(name, "--genv")?;
+            env.push((name.into(), value.into()));
+        }
+    }
+    let timeout = match cli.timeout {
+        None => None,
+        Some(secs) => timeout_from(secs, from_env(matches, "timeout"))?,
+    };
+    let (name, args) = cli.command.split_first().expect("clap requires the program");
+    let program = program::find(name)?;
+    Ok(Options {
+        nranks: cli.np as usize,
+        program,
+        args: args.to_vec(),
+        env,
+        timeout,
+        tag_output: cli.tag_output,
+        bind_cores: cli.bind_to == BindTo::Core,
+    })
+}
+
+/// True if the value of `id` came from its environment variable rather than the command line.
+fn from_env(matches: &ArgMatches, id: &str) -> bool {
+    matches.value_source(id) == Some(ValueSource::EnvVariable)
+}
+
+fn origin(option: &str, env: &str, came_from_env: bool) -> String {
+    if came_from_env {
+        format!("{env} (from the environment)")
+    } else {
+        option.to_string()
+    }
+}
+
+fn check_profile(name: &str, came_from_env: bool) -> Result<(), LaunchError> {
+    nic_model::Profile::load(name).map(|_| ()).map_err(|e| {
+        LaunchError::usage(format!("{}: {e}", origin("--profile", PROFILE_ENV, came_from_env)))
+    })
+}
+
+fn check_channel(name: &str, came_from_env: bool) -> Result<(), LaunchError> {
+    if CHANNELS.contains(&name) {
+        return Ok(());
+    }
+    Err(LaunchError::usage(format!(
+        "{}: unknown channel '{name}'; the channels are {}",
+        origin("--channel", CHANNEL_ENV, came_from_env),
+        CHANNELS.join(", ")
+    )))
+}
+
+fn timeout_from(secs: f64, came_from_env: bool) -> Result<Option<Duration>, LaunchError> {
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    Duration::try_from_secs_f64(secs).map(Some).map_err(|_| {
+        LaunchError::usage(format!(
+            "{}: '{secs}' is not a number of seconds; give a positive number, or 0 for no limit",
+            origin("--timeout", TIMEOUT_ENV, came_from_env)
+        ))
+    })
+}
+
+fn split_setting(setting: &str) -> Result<(OsString, OsString), LaunchError> {
+    let Some((name, value)) = setting.split_once('=') else {
+        return Err(LaunchError::usage(format!(
+            "-x/--env '{setting}': expected NAME=VALUE (variables of mpirun's own environment \
+             reach the ranks without being named)"
+        )));
+    };
+    check_var_name(name, "-x/--env")?;
+    Ok((name.into(), value.into()))
+}
+
+fn check_var_name(name: &str, option: &str) -> Result<(), LaunchError> {
+    let valid = !name.is_empty() && !name.contains('=') && !name.contains('\0');
+    if valid {
+        Ok(())
+    } else {
+        Err(LaunchError::usage(format!("{option}: '{name}' is not an environment variable name")))
+    }
+}
+
+/// Rewrites MPICH's single-dash long options into the spellings [`Cli`] declares, up to the
+/// program name, and puts `--` before the program name. `command` must be built (so that
+/// every argument knows how many values it takes).
+fn normalize(command: &clap::Command, argv: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut tokens = argv.into_iter();
+    out.extend(tokens.next());
+    while let Some(token) = tokens.next() {
+        let Some(text) = token.to_str() else {
+            out.extend(["--".into(), token]);
+            break;
+        };
+        if text == "--" {
+            out.push(token);
+            break;
+        }
+        if !text.starts_with('-') || text == "-" {
+            out.extend(["--".into(), token]);
+            break;
+        }
+        let spelled = HYDRA_SPELLINGS.iter().find(|(hydra, _)| *hydra == text).map(|(_, ours)| *ours);
+        let option = spelled.unwrap_or(text);
+        let values = values_after(command, option);
+        out.push(option.into());
+        out.extend(tokens.by_ref().take(values));
+    }
+    out.extend(tokens);
+    out
+}
+
+/// How many of the following tokens are values of the option token `option`.
+fn values_after(command: &clap::Command, option: &str) -> usize {
+    let takes = |arg: &clap::Arg| {
+        if arg.get_action().takes_values() {
+            arg.get_num_args().map_or(1, |range| range.min_values())
+        } else {
+            0
+        }
+    };
+    if let Some(long) = option.strip_prefix("--") {
+        if long.contains('=') {
+            return 0;
+        }
+        let arg = command.get_arguments().find(|a| a.get_long() == Some(long));
+        return arg.map_or(0, takes);
+    }
+    // A cluster of short options such as `-l`, `-ln`, `-n4`: the first one that takes a value
+    // takes the rest of the token, or the next token if the cluster ends there.
+    let shorts: Vec<char> = option.chars().skip(1).collect();
+    for (i, c) in shorts.iter().enumerate() {
+        let Some(arg) = command.get_arguments().find(|a| a.get_short() == Some(*c)) else {
+            return 0;
+        };
+        let n = takes(arg);
+        if n > 0 {
+            return if i + 1 == shorts.len() { n } else { 0 };
+        }
+    }
+    0
+}
+
+/// For messages: the program as the user wrote it.
+pub fn shown(name: &OsStr) -> String {
+    name.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(args: &[&str]) -> Vec<String> {
+        let mut command = Cli::command();
+        command.build();
+        let argv = std::iter::once("mpirun").chain(args.iter().copied()).map(OsString::from).collect();
+        normalize(&command, argv).into_iter().map(|s| s.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn hydra_options_are_rewritten_up_to_the_program_only() {
+        assert_eq!(
+            rewrite(&["-np", "2", "-genv", "A", "B", "-l", "prog", "-np", "-genv"]),
+            ["mpirun", "--np", "2", "--genv", "A", "B", "-l", "--", "prog", "-np", "-genv"]
+        );
+    }
+
+    #[test]
+    fn option_values_are_not_mistaken_for_the_program() {
+        assert_eq!(
+            rewrite(&["-n", "3", "--channel", "fm", "-x", "A=1", "-np", "4", "prog", "-bind-to"]),
+            ["mpirun", "-n", "3", "--channel", "fm", "-x", "A=1", "--np", "4", "--", "prog", "-bind-to"]
+        );
+        assert_eq!(rewrite(&["-ln", "2", "-bind-to", "core", "p"]), ["mpirun", "-ln", "2", "--bind-to", "core", "--", "p"]);
+        assert_eq!(rewrite(&["-n2", "-prepend-rank", "p", "-l"]), ["mpirun", "-n2", "--tag-output", "--", "p", "-l"]);
+        assert_eq!(rewrite(&["-n=2", "--", "p", "--", "-x"]), ["mpirun", "-n=2", "--", "p", "--", "-x"]);
+    }
+}

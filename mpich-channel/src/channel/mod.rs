@@ -1,0 +1,181 @@
+//! The channel interface: what a transport must provide for the ADI to run over it.
+//!
+//! It is the interface MPICH's early devices were ported to (and BIP-MPI with them), in two
+//! parts:
+//!
+//! - **Control messages**: an [`Envelope`] with, for short messages, the data right behind it.
+//!   [`Channel::send_control`] sends one (or says it cannot yet), [`Channel::poll`] is the
+//!   "receive any control message / is one available" of the original: it hands every message
+//!   that has arrived to the ADI's [`Sink`].
+//! - **Data transfer** for the rendezvous protocol: the receiver posts the user's buffer
+//!   ([`Channel::post_data_recv`], whose ticket travels back to the sender in the CTS), the
+//!   sender starts the transfer ([`Channel::start_data_send`]), and both learn of the end
+//!   through [`Sink::data_done`].
+//!
+//! Arrival is a two-step conversation so that a channel can put the data *straight where it
+//! belongs*: the channel reads the envelope, asks the sink where the payload goes
+//! ([`Sink::arrived`] returns a [`Landing`]: the posted user buffer when the receive is already
+//! posted, else a buffer for the unexpected message), writes the payload there, and says so
+//! ([`Sink::landed`]). That is the lesson of the FM 2.x paper: with a stream interface the
+//! header can be read before the payload, so the payload needs no staging copy. Over BIP the
+//! payload is copied once, from the NIC's packet buffer to the landing; over FM 1.x it is
+//! staged whole first, as that interface demands.
+//!
+//! Implementations: [`bip::BipChannel`] (BIP directly), [`fm::FmChannel`] (FM 2.x streams, or
+//! the FM 1.x interface with `fm1`). A new transport is a new implementation of this trait.
+
+use crate::envelope::Envelope;
+
+pub mod bip;
+pub mod fm;
+
+/// Errors of a channel: its transport failed, or a peer is gone.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    /// A peer died (or left) while this process still needed it.
+    #[error("rank {rank} is gone ({why})")]
+    PeerGone { rank: usize, why: String },
+    /// Anything else from the transport.
+    #[error("{0}")]
+    Transport(String),
+}
+
+pub type Result<T, E = ChannelError> = std::result::Result<T, E>;
+
+impl From<bip_core::BipError> for ChannelError {
+    fn from(e: bip_core::BipError) -> Self {
+        match e {
+            bip_core::BipError::PeerGone { rank, why } => ChannelError::PeerGone { rank, why: why.to_string() },
+            e => ChannelError::Transport(format!("BIP: {e}")),
+        }
+    }
+}
+
+impl From<fm_streams::FmError> for ChannelError {
+    fn from(e: fm_streams::FmError) -> Self {
+        match e {
+            fm_streams::FmError::Bip(b) => b.into(),
+            e => ChannelError::Transport(format!("FM: {e}")),
+        }
+    }
+}
+
+/// Where the payload of an arriving message goes: `cap` bytes at `ptr` (the payload beyond
+/// `cap` is dropped: truncation), then [`Sink::landed`] with `token`.
+#[derive(Clone, Copy, Debug)]
+pub struct Landing {
+    pub ptr: *mut u8,
+    pub cap: usize,
+    pub token: u64,
+}
+
+impl Landing {
+    /// For messages without payload, or whose payload is dropped.
+    pub const NOWHERE: Landing = Landing { ptr: std::ptr::null_mut(), cap: 0, token: u64::MAX };
+}
+
+/// A finished rendezvous data transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataDone {
+    /// The receive posted with this request id has all its data.
+    Recv(u32),
+    /// The send started with this request id has handed over all its data.
+    Send(u32),
+}
+
+/// The ADI side of a channel: told of every arriving message and finished transfer.
+pub trait Sink {
+    /// A message from `src` has arrived with envelope `env`: where do its `env.payload_len()`
+    /// bytes go? The landing must stay valid for `cap` bytes of writing until `landed` is
+    /// called with its token (never, for `Landing::NOWHERE`).
+    fn arrived(&mut self, src: usize, env: &Envelope) -> Landing;
+    /// The payload of the message that `arrived` gave `token` for has been written.
+    fn landed(&mut self, src: usize, token: u64);
+    /// A data transfer has finished.
+    fn data_done(&mut self, done: DataDone);
+}
+
+/// A transport the ADI runs over. Every method may run arrivals through `sink` (a channel that
+/// must make progress to send, such as FM, delivers what arrives meanwhile).
+pub trait Channel {
+    /// The channel's name, as `MPI_CHANNEL` spells it.
+    fn name(&self) -> &'static str;
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// The largest payload sent inside a control message; longer messages use rendezvous.
+    fn eager_max(&self) -> usize;
+    /// Sends a control message: the envelope, then `payload`. `Ok(false)` when it cannot go now
+    /// (no buffer or credit; nothing was sent: try again after `poll`). Once `Ok(true)`,
+    /// `payload` may be reused.
+    fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], sink: &mut dyn Sink) -> Result<bool>;
+    /// Delivers arrived messages to `sink` and advances transfers; never blocks. True if
+    /// anything happened.
+    fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool>;
+    /// Prepares to receive `len` bytes of rendezvous data from `src` into `buf` for receive
+    /// request `rreq`; returns the ticket the sender needs (carried by the CTS), or `None` if the
+    /// channel has no room for another transfer yet (try again later).
+    ///
+    /// # Safety
+    /// `buf` is valid for `len` bytes of writing until `DataDone::Recv(rreq)` is delivered.
+    unsafe fn post_data_recv(&mut self, src: usize, rreq: u32, buf: *mut u8, len: usize) -> Result<Option<u32>>;
+    /// Starts sending `len` bytes at `buf` to `dest`, for the receive whose CTS gave `ticket`
+    /// (and named `rreq`); `DataDone::Send(sreq)` is delivered when `buf` may be reused.
+    ///
+    /// # Safety
+    /// `buf` is valid for `len` bytes of reading until then.
+    unsafe fn start_data_send(&mut self, dest: usize, ticket: u32, rreq: u32, sreq: u32, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()>;
+    /// Errors out if a peer that an operation waits for is dead (called by waiting loops now
+    /// and then).
+    fn check_peers(&mut self) -> Result<()>;
+    /// Waits until everything sent has been delivered and leaves the job cleanly.
+    fn finalize(self: Box<Self>) -> Result<()>;
+}
+
+/// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
+pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
+    let nic = nic_model::AnyNic::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
+    let eager = |default: usize| std::env::var("MPI_EAGER_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    Ok(match name {
+        "bip" => {
+            let ch = bip::BipChannel::new(nic, None)?;
+            let max = eager(ch.eager_max());
+            Box::new(ch.with_eager_max(max))
+        }
+        "fm" | "fm1" => Box::new(fm::FmChannel::new(nic, name == "fm1", eager(fm::DEFAULT_EAGER_MAX))?),
+        other => return Err(OpenError::Unknown(other.to_string())),
+    })
+}
+
+/// Why a channel could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("no channel named {0:?}: the channels are bip, fm and fm1")]
+    Unknown(String),
+    #[error("cannot attach to the job's NIC: {0}")]
+    Nic(String),
+    #[error(transparent)]
+    Channel(#[from] ChannelError),
+}
+
+/// Hands a whole control message that lies in memory (a BIP packet, an FM 1.x staging buffer)
+/// to `sink`: envelope first, then the payload copied once into the landing.
+#[inline]
+pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Result<()> {
+    let bad = |why: &str| ChannelError::Transport(format!("malformed control message from rank {src}: {why}"));
+    let env = Envelope::parse(msg).ok_or_else(|| bad("bad envelope"))?;
+    let payload = &msg[crate::envelope::ENVELOPE_LEN..];
+    if payload.len() != env.payload_len() {
+        return Err(bad("payload length differs from the envelope's"));
+    }
+    let landing = sink.arrived(src, &env);
+    let n = landing.cap.min(payload.len());
+    if n > 0 {
+        // SAFETY: a sink's landing is valid for `cap` bytes of writing until `landed` (the
+        // `Sink::arrived` contract), and `n <= cap`; the packet does not overlap it.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
+    }
+    if landing.token != Landing::NOWHERE.token {
+        sink.landed(src, landing.token);
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The ADI over real processes, on each channel: data checked byte for byte.
+
+use mpich_channel::{Adi, SendMode, Status, ANY_SOURCE, ANY_TAG};
+use nic_model::testing::{is_rank, run_ranks};
+
+fn pattern(len: usize, seed: usize) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(7) ^ (i >> 8)) as u8).collect()
+}
+
+const SIZES: &[usize] = &[0, 1, 8, 4000, 8168, 8192, 8193, 20_000, 65_536, 1 << 20, (4 << 20) + 3];
+
+fn pingpong(adi: &mut Adi) {
+    let peer = 1 - adi.rank();
+    for (k, &len) in SIZES.iter().enumerate() {
+        let msg = pattern(len, k);
+        let mut buf = vec![0u8; len];
+        if adi.rank() == 0 {
+            adi.send(&msg, peer, k as i32, 0, SendMode::Standard).unwrap();
+            let s = adi.recv(&mut buf, peer as i32, k as i32, 0).unwrap();
+            assert_eq!((s.len, s.source, s.tag, s.truncated), (len, 1, k as i32, false));
+        } else {
+            let s = adi.recv(&mut buf, 0, ANY_TAG, 0).unwrap();
+            assert_eq!(s.len, len);
+            assert!(buf == msg, "size {len}: data differs");
+            adi.send(&buf, 0, k as i32, 0, SendMode::Standard).unwrap();
+        }
+        assert!(buf == msg, "size {len}: data differs");
+    }
+}
+
+/// Every rank but 0 sends a numbered sequence of short and long messages to rank 0, which
+/// receives them with wildcards: each sender's messages must arrive in order.
+fn any_source_order(adi: &mut Adi) {
+    const N: usize = 40;
+    let len_of = |i: usize| if i % 5 == 4 { 70_000 } else { 16 * (i % 7) + 4 };
+    if adi.rank() == 0 {
+        let mut next = vec![0usize; adi.size()];
+        let mut buf = vec![0u8; 70_000];
+        for _ in 0..N * (adi.size() - 1) {
+            let s = adi.recv(&mut buf, ANY_SOURCE, ANY_TAG, 0).unwrap();
+            let src = s.source as usize;
+            let i = next[src];
+            assert_eq!(s.tag, (i % 3) as i32);
+            assert_eq!(s.len, len_of(i));
+            assert!(buf[..s.len] == pattern(s.len, src * 1000 + i)[..], "from {src}, message {i}");
+            next[src] += 1;
+        }
+    } else {
+        for i in 0..N {
+            let msg = pattern(len_of(i), adi.rank() * 1000 + i);
+            adi.send(&msg, 0, (i % 3) as i32, 0, SendMode::Standard).unwrap();
+        }
+    }
+}
+
+/// Everyone sends to everyone many messages of mixed sizes and tags before any receive is
+/// posted; receives are posted in another order (by tag, descending), and a last message per
+/// peer is taken with ANY_TAG.
+fn storm(adi: &mut Adi) {
+    const PER_PEER: usize = 61;
+    let (me, n) = (adi.rank(), adi.size());
+    let len_of = |from: usize, i: usize| [0, 3, 100, 5000, 9000, 33_000, 200_000][(i + from) % 7];
+    let tag_of = |i: usize| if i == PER_PEER - 1 { 10 } else { (i % 10) as i32 };
+    let peers: Vec<usize> = (0..n).filter(|&p| p != me).collect();
+    let sends: Vec<(usize, usize, Vec<u8>)> =
+        peers.iter().flat_map(|&p| (0..PER_PEER).map(move |i| (p, i))).map(|(p, i)| (p, i, pattern(len_of(me, i), me * 7919 + i))).collect();
+    let mut reqs = Vec::new();
+    for (p, i, data) in &sends {
+        // SAFETY: `sends` outlives the requests, all waited for below.
+        reqs.push(unsafe { adi.isend(data.as_ptr(), data.len(), *p, tag_of(*i), 0, SendMode::Standard).unwrap() });
+    }
+    let mut bufs: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    for &p in &peers {
+        for t in (0..10).rev() {
+            for i in (0..PER_PEER - 1).filter(|i| i % 10 == t) {
+                bufs.push((p, i, vec![0u8; 200_000]));
+            }
+        }
+        bufs.push((p, PER_PEER - 1, vec![0u8; 200_000]));
+    }
+    let mut rreqs = Vec::new();
+    for (p, i, b) in bufs.iter_mut() {
+        let tag = if *i == PER_PEER - 1 { ANY_TAG } else { tag_of(*i) };
+        // SAFETY: `bufs` outlives the requests.
+        rreqs.push((unsafe { adi.irecv(b.as_mut_ptr(), b.len(), *p as i32, tag, 0).unwrap() }, *p, *i));
+    }
+    // Complete in a scrambled order.
+    rreqs.reverse();
+    for (r, p, i) in &rreqs {
+        let s = adi.wait(*r).unwrap();
+        assert_eq!((s.source as usize, s.tag, s.len), (*p, tag_of(*i), len_of(*p, *i)));
+    }
+    for (p, i, b) in &bufs {
+        let len = len_of(*p, *i);
+        assert!(b[..len] == pattern(len, p * 7919 + i)[..], "from {p}, message {i}");
+    }
+    for r in reqs {
+        adi.wait(r).unwrap();
+    }
+}
+
+/// A synchronous send does not complete before the receive is posted.
+fn synchronous(adi: &mut Adi) {
+    for len in [8usize, 100_000] {
+        let data = pattern(len, len);
+        if adi.rank() == 0 {
+            // SAFETY: `data` outlives the request.
+            let r = unsafe { adi.isend(data.as_ptr(), len, 1, 5, 0, SendMode::Synchronous).unwrap() };
+            let t = std::time::Instant::now();
+            while t.elapsed().as_millis() < 50 {
+                assert!(adi.test(r).unwrap().is_none(), "synchronous send of {len} B completed unmatched");
+            }
+            adi.send(&[], 1, 6, 0, SendMode::Standard).unwrap();
+            adi.wait(r).unwrap();
+        } else {
+            adi.recv(&mut [], 0, 6, 0).unwrap();
+            let mut buf = vec![0u8; len];
+            adi.recv(&mut buf, 0, 5, 0).unwrap();
+            assert!(buf == data);
+        }
+    }
+}
+
+/// Probe for the size, truncation, cancel of receives and of unmatched sends.
+fn probe_truncate_cancel(adi: &mut Adi) {
+    if adi.rank() == 0 {
+        for len in [10usize, 300_000] {
+            adi.send(&pattern(len, 1), 1, 1, 0, SendMode::Standard).unwrap();
+            adi.send(&pattern(len, 2), 1, 2, 0, SendMode::Standard).unwrap();
+        }
+        // An unmatched send, then its cancel.
+        let data = pattern(64, 3);
+        // SAFETY: `data` outlives the request.
+        let r = unsafe { adi.isend(data.as_ptr(), 64, 1, 99, 0, SendMode::Standard).unwrap() };
+        adi.cancel(r).unwrap();
+        let s = adi.wait(r).unwrap();
+        assert!(s.cancelled, "unmatched send was not cancelled");
+        adi.send(&[], 1, 3, 0, SendMode::Standard).unwrap();
+    } else {
+        for len in [10usize, 300_000] {
+            let s = adi.probe(ANY_SOURCE, ANY_TAG, 0).unwrap();
+            assert_eq!((s.source, s.tag, s.len), (0, 1, len));
+            let mut buf = vec![0u8; s.len];
+            adi.recv(&mut buf, 0, 1, 0).unwrap();
+            assert!(buf == pattern(len, 1));
+            let mut small = vec![0u8; 7];
+            let s = adi.recv(&mut small, 0, 2, 0).unwrap();
+            assert_eq!((s.len, s.truncated), (7, true));
+            assert!(small[..] == pattern(len, 2)[..7]);
+        }
+        let mut buf = [0u8; 4];
+        // SAFETY: `buf` outlives the request.
+        let r = unsafe { adi.irecv(buf.as_mut_ptr(), 4, 0, 77, 0).unwrap() };
+        adi.cancel(r).unwrap();
+        assert_eq!(adi.wait(r).unwrap(), Status { source: ANY_SOURCE, tag: ANY_TAG, len: 0, truncated: false, cancelled: true });
+        adi.recv(&mut [], 0, 3, 0).unwrap();
+        assert!(adi.iprobe(0, 99, 0).unwrap().is_none(), "a cancelled send arrived");
+    }
+}
+
+fn run(body: fn(&mut Adi)) {
+    let mut adi = Adi::init().unwrap();
+    body(&mut adi);
+    adi.finalize().unwrap();
+}
+
+macro_rules! on_channels {
+    ($($name:ident: $body:ident, $n:expr;)*) => {
+        mod bip { use super::*; $(on_channels!(@one "bip", $name, $body, $n);)* }
+        mod fm { use super::*; $(on_channels!(@one "fm", $name, $body, $n);)* }
+        mod fm1 { use super::*; $(on_channels!(@one "fm1", $name, $body, $n);)* }
+    };
+    (@one $ch:expr, $name:ident, $body:ident, $n:expr) => {
+        #[test]
+        fn $name() {
+            if is_rank() {
+                return run($body);
+            }
+            let test = format!("{}::{}", module_path!().rsplit("::").next().unwrap(), stringify!($name));
+            let out = run_ranks(&test, $n, &[("MPI_CHANNEL", $ch)]);
+            assert!(out.success(), "{out:?}");
+        }
+    };
+}
+
+on_channels! {
+    pingpong_0_to_4mib: pingpong, 2;
+    any_source_keeps_order: any_source_order, 4;
+    storm_of_nonblocking: storm, 3;
+    synchronous_send_waits_for_match: synchronous, 2;
+    probe_truncate_cancel_: probe_truncate_cancel, 2;
+}
