@@ -22,7 +22,7 @@ use crate::envelope::{Envelope, Kind, FLAG_SYNC};
 use nic_model::wait::Backoff;
 use request::{wait, Op};
 pub use request::MAX_REQUESTS;
-use state::{PendingData, Posted, State};
+use state::{Direct, PendingData, Posted, State};
 
 /// Matches any source (same value as MPICH's `MPI_ANY_SOURCE`).
 pub const ANY_SOURCE: i32 = -2;
@@ -246,9 +246,48 @@ impl Adi {
     /// Blocking receive into `buf` from `src` (a rank or `ANY_SOURCE`) with `tag` (or `ANY_TAG`).
     #[inline]
     pub fn recv(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
+        if self.st.posted.is_empty() && self.st.unexpected.is_empty() && !self.st.has_work() {
+            self.check_source(src)?;
+            return self.recv_direct(buf, src, tag, ctx);
+        }
         // SAFETY: `buf` outlives the request: we wait for it before returning.
         let r = unsafe { self.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
         self.wait(r)
+    }
+
+    /// The fast path of `recv` while nothing is posted or unexpected: the receive is matched
+    /// straight from the channel's arrivals, with no request and no queue.
+    fn recv_direct(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
+        self.st.direct = Some(Direct { ctx, src, tag, buf: nonnull(buf.as_mut_ptr()), cap: buf.len(), status: None, done: false, became: None });
+        let mut w = Waiter::new();
+        let outcome = loop {
+            if let Err(e) = self.progress() {
+                break Err(e);
+            }
+            let d = self.st.direct.as_ref().expect("direct receive present");
+            if d.done {
+                break Ok(d.status.expect("a landed direct receive has matched"));
+            }
+            if let Some(id) = d.became {
+                self.st.direct = None;
+                return self.wait(id);
+            }
+            if d.status.is_none() && !self.st.unexpected.is_empty() {
+                // Something arrived that the direct receive did not take (it could not): go
+                // the usual way, which matches the unexpected queue first.
+                self.st.direct = None;
+                // SAFETY: `buf` outlives the request: we wait for it before returning.
+                let r = unsafe { self.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
+                return self.wait(r);
+            }
+            if w.backoff.snooze() {
+                if let Err(e) = self.ch.check_peers() {
+                    break Err(e.into());
+                }
+            }
+        };
+        self.st.direct = None;
+        outcome
     }
 
     /// Posts a receive.

@@ -6,7 +6,7 @@
 //! unexpected message it can. Channels deliver each peer's messages in order, and both queues
 //! keep arrival/posting order, which gives MPI's non-overtaking rule.
 
-use super::request::{wait, Table};
+use super::request::{wait, Op, Table};
 use super::{Status, ANY_SOURCE, ANY_TAG};
 use crate::channel::{DataDone, Landing, Sink};
 use crate::envelope::{Envelope, Kind, FLAG_CANCELLED, FLAG_SYNC};
@@ -14,6 +14,26 @@ use std::collections::VecDeque;
 
 /// Landing tokens name a request (`TOKEN_UNEXPECTED` clear) or an unexpected message.
 const TOKEN_UNEXPECTED: u64 = 1 << 63;
+/// The landing token of the direct receive.
+const TOKEN_DIRECT: u64 = 1 << 62;
+
+/// A blocking receive posted without a request: the fast path of `Adi::recv` while nothing
+/// else is posted. It is matched before (and so in place of) the posted queue, which is empty
+/// while it exists.
+#[derive(Clone, Copy)]
+pub struct Direct {
+    pub ctx: u16,
+    pub src: i32,
+    pub tag: i32,
+    pub buf: *mut u8,
+    pub cap: usize,
+    /// Matched; the data is landing.
+    pub status: Option<Status>,
+    /// All data landed.
+    pub done: bool,
+    /// Matched a rendezvous message: it became this request, to be waited for normally.
+    pub became: Option<u32>,
+}
 
 /// A posted receive, as the matching sees it.
 #[derive(Clone, Copy)]
@@ -84,6 +104,8 @@ pub struct State {
     pub queued_dests: usize,
     /// Reusable buffers for unexpected eager data.
     spare: Vec<Vec<u8>>,
+    /// The direct receive, while `Adi::recv` runs its fast path.
+    pub direct: Option<Direct>,
 }
 
 impl State {
@@ -228,6 +250,36 @@ impl State {
         v
     }
 
+    /// The direct receive matched a rendezvous announcement: it becomes a posted request.
+    #[cold]
+    fn match_direct_rts(&mut self, src: usize, env: &Envelope) -> Option<Landing> {
+        let d = self.direct.as_mut().expect("direct receive present");
+        let (buf, cap, ctx, tag, want) = (d.buf, d.cap, d.ctx, d.tag, d.src);
+        // Without a free request the message stays unexpected; the receive then posts itself
+        // normally (`Adi::recv`).
+        let id = self.reqs.alloc(Op::Recv)?;
+        let r = self.reqs.get_mut(id).expect("just allocated");
+        (r.buf, r.len, r.ctx, r.src, r.tag) = (buf, cap, ctx, want, tag);
+        self.direct.as_mut().unwrap().became = Some(id);
+        self.matched_rts(id, src, env);
+        Some(Landing::NOWHERE)
+    }
+
+    /// The direct receive matched a message from `src`; `None` if it cannot take it (the
+    /// message then goes the usual way).
+    #[inline]
+    fn match_direct(&mut self, src: usize, env: &Envelope) -> Option<Landing> {
+        if env.kind == Kind::Rts {
+            return self.match_direct_rts(src, env);
+        }
+        let d = self.direct.as_mut().expect("direct receive present");
+        let len = env.len as usize;
+        d.status = Some(Status { source: src as i32, tag: env.tag, len: len.min(d.cap), truncated: len > d.cap, cancelled: false });
+        let landing = Landing { ptr: d.buf, cap: d.cap, token: TOKEN_DIRECT };
+        self.ack_sync(src, env);
+        Some(landing)
+    }
+
     fn on_cancel_request(&mut self, src: usize, env: &Envelope) {
         let found = self.unexpected.iter().position(|u| {
             u.src == src && u.claimed.is_none() && u.env.sreq == env.sreq && u.env.ctx == env.ctx && u.env.tag == env.tag
@@ -249,6 +301,13 @@ impl Sink for State {
     fn arrived(&mut self, src: usize, env: &Envelope) -> Landing {
         match env.kind {
             Kind::Eager | Kind::Rts => {
+                if let Some(d) = &mut self.direct {
+                    if d.status.is_none() && d.became.is_none() && matches(d.ctx, d.src, d.tag, src, env) {
+                        if let Some(landing) = self.match_direct(src, env) {
+                            return landing;
+                        }
+                    }
+                }
                 let hit = self.posted.iter().position(|p| matches(p.ctx, p.src, p.tag, src, env));
                 if let Some(i) = hit {
                     let id = if i == 0 { self.posted.pop_front() } else { self.posted.remove(i) }.expect("index found above").id;
@@ -310,6 +369,12 @@ impl Sink for State {
 
     #[inline]
     fn landed(&mut self, _src: usize, token: u64) {
+        if token == TOKEN_DIRECT {
+            if let Some(d) = &mut self.direct {
+                d.done = true;
+            }
+            return;
+        }
         if token & TOKEN_UNEXPECTED == 0 {
             self.finish(token as u32);
             return;
