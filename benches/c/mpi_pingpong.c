@@ -282,19 +282,21 @@ static double run_latency(unsigned char *sbuf, unsigned char *rbuf, size_t size)
 }
 
 /*
- * One window: rank 0 sends `window` messages of `size` bytes out of
- * consecutive slots of sbuf, rank 1 receives them into consecutive slots of
- * rbuf, then rank 1 sends a one-byte ack.
+ * One window: rank 0 sends `window` messages of `size` bytes out of sbuf
+ * (slot w at sbuf + w * sstride: consecutive slots for the verified window,
+ * all from one buffer, sstride 0, for the timed ones, as the `layers`
+ * benchmark measures every other layer), rank 1 receives them into
+ * consecutive slots of rbuf, then rank 1 sends a one-byte ack.
  */
-static void bw_window_once(unsigned char *sbuf, unsigned char *rbuf,
-                           size_t size, int window, MPI_Request *reqs,
-                           MPI_Status *stats)
+static void bw_window_once(unsigned char *sbuf, size_t sstride,
+                           unsigned char *rbuf, size_t size, int window,
+                           MPI_Request *reqs, MPI_Status *stats)
 {
     int n = (int)size;
     char ack = 0;
     if (g_rank == 0) {
         for (int w = 0; w < window; w++)
-            MPI_Isend(sbuf + (size_t)w * size, n, MPI_BYTE, 1, TAG_BW,
+            MPI_Isend(sbuf + (size_t)w * sstride, n, MPI_BYTE, 1, TAG_BW,
                       MPI_COMM_WORLD, &reqs[w]);
         MPI_Waitall(window, reqs, stats);
         MPI_Recv(&ack, 1, MPI_CHAR, 1, TAG_ACK, MPI_COMM_WORLD,
@@ -330,7 +332,7 @@ static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
         memset(rbuf, 0, (size_t)window * size);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    bw_window_once(sbuf, rbuf, size, window, reqs, stats);
+    bw_window_once(sbuf, size, rbuf, size, window, reqs, stats);
     if (g_rank == 1) {
         for (int w = 0; w < window; w++)
             verify_or_die(rbuf + (size_t)w * size, size,
@@ -341,7 +343,7 @@ static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
     /* Warm-up and calibration: time a second window on rank 0. */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_s();
-    bw_window_once(sbuf, rbuf, size, window, reqs, stats);
+    bw_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
     double t_window = now_s() - t0;
 
     /* Rank 0 decides the iteration counts; rank 1 follows. */
@@ -376,7 +378,7 @@ static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
         MPI_Barrier(MPI_COMM_WORLD);
         double start = now_s();
         for (int it = 0; it < plan[0]; it++)
-            bw_window_once(sbuf, rbuf, size, window, reqs, stats);
+            bw_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
         double elapsed = now_s() - start;
         double bytes = (double)plan[0] * (double)window * (double)size;
         mbs[r] = bytes / elapsed / 1e6;

@@ -17,7 +17,8 @@ pub const ENVELOPE_LEN: usize = 24;
 pub enum Kind {
     /// A message whose `len` bytes of data follow the envelope (short and eager protocols).
     Eager = 1,
-    /// Request to send `len` bytes (rendezvous); `sreq` names the send.
+    /// Request to send `len` bytes (rendezvous); `sreq` names the send, and `rreq`, when not
+    /// 0, is the ticket of an early send (the data is already on its way: no CTS is needed).
     Rts = 2,
     /// Clear to send: the receive `rreq` is posted for send `sreq`; `len` is how many bytes to
     /// send (fewer than announced when the receive buffer is shorter) and `tag` carries the

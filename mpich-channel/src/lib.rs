@@ -39,5 +39,29 @@ pub mod adi;
 pub mod channel;
 pub mod envelope;
 
+/// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): packet buffers
+/// of 8 KiB plus headers, so that an 8 KiB message with its BIP header and MPI envelope
+/// travels as one packet (the eager limit of the `bip` channel), and fewer of them per route
+/// as jobs grow (the fabric holds one ring per ordered pair of ranks). `MPI_NIC_SLOT_BYTES`
+/// and `MPI_NIC_SLOTS` still override.
+pub fn job_config(nranks: usize) -> nic_model::JobConfig {
+    let mut cfg = nic_model::JobConfig::new(nranks);
+    if std::env::var_os("MPI_NIC_SLOT_BYTES").is_none() {
+        cfg.slot_bytes = JOB_SLOT_BYTES;
+    }
+    if std::env::var_os("MPI_NIC_SLOTS").is_none() {
+        cfg.slots_per_ring = match nranks {
+            0..=8 => 64,
+            9..=32 => 16,
+            _ => 8,
+        };
+    }
+    cfg
+}
+
+/// Bytes per packet buffer in MPI jobs: 8 KiB of data, BIP's header, the MPI envelope, the
+/// slot header, rounded up to a cache line.
+pub const JOB_SLOT_BYTES: usize = 8192 + 128;
+
 pub use adi::{Adi, AdiError, ReqId, Result, SendMode, Status, Waiter, ANY_SOURCE, ANY_TAG, DEFAULT_CHANNEL, TAG_UB};
 pub use channel::{Channel, ChannelError};

@@ -128,13 +128,19 @@ fn probe_truncate_cancel(adi: &mut Adi) {
             adi.send(&pattern(len, 1), 1, 1, 0, SendMode::Standard).unwrap();
             adi.send(&pattern(len, 2), 1, 2, 0, SendMode::Standard).unwrap();
         }
-        // An unmatched send, then its cancel.
-        let data = pattern(64, 3);
-        // SAFETY: `data` outlives the request.
-        let r = unsafe { adi.isend(data.as_ptr(), 64, 1, 99, 0, SendMode::Standard).unwrap() };
-        adi.cancel(r).unwrap();
-        let s = adi.wait(r).unwrap();
-        assert!(s.cancelled, "unmatched send was not cancelled");
+        // Unmatched sends, short and rendezvous, then their cancel.
+        for len in [64usize, 300_000] {
+            let data = pattern(len, 3);
+            // SAFETY: `data` outlives the request.
+            let r = unsafe { adi.isend(data.as_ptr(), len, 1, 99, 0, SendMode::Standard).unwrap() };
+            let t = std::time::Instant::now();
+            while t.elapsed().as_millis() < 20 {
+                adi.progress().unwrap();
+            }
+            adi.cancel(r).unwrap();
+            let s = adi.wait(r).unwrap();
+            assert!(s.cancelled, "unmatched send of {len} B was not cancelled");
+        }
         adi.send(&[], 1, 3, 0, SendMode::Standard).unwrap();
     } else {
         for len in [10usize, 300_000] {

@@ -119,7 +119,7 @@ impl Adi {
     pub fn init() -> Result<Adi> {
         let name = std::env::var("MPI_CHANNEL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.into());
         let own_job = if std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_none() {
-            let job = nic_model::Job::new(&nic_model::JobConfig::new(1)).map_err(|e| AdiError::Start(e.to_string()))?;
+            let job = nic_model::Job::new(&crate::job_config(1)).map_err(|e| AdiError::Start(e.to_string()))?;
             for (k, v) in job.env_for_self(0).map_err(|e| AdiError::Start(e.to_string()))? {
                 std::env::set_var(k, v);
             }
@@ -225,7 +225,17 @@ impl Adi {
     }
 
     /// Hands send `id`'s envelope (and eager data) to the channel; false if it cannot take it now.
+    /// A rendezvous send first starts its data early where the channel can.
     fn try_send_envelope(&mut self, id: u32) -> Result<bool> {
+        let r = self.st.reqs.get(id).expect("queued send is live");
+        if r.env.kind == Kind::Rts && r.env.rreq == 0 {
+            let (dest, buf, len, sreq) = (r.dest, r.buf, r.len, r.env.sreq);
+            // SAFETY: the send's buffer stays valid until the send completes, which waits for
+            // `DataDone::Send` (isend's contract).
+            if let Some(ticket) = unsafe { self.ch.start_early_send(dest, sreq, buf, len)? } {
+                self.st.reqs.get_mut(id).expect("live").env.rreq = ticket;
+            }
+        }
         let r = self.st.reqs.get(id).expect("queued send is live");
         let (dest, env) = (r.dest, r.env);
         let payload: &[u8] = if env.kind == Kind::Eager {
@@ -385,12 +395,22 @@ impl Adi {
     /// replies, and queued sends. True if anything went.
     fn flush(&mut self) -> Result<bool> {
         let mut any = false;
+        while let Some((src, ticket)) = self.st.drops.pop() {
+            self.ch.drop_early(src, ticket)?;
+        }
         while let Some(&p) = self.st.pending_cts.front() {
             let Some(r) = self.st.reqs.get(p.rreq) else {
                 self.st.pending_cts.pop_front();
                 continue;
             };
             let (buf, rwire) = (r.buf, self.st.reqs.wire_id(p.rreq));
+            if p.early != 0 {
+                // SAFETY: as below; the transfer ends with `DataDone::Recv`.
+                unsafe { self.ch.post_early_recv(p.src, p.rreq, p.early, buf, p.len)? };
+                self.st.pending_cts.pop_front();
+                any = true;
+                continue;
+            }
             // SAFETY: the receive's buffer is valid for its capacity (>= p.len) until it
             // completes, which happens only on `DataDone::Recv` or the data landing.
             let Some(ticket) = (unsafe { self.ch.post_data_recv(p.src, p.rreq, buf, p.len)? }) else { break };
@@ -403,9 +423,10 @@ impl Adi {
             let Some(r) = self.st.reqs.get(sreq) else { continue };
             // The receiver may take fewer bytes than announced (a shorter receive buffer).
             let (buf, want) = (r.buf, r.len.min(len));
+            let swire = self.st.reqs.wire_id(sreq);
             // SAFETY: the send's buffer is valid until the send completes, which waits for
             // `DataDone::Send`.
-            unsafe { self.ch.start_data_send(dest, ticket, rreq, sreq, buf, want, &mut self.st)? };
+            unsafe { self.ch.start_data_send(dest, ticket, rreq, swire, buf, want, &mut self.st)? };
             any = true;
         }
         let mut n = self.st.outbox.len();
@@ -465,7 +486,9 @@ impl Adi {
                 if q.status.cancelled || q.waiting & wait::CANCEL != 0 {
                     return Ok(());
                 }
-                if self.st.unqueue(q.dest, r) {
+                // A queued send whose data has not started leaves at once; one whose early
+                // data is already parked at the receiver is cancelled there.
+                if q.env.rreq == 0 && self.st.unqueue(q.dest, r) {
                     // Never left this process.
                     let q = self.st.reqs.get_mut(r).unwrap();
                     q.status.cancelled = true;

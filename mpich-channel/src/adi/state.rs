@@ -69,6 +69,8 @@ pub struct PendingCts {
     pub rreq: u32,
     pub sreq: u32,
     pub len: usize,
+    /// The ticket of an early send (no CTS then), or 0.
+    pub early: u32,
 }
 
 /// A CTS received: data to start sending.
@@ -102,6 +104,8 @@ pub struct State {
     pub queued: Vec<VecDeque<u32>>,
     /// Destinations with a non-empty `queued`.
     pub queued_dests: usize,
+    /// Early sends of messages cancelled here, to take and drop: (source, ticket).
+    pub drops: Vec<(usize, u32)>,
     /// Reusable buffers for unexpected eager data.
     spare: Vec<Vec<u8>>,
     /// The direct receive, while `Adi::recv` runs its fast path.
@@ -116,13 +120,13 @@ impl State {
     /// Whether anything waits to be handed to the channel.
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.queued_dests > 0 || !self.outbox.is_empty() || !self.pending_cts.is_empty() || !self.pending_data.is_empty()
+        self.queued_dests > 0 || !self.outbox.is_empty() || !self.pending_cts.is_empty() || !self.pending_data.is_empty() || !self.drops.is_empty()
     }
 
     /// Marks a send's `bits` as satisfied; completes it when nothing is left.
     #[inline]
     pub fn send_progress(&mut self, id: u32, bits: u8) {
-        if let Some(r) = self.reqs.get_mut(id) {
+        if let Some(r) = self.reqs.get_mut(id).filter(|r| !r.done) {
             r.waiting &= !bits;
             if r.waiting == 0 {
                 self.finish(id);
@@ -160,7 +164,7 @@ impl State {
     fn matched_rts(&mut self, id: u32, src: usize, env: &Envelope) {
         self.matched(id, src, env);
         let len = self.reqs.get(id).unwrap().status.len;
-        self.pending_cts.push_back(PendingCts { src, rreq: id, sreq: env.sreq, len });
+        self.pending_cts.push_back(PendingCts { src, rreq: id, sreq: env.sreq, len, early: env.rreq });
     }
 
     /// Looks for an unexpected message for receive `id` (context, source, tag as given); if
@@ -287,8 +291,10 @@ impl State {
         let mut ack = Envelope::new(Kind::CancelAck);
         ack.sreq = env.sreq;
         if let Some(i) = found {
-            if let Some(Unexpected { body: Body::Eager { data, .. }, .. }) = self.unexpected.remove(i) {
-                self.spare.push(data);
+            match self.unexpected.remove(i) {
+                Some(Unexpected { body: Body::Eager { data, .. }, .. }) => self.spare.push(data),
+                Some(Unexpected { body: Body::Rts, env, .. }) if env.rreq != 0 => self.drops.push((src, env.rreq)),
+                _ => {}
             }
             ack.flags = FLAG_CANCELLED;
         }
@@ -393,7 +399,12 @@ impl Sink for State {
     fn data_done(&mut self, done: DataDone) {
         match done {
             DataDone::Recv(id) => self.finish(id),
-            DataDone::Send(id) => self.send_progress(id, wait::DATA),
+            DataDone::Send(wire) => {
+                // Named by wire id: the send of a cancelled early transfer may be long gone.
+                if let Some((id, _)) = self.reqs.by_wire(wire) {
+                    self.send_progress(id, wait::DATA);
+                }
+            }
         }
     }
 }

@@ -5,18 +5,25 @@
 //!   where it lies on arrival ([`Bip::lend`]), so short data is copied exactly twice: into the
 //!   packet buffer and out of it into the landing. A longer one (only when `MPI_EAGER_MAX`
 //!   raises the eager limit past a packet) is staged into one buffer and sent with `isend`.
-//! - Rendezvous data uses a BIP queue of its own per transfer: the receiver takes a free queue,
-//!   posts the user's buffer on it (`irecv`) and sends its number in the CTS; the sender's
-//!   `isend` on that queue then moves the data by BIP's long-message protocol, single copy
-//!   from user buffer to user buffer.
+//! - Rendezvous data uses a BIP queue of its own per transfer, and BIP's long-message protocol
+//!   moves it single copy from user buffer to user buffer. Normally the *sender* picks the
+//!   queue (early send): each sender owns a range of every receiver's queues, starts its `isend`
+//!   on a free one together with the RTS, and BIP parks the transfer (its own RTS) until the
+//!   receiver, once a receive matches, posts the user's buffer on that queue; no CTS round trip.
+//!   When a sender's range is used up (or the job is too large to give every sender one) the
+//!   receiver picks a queue from a small shared pool and sends its number in the CTS.
+//!
+//! Queues: 0 control; `1..=CTS_TAGS` receiver-picked; then `per_sender` queues for each rank.
 
 use super::{deliver_whole, Channel, ChannelError, DataDone, Result, Sink};
 use crate::envelope::{Envelope, ENVELOPE_LEN};
-use bip_core::{Bip, BipConfig, Request};
+use bip_core::{Bip, BipConfig, BipError, Request};
 use nic_model::{AnyNic, Device};
 
-/// BIP queue of control messages; queues `1..tags` carry rendezvous data.
+/// BIP queue of control messages.
 const CTRL_TAG: u32 = 0;
+/// Queues the receiver hands out in CTSs (`1..=CTS_TAGS`).
+const CTS_TAGS: u32 = 64;
 
 /// A BIP endpoint used as an MPI channel.
 pub struct BipChannel {
@@ -26,10 +33,16 @@ pub struct BipChannel {
     one_packet: usize,
     /// BIP queues free for rendezvous data.
     free_tags: Vec<u32>,
-    /// Rendezvous receives in flight: BIP request, ADI request, BIP queue.
-    recvs: Vec<(Request, u32, u32)>,
-    /// Rendezvous sends in flight: BIP request, ADI request.
-    sends: Vec<(Request, u32)>,
+    /// Rendezvous receives in flight: BIP request, ADI request, receiver-picked queue to free.
+    recvs: Vec<(Request, u32, Option<u32>)>,
+    /// Rendezvous sends in flight: BIP request, ADI request, early-send slot to free.
+    sends: Vec<(Request, u32, Option<(usize, u32)>)>,
+    /// Early sends of cancelled messages being taken and dropped.
+    drops: Vec<Request>,
+    /// Early-send queues of each rank at each receiver.
+    per_sender: u32,
+    /// Free early-send slots toward each destination.
+    early_free: Vec<Vec<u32>>,
     /// Multi-packet control messages in flight, with their staging buffers.
     staged: Vec<(Request, Vec<u8>)>,
     spare: Vec<Vec<u8>>,
@@ -46,14 +59,20 @@ impl BipChannel {
             cfg.eager_max = cfg.eager_max.max(mtu);
         }
         let tags = cfg.tags;
+        let n = nic.nranks();
         let bip = Bip::new(nic, cfg)?;
         let one_packet = bip.max_packet_message();
+        let cts_tags = CTS_TAGS.min(tags.saturating_sub(1));
+        let per_sender = (tags - 1 - cts_tags) / n as u32;
         Ok(BipChannel {
             eager_max: one_packet.saturating_sub(ENVELOPE_LEN),
             one_packet,
-            free_tags: (1..tags).rev().collect(),
+            free_tags: (1..=cts_tags).rev().collect(),
             recvs: Vec::new(),
             sends: Vec::new(),
+            drops: Vec::new(),
+            per_sender,
+            early_free: (0..n).map(|_| (0..per_sender).rev().collect()).collect(),
             staged: Vec::new(),
             spare: Vec::new(),
             bip,
@@ -71,14 +90,19 @@ impl BipChannel {
         &self.bip
     }
 
+    /// The first early-send queue of `sender` (at every receiver).
+    fn early_base(&self, sender: usize) -> u32 {
+        1 + CTS_TAGS + sender as u32 * self.per_sender
+    }
+
     /// Reaps finished data transfers and staged sends; true if any finished.
     fn reap(&mut self, sink: &mut dyn Sink) -> Result<bool> {
         let mut any = false;
         let mut i = 0;
         while i < self.recvs.len() {
-            if self.bip.test_done(self.recvs[i].0)?.is_some() {
+            if finished(self.bip.test_done(self.recvs[i].0))? {
                 let (_, rreq, tag) = self.recvs.swap_remove(i);
-                self.free_tags.push(tag);
+                self.free_tags.extend(tag);
                 sink.data_done(DataDone::Recv(rreq));
                 any = true;
             } else {
@@ -88,7 +112,10 @@ impl BipChannel {
         let mut i = 0;
         while i < self.sends.len() {
             if self.bip.test_done(self.sends[i].0)?.is_some() {
-                let (_, sreq) = self.sends.swap_remove(i);
+                let (_, sreq, slot) = self.sends.swap_remove(i);
+                if let Some((dest, slot)) = slot {
+                    self.early_free[dest].push(slot);
+                }
                 sink.data_done(DataDone::Send(sreq));
                 any = true;
             } else {
@@ -105,7 +132,26 @@ impl BipChannel {
                 i += 1;
             }
         }
+        let mut i = 0;
+        while i < self.drops.len() {
+            if finished(self.bip.test_done(self.drops[i]))? {
+                self.drops.swap_remove(i);
+                any = true;
+            } else {
+                i += 1;
+            }
+        }
         Ok(any)
+    }
+}
+
+/// Whether a rendezvous receive is finished: a truncated one is (the ADI knows the lengths and
+/// reports the truncation itself).
+fn finished(r: bip_core::Result<Option<bip_core::Completion>>) -> Result<bool> {
+    match r {
+        Ok(c) => Ok(c.is_some()),
+        Err(BipError::Truncated { .. }) => Ok(true),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -153,7 +199,7 @@ impl Channel for BipChannel {
             }
             None => false,
         };
-        if !(self.recvs.is_empty() && self.sends.is_empty() && self.staged.is_empty()) {
+        if !(self.recvs.is_empty() && self.sends.is_empty() && self.staged.is_empty() && self.drops.is_empty()) {
             any |= self.reap(sink)?;
         }
         Ok(any)
@@ -164,7 +210,7 @@ impl Channel for BipChannel {
         // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Recv(rreq)`,
         // which `reap` delivers only after BIP completed the request.
         let r = unsafe { self.bip.irecv(tag, buf, len)? };
-        self.recvs.push((r, rreq, tag));
+        self.recvs.push((r, rreq, Some(tag)));
         Ok(Some(tag))
     }
 
@@ -172,7 +218,40 @@ impl Channel for BipChannel {
         // SAFETY: the caller keeps `buf` valid until `DataDone::Send(sreq)`, delivered by
         // `reap` after BIP completed the request.
         let r = unsafe { self.bip.isend(dest, ticket, buf, len)? };
-        self.sends.push((r, sreq));
+        self.sends.push((r, sreq, None));
+        Ok(())
+    }
+
+    unsafe fn start_early_send(&mut self, dest: usize, sreq: u32, buf: *const u8, len: usize) -> Result<Option<u32>> {
+        let Some(slot) = self.early_free[dest].pop() else { return Ok(None) };
+        let tag = self.early_base(self.rank()) + slot;
+        // SAFETY: the caller keeps `buf` valid until `DataDone::Send(sreq)`, delivered by
+        // `reap` after BIP completed the request.
+        let r = unsafe { self.bip.isend(dest, tag, buf, len)? };
+        self.sends.push((r, sreq, Some((dest, slot))));
+        Ok(Some(tag))
+    }
+
+    unsafe fn post_early_recv(&mut self, src: usize, rreq: u32, ticket: u32, buf: *mut u8, len: usize) -> Result<()> {
+        let base = self.early_base(src);
+        if !(base..base + self.per_sender).contains(&ticket) {
+            return Err(ChannelError::Transport(format!("rank {src} named early-send queue {ticket}, not one of its own")));
+        }
+        // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Recv(rreq)`,
+        // which `reap` delivers only after BIP completed the request.
+        let r = unsafe { self.bip.irecv(ticket, buf, len)? };
+        self.recvs.push((r, rreq, None));
+        Ok(())
+    }
+
+    fn drop_early(&mut self, src: usize, ticket: u32) -> Result<()> {
+        let base = self.early_base(src);
+        if !(base..base + self.per_sender).contains(&ticket) {
+            return Err(ChannelError::Transport(format!("rank {src} named early-send queue {ticket}, not one of its own")));
+        }
+        // SAFETY: a zero-byte receive never writes; the dangling pointer is non-null as BIP asks.
+        let r = unsafe { self.bip.irecv(ticket, std::ptr::NonNull::dangling().as_ptr(), 0)? };
+        self.drops.push(r);
         Ok(())
     }
 
@@ -187,6 +266,9 @@ impl Channel for BipChannel {
                 self.bip.wait(r)?;
             }
             backoff.snooze();
+        }
+        for r in std::mem::take(&mut self.drops) {
+            finished(self.bip.wait(r).map(Some))?;
         }
         if !(self.recvs.is_empty() && self.sends.is_empty()) {
             return Err(ChannelError::Transport(format!(

@@ -10,7 +10,10 @@
 //! - **Data transfer** for the rendezvous protocol: the receiver posts the user's buffer
 //!   ([`Channel::post_data_recv`], whose ticket travels back to the sender in the CTS), the
 //!   sender starts the transfer ([`Channel::start_data_send`]), and both learn of the end
-//!   through [`Sink::data_done`].
+//!   through [`Sink::data_done`]. A channel that can park a transfer until the receiver takes
+//!   it also offers *early* sends, which save the CTS round trip: the sender starts the
+//!   transfer with the RTS ([`Channel::start_early_send`], whose ticket the RTS carries) and
+//!   the receiver takes it once a receive matches ([`Channel::post_early_recv`]).
 //!
 //! Arrival is a two-step conversation so that a channel can put the data *straight where it
 //! belongs*: the channel reads the envelope, asks the sink where the payload goes
@@ -79,7 +82,8 @@ impl Landing {
 pub enum DataDone {
     /// The receive posted with this request id has all its data.
     Recv(u32),
-    /// The send started with this request id has handed over all its data.
+    /// The send started with this request id (the sender's wire id) has handed over all its
+    /// data.
     Send(u32),
 }
 
@@ -124,6 +128,33 @@ pub trait Channel {
     /// # Safety
     /// `buf` is valid for `len` bytes of reading until then.
     unsafe fn start_data_send(&mut self, dest: usize, ticket: u32, rreq: u32, sreq: u32, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()>;
+    /// Starts a rendezvous transfer from the sender's side before any receive has matched,
+    /// for channels that can park a transfer until the receiver takes it (BIP does, with a long
+    /// message on a queue of its own). Returns the ticket the RTS carries, or `None` when the
+    /// channel cannot (the default): the ADI then waits for the receiver's CTS.
+    /// `DataDone::Send(sreq)` is delivered when `buf` may be reused.
+    ///
+    /// # Safety
+    /// `buf` is valid for `len` bytes of reading until then.
+    unsafe fn start_early_send(&mut self, dest: usize, sreq: u32, buf: *const u8, len: usize) -> Result<Option<u32>> {
+        let _ = (dest, sreq, buf, len);
+        Ok(None)
+    }
+    /// Receives the transfer that `start_early_send` started at `src` under `ticket`: at most
+    /// `len` bytes into `buf`, then `DataDone::Recv(rreq)`.
+    ///
+    /// # Safety
+    /// `buf` is valid for `len` bytes of writing until then.
+    unsafe fn post_early_recv(&mut self, src: usize, rreq: u32, ticket: u32, buf: *mut u8, len: usize) -> Result<()> {
+        let _ = (src, rreq, ticket, buf, len);
+        Err(ChannelError::Transport("this channel has no early sends".into()))
+    }
+    /// Takes and drops the transfer `src` started under `ticket` (its message was cancelled
+    /// before any receive matched it), so that the sender's side completes.
+    fn drop_early(&mut self, src: usize, ticket: u32) -> Result<()> {
+        let _ = (src, ticket);
+        Ok(())
+    }
     /// Errors out if a peer that an operation waits for is dead (called by waiting loops now
     /// and then).
     fn check_peers(&mut self) -> Result<()>;

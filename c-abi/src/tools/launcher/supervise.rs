@@ -23,7 +23,7 @@ use super::guard::Guard;
 use super::os::signal_group;
 use super::output::{self, Sink, Writer};
 use super::status::{signal_name, RankEnd, TIMED_OUT};
-use nic_model::{Job, JobConfig};
+use nic_model::Job;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{ExitStatus, Stdio};
@@ -137,7 +137,7 @@ struct Supervisor {
 
 impl Supervisor {
     fn new(tool: &'static str, options: Options, stdout: Sink, stderr: Sink) -> Result<Self, String> {
-        let mut config = JobConfig::new(options.nranks);
+        let mut config = mpich_channel::job_config(options.nranks);
         config.bind_cores = options.bind_cores;
         let job = Job::new(&config).map_err(|e| {
             format!("cannot create the job's shared-memory fabric for {} ranks: {e}", options.nranks)
