@@ -38,6 +38,14 @@ pub enum Kind {
     Ack = 8,
     /// Negative acknowledgement: resend from `len` (unreliable devices only).
     Nack = 9,
+    /// Split transfer, receiver to sender: "write the second half of send `id` into my
+    /// receive `tag`": `len` bytes are taken in all, the receive buffer starts at `aux`, the
+    /// halves divide at `BipConfig::split_point(len)`.
+    Push = 10,
+    /// Split transfer, sender to receiver: the second half of receive `tag` is written
+    /// (`flags` 0), or could not be (`flags` 1: read it yourself, `len` bytes from `aux`);
+    /// `id` names the send.
+    Pushed = 11,
 }
 
 impl Kind {
@@ -53,6 +61,8 @@ impl Kind {
             7 => Credit,
             8 => Ack,
             9 => Nack,
+            10 => Push,
+            11 => Pushed,
             _ => return None,
         })
     }

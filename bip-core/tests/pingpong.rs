@@ -42,6 +42,53 @@ fn pingpong_all_sizes() {
     assert!(out.success(), "{out:?}");
 }
 
+/// Split transfers whose sender may not write (`MPI_NIC_DMA=read`): the receiver reads the
+/// second half itself.
+#[test]
+fn pingpong_all_sizes_receiver_reads_all() {
+    if is_rank() {
+        return pingpong_body();
+    }
+    let out = run_ranks("pingpong_all_sizes_receiver_reads_all", 2, &[("MPI_NIC_DMA", "read")]);
+    assert!(out.success(), "{out:?}");
+}
+
+/// Long messages into shorter buffers: the first bytes arrive, the receive reports the
+/// truncation, and the route stays usable; with transfers split and not.
+fn truncation_body() {
+    let mut bip = Bip::new(Nic::from_env().unwrap(), BipConfig::from_env()).unwrap();
+    let me = bip.mynode();
+    for (i, (len, cap)) in [(1usize << 20, 300_000usize), (100_000, 40_000), (50_000, 10)].into_iter().enumerate() {
+        let data = pattern(len, i);
+        if me == 0 {
+            bip.send(1, 2, &data).unwrap();
+            bip.send(1, 2, &data[..100]).unwrap();
+        } else {
+            let mut buf = vec![0u8; cap];
+            match bip.recv(2, &mut buf) {
+                Err(bip_core::BipError::Truncated { len: l, capacity, .. }) => assert_eq!((l, capacity), (len, cap)),
+                other => panic!("expected truncation of {len} into {cap}, got {other:?}"),
+            }
+            assert!(buf == data[..cap], "kept bytes differ ({len} into {cap})");
+            let mut small = [0u8; 100];
+            assert_eq!(bip.recv(2, &mut small).unwrap(), (100, 0));
+            assert!(small[..] == data[..100]);
+        }
+    }
+    bip.finalize().unwrap();
+}
+
+#[test]
+fn long_messages_truncate_cleanly() {
+    if is_rank() {
+        return truncation_body();
+    }
+    for split in ["16384", "0"] {
+        let out = run_ranks("long_messages_truncate_cleanly", 2, &[("BIP_SPLIT_MIN", split)]);
+        assert!(out.success(), "BIP_SPLIT_MIN={split}: {out:?}");
+    }
+}
+
 #[test]
 fn pingpong_all_sizes_packet_fallback() {
     if is_rank() {

@@ -126,6 +126,9 @@ impl Device for AnyNic {
     fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()> {
         each!(self, d => d.dma_read(peer, remote, local, packet))
     }
+    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
+        each!(self, d => d.dma_write(peer, remote, local))
+    }
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         each!(self, d => d.peer_status(peer))
     }

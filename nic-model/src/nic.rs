@@ -29,6 +29,8 @@ pub struct Nic {
     nranks: usize,
     profile: Option<Box<Profile>>,
     dma_enabled: bool,
+    /// `dma_write` allowed (`MPI_NIC_DMA=read` refuses it, for tests).
+    dma_write_enabled: bool,
     counters: Counters,
     finalized: bool,
     /// Leading bytes of each packet the timing model counts as the modeled wire header.
@@ -42,8 +44,12 @@ impl Nic {
         crate::trace::init_from_env();
         let (fabric, rank) = Fabric::from_env()?;
         let profile = Profile::load(&std::env::var(PROFILE_ENV).unwrap_or_default())?;
-        let dma_enabled = !matches!(std::env::var(DMA_ENV).as_deref(), Ok("off" | "0" | "no"));
-        Nic::attach(fabric, rank, profile, dma_enabled)
+        let dma = std::env::var(DMA_ENV).unwrap_or_default();
+        let dma_enabled = !matches!(dma.as_str(), "off" | "0" | "no");
+        let mut nic = Nic::attach(fabric, rank, profile, dma_enabled)?;
+        // `read`: single-copy reads only (tests the path where a sender cannot write).
+        nic.dma_write_enabled = dma_enabled && dma != "read";
+        Ok(nic)
     }
 
     fn attach(fabric: Fabric, rank: Rank, profile: Option<Profile>, dma_enabled: bool) -> Result<Nic> {
@@ -74,6 +80,7 @@ impl Nic {
             nranks: n,
             profile: profile.map(Box::new),
             dma_enabled,
+            dma_write_enabled: dma_enabled,
             counters: Counters::default(),
             finalized: false,
             protocol_header: 0,
@@ -236,6 +243,28 @@ impl Device for Nic {
                 std::hint::spin_loop();
             }
         }
+        Ok(())
+    }
+
+    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
+        // Under a timing profile transfers are the modeled NIC's, pulled by the receiver.
+        if !(self.dma_enabled && self.dma_write_enabled) || self.profile.is_some() {
+            return Err(NicError::DmaNotPermitted { rank: peer });
+        }
+        let _span = tracing::trace_span!(target: "nic", "dma_write", peer, len = local.len()).entered();
+        let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
+        if let Err(e) = dma::write_to(pid, remote, local) {
+            return Err(match e.raw_os_error() {
+                Some(libc::EPERM) => {
+                    self.dma_write_enabled = false;
+                    NicError::DmaNotPermitted { rank: peer }
+                }
+                Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
+                _ => NicError::Os { what: "single-copy transfer (process_vm_writev)", source: e },
+            });
+        }
+        self.counters.dma_ops += 1;
+        self.counters.dma_bytes += local.len() as u64;
         Ok(())
     }
 

@@ -37,6 +37,8 @@ pub struct BipCounters {
     pub rendezvous_single_copy: u64,
     /// Long messages pushed in packets because single copy was not available.
     pub rendezvous_packets: u64,
+    /// Long messages (received) that both ends copied at once, half each.
+    pub rendezvous_split: u64,
     /// Attempts to start a short message that found too little buffer credit (a sender that
     /// waits counts once per attempt).
     pub credit_waits: u64,
@@ -111,6 +113,12 @@ enum Polled {
 /// Something a packet handler asks for after the packet's buffer is released.
 enum Deferred {
     Pull { req: u32, src: Rank, len: usize, addr: u64, send_id: u16 },
+    /// Sender side of a split transfer: write the second half of send `send` into `dest`'s
+    /// receive buffer at `rbuf` (`want` bytes taken in all).
+    Push { send: u32, dest: Rank, recv_id: u32, want: usize, rbuf: u64 },
+    /// Receiver side of a split transfer whose sender could not write: read the last `n`
+    /// bytes from `addr` ourselves.
+    PullTail { req: u32, src: Rank, addr: u64, n: usize, send_id: u16 },
 }
 
 /// Everything but the device, so that packet handlers can borrow it while a received packet
@@ -121,6 +129,8 @@ struct Engine {
     max_payload: usize,
     reliable: bool,
     single_copy: bool,
+    /// A single-copy read has succeeded (so the kernel allows it): transfers may be split.
+    dma_proven: bool,
     cfg: BipConfig,
     grant: usize,
     sizer: PacketSizer,
@@ -172,6 +182,7 @@ impl<D: Device> Bip<D> {
             // Over an unreliable device long messages must cross the faulty wire too, so that
             // the link protocol protects them; single copy would bypass it.
             single_copy: reliable,
+            dma_proven: false,
             grant,
             sizer,
             reqs: Table::default(),
@@ -534,6 +545,8 @@ impl<D: Device> Bip<D> {
         while let Some(d) = self.e.deferred.pop() {
             match d {
                 Deferred::Pull { req, src, len, addr, send_id } => self.pull(req, src, len, addr, send_id)?,
+                Deferred::Push { send, dest, recv_id, want, rbuf } => self.push_half(send, dest, recv_id, want, rbuf)?,
+                Deferred::PullTail { req, src, addr, n, send_id } => self.pull_tail(req, src, addr, n, send_id)?,
             }
         }
         Ok(())
@@ -547,6 +560,9 @@ impl<D: Device> Bip<D> {
             Op::Send { .. } => unreachable!("pull into a send request"),
         };
         let want = len.min(cap);
+        if self.e.dma_proven && self.e.cfg.split_min > 0 && want >= self.e.cfg.split_min && self.dev.profile().is_none() {
+            return self.pull_split(req, src, len, want, buf, addr, send_id);
+        }
         if self.e.single_copy {
             // SAFETY: the receive's buffer is valid for `cap >= want` bytes until the request
             // completes (irecv's contract) and nothing else touches it meanwhile.
@@ -556,6 +572,7 @@ impl<D: Device> Bip<D> {
             let packet = self.e.sizer.packet_size(want, usize::MAX);
             match self.dev.dma_read(src, addr as usize, dst, packet) {
                 Ok(()) => {
+                    self.e.dma_proven = true;
                     let mut h = Header::new(Kind::Fin);
                     h.id = send_id;
                     self.e.peers[src].ctrl.push_back(h);
@@ -585,6 +602,78 @@ impl<D: Device> Bip<D> {
         if len == 0 {
             self.e.finish_recv(req, src, 0);
         }
+        self.pump(src)?;
+        Ok(())
+    }
+
+    /// A long message copied by both ends at once: we ask the sender to write the second half
+    /// (`Push`), read the first half ourselves meanwhile, and finish when the sender says its
+    /// half is there (`Pushed`). The FIN that frees the sender's buffer goes only then.
+    #[allow(clippy::too_many_arguments)]
+    fn pull_split(&mut self, req: u32, src: Rank, len: usize, want: usize, buf: *mut u8, addr: u64, send_id: u16) -> Result<()> {
+        let _span = tracing::debug_span!(target: "bip", "rendezvous_split", src, len).entered();
+        let at = BipConfig::split_point(want);
+        let mut h = Header::new(Kind::Push);
+        h.id = send_id;
+        h.tag = req;
+        h.len = want as u64;
+        h.aux = buf as u64;
+        self.e.peers[src].ctrl.push_back(h);
+        self.pump(src)?;
+        if let Some(Op::Recv { src: s, total, got, .. }) = self.e.reqs.by_id(req).map(|e| &mut e.op) {
+            *s = src;
+            *total = len;
+            *got = 0;
+        }
+        // SAFETY: the receive's buffer is valid for `cap >= want > at` bytes until the request
+        // completes; the sender writes only `at..want`, so our part does not overlap its part.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf, at) };
+        let packet = self.e.sizer.packet_size(at, usize::MAX);
+        self.dev.dma_read(src, addr as usize, dst, packet)?;
+        self.e.counters.rendezvous_split += 1;
+        self.e.split_part_done(req, src, at, send_id);
+        Ok(())
+    }
+
+    /// Sender side of a split transfer: writes the second half into the receiver's buffer.
+    fn push_half(&mut self, send: u32, dest: Rank, recv_id: u32, want: usize, rbuf: u64) -> Result<()> {
+        let (buf, len) = match self.e.reqs.by_id(send).map(|e| &e.op) {
+            Some(Op::Send { buf, len, .. }) => (*buf, *len),
+            _ => return Err(BipError::Protocol { src: dest, why: "push for an unknown send" }),
+        };
+        if want > len {
+            return Err(BipError::Protocol { src: dest, why: "push beyond the message" });
+        }
+        let at = BipConfig::split_point(want);
+        // SAFETY: the send's buffer is valid for `len >= want` bytes until the send completes,
+        // which needs the receiver's FIN, sent only after our `Pushed`.
+        let half = unsafe { std::slice::from_raw_parts(buf.add(at), want - at) };
+        let written = match self.dev.dma_write(dest, rbuf as usize + at, half) {
+            Ok(()) => true,
+            Err(NicError::DmaNotPermitted { .. }) => false,
+            Err(e) => return Err(e.into()),
+        };
+        let mut h = Header::new(Kind::Pushed);
+        h.id = send as u16;
+        h.tag = recv_id;
+        h.flags = u8::from(!written);
+        h.len = (want - at) as u64;
+        h.aux = buf as u64 + at as u64;
+        self.e.peers[dest].ctrl.push_back(h);
+        self.pump(dest)?;
+        Ok(())
+    }
+
+    /// Receiver side of a split transfer whose sender could not write its half.
+    fn pull_tail(&mut self, req: u32, src: Rank, addr: u64, n: usize, send_id: u16) -> Result<()> {
+        let (buf, want) = match self.e.reqs.by_id(req).map(|e| &e.op) {
+            Some(Op::Recv { buf, cap, total, .. }) => (*buf, (*total).min(*cap)),
+            _ => return Err(BipError::Protocol { src, why: "pushed for an unknown receive" }),
+        };
+        // SAFETY: `want - n .. want` lies within the receive's buffer, valid until it completes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(want - n), n) };
+        self.dev.dma_read(src, addr as usize, dst, self.e.sizer.packet_size(n, usize::MAX))?;
+        self.e.split_part_done(req, src, n, send_id);
         self.pump(src)?;
         Ok(())
     }
@@ -669,6 +758,24 @@ impl Engine {
     }
 
     /// A receive got all it will get of a message of `total` bytes from `src`.
+    /// `n` more bytes of split receive `req` are in place; when all are, the sender may have
+    /// its buffer back (FIN) and the receive completes.
+    fn split_part_done(&mut self, req: u32, src: Rank, n: usize, send_id: u16) {
+        let (total, done) = match self.reqs.by_id(req).map(|e| &mut e.op) {
+            Some(Op::Recv { got, total, cap, .. }) => {
+                *got += n;
+                (*total, *got >= (*total).min(*cap))
+            }
+            _ => return,
+        };
+        if done {
+            let mut h = Header::new(Kind::Fin);
+            h.id = send_id;
+            self.peers[src].ctrl.push_back(h);
+            self.finish_recv(req, src, total);
+        }
+    }
+
     fn finish_recv(&mut self, req: u32, src: Rank, total: usize) {
         let e = self.reqs.by_id(req).expect("finishing a live receive");
         if let Op::Recv { tag, cap, .. } = e.op {

@@ -293,6 +293,16 @@ impl Engine {
                 }
             }
             Kind::Credit => self.peers[src].credit += h.len as usize,
+            Kind::Push => {
+                self.deferred.push(Deferred::Push { send: h.id as u32, dest: src, recv_id: h.tag, want: h.len as usize, rbuf: h.aux });
+            }
+            Kind::Pushed => {
+                if h.flags & 1 != 0 {
+                    self.deferred.push(Deferred::PullTail { req: h.tag, src, addr: h.aux, n: h.len as usize, send_id: h.id });
+                } else {
+                    self.split_part_done(h.tag, src, h.len as usize, h.id);
+                }
+            }
             Kind::Ack | Kind::Nack => return Err(BipError::Protocol { src, why: "link packet over a reliable device" }),
         }
         Ok(())

@@ -405,6 +405,12 @@ impl<D: Device> Device for FaultInjector<D> {
         r
     }
 
+    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
+        let r = self.inner.dma_write(peer, remote, local);
+        self.refresh();
+        r
+    }
+
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         self.inner.peer_status(peer)
     }

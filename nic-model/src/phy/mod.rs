@@ -74,6 +74,15 @@ pub trait Device {
     /// Fails with `DmaNotPermitted` when the kernel refuses; the caller then uses packets.
     fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()>;
 
+    /// Copies `local` to address `remote` in `peer`'s memory in one copy: the sender's half of
+    /// a transfer that both ends copy at once (on two cores). Devices that model a NIC's DMA
+    /// engine, or cannot, refuse with `DmaNotPermitted` (the default); the caller then leaves
+    /// the copy to the receiver.
+    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
+        let _ = (remote, local);
+        Err(crate::NicError::DmaNotPermitted { rank: peer })
+    }
+
     /// Whether `peer` is still there. Cheap enough for a blocked caller to ask every few
     /// milliseconds; not meant for the fast path.
     fn peer_status(&self, peer: Rank) -> PeerStatus;

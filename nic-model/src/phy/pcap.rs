@@ -304,6 +304,10 @@ impl<D: Device> Device for PcapWriter<D> {
         self.inner.dma_read(peer, remote, local, packet)
     }
 
+    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
+        self.inner.dma_write(peer, remote, local)
+    }
+
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         self.inner.peer_status(peer)
     }
