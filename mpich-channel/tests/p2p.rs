@@ -196,3 +196,23 @@ on_channels! {
     synchronous_send_waits_for_match: synchronous, 2;
     probe_truncate_cancel_: probe_truncate_cancel, 2;
 }
+
+/// A low eager limit makes mid-size messages rendezvous whose early data BIP still sends
+/// eagerly: the data can be handed over while the RTS waits in a full route's queue.
+#[test]
+fn bip_low_eager_limit_storm() {
+    if is_rank() {
+        return run(|adi| {
+            storm(adi);
+            pingpong_if_two(adi);
+        });
+    }
+    let out = run_ranks("bip_low_eager_limit_storm", 2, &[("MPI_CHANNEL", "bip"), ("MPI_EAGER_MAX", "1024")]);
+    assert!(out.success(), "{out:?}");
+}
+
+fn pingpong_if_two(adi: &mut Adi) {
+    if adi.size() == 2 {
+        pingpong(adi);
+    }
+}

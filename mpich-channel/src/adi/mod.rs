@@ -194,7 +194,7 @@ impl Adi {
         let sreq = self.st.reqs.wire_id(id);
         let eager = len <= self.eager_max;
         let mut env = Envelope { kind: if eager { Kind::Eager } else { Kind::Rts }, flags: 0, ctx, tag, sreq, rreq: 0, len: len as u64 };
-        let mut waiting = wait::DATA;
+        let mut waiting = wait::DATA | wait::ENVELOPE;
         if mode == SendMode::Synchronous && eager {
             env.flags |= FLAG_SYNC;
             waiting |= wait::ACK;
@@ -247,9 +247,8 @@ impl Adi {
         if !self.ch.send_control(dest, &env, payload, &mut self.st)? {
             return Ok(false);
         }
-        if env.kind == Kind::Eager {
-            self.st.send_progress(id, wait::DATA);
-        }
+        let sent = if env.kind == Kind::Eager { wait::DATA | wait::ENVELOPE } else { wait::ENVELOPE };
+        self.st.send_progress(id, sent);
         Ok(true)
     }
 

@@ -19,6 +19,9 @@ pub mod wait {
     pub const ACK: u8 = 2;
     /// The answer to a cancel request.
     pub const CANCEL: u8 = 4;
+    /// Its envelope has not gone out yet (a rendezvous send's data may be handed over early,
+    /// before its RTS leaves the queue: the send still waits for the RTS).
+    pub const ENVELOPE: u8 = 8;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
