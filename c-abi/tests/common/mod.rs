@@ -39,9 +39,38 @@ pub fn source_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("c")
 }
 
-/// The directory holding our `libmpi.so` (and `libmpich.so.12`): the tools' own directory.
+/// The directory holding this build's `libmpi.so` (with `libmpi.so.12`, `libmpich.so.12` and
+/// `libmpich.so` pointing to it) and a copy of `mpicc` beside it, so that `mpicc` links
+/// against exactly that library and gives programs an rpath to it.
+///
+/// Why not `target/debug/` itself: a test build leaves the library it built in
+/// `target/debug/deps/` and does not update `target/debug/libmpi.so`, which is whatever the
+/// last `cargo build` left there (stale, or missing on a fresh checkout).
 pub fn library_dir() -> PathBuf {
-    Path::new(MPIRUN).parent().expect("mpirun lives in a directory").to_owned()
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let tools = Path::new(MPIRUN).parent().expect("mpirun lives in a directory");
+        let built = [tools.join("deps").join("libmpi.so"), tools.join("libmpi.so")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", tools.display()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi-tools-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        for (from, name) in [(built.as_path(), "libmpi.so"), (Path::new(MPICC), "mpicc")] {
+            std::fs::copy(from, dir.join(name)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
+        }
+        for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
+            std::os::unix::fs::symlink("libmpi.so", dir.join(alias)).unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
+        }
+        dir
+    })
+    .clone()
+}
+
+/// This build's `mpicc`, beside this build's library (see [`library_dir`]).
+pub fn mpicc() -> PathBuf {
+    library_dir().join("mpicc")
 }
 
 fn output_dir() -> PathBuf {
@@ -55,7 +84,7 @@ static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
 
 /// `tests/c/<program>.c` compiled with our `mpicc`; built once per run.
 pub fn program(program: &str) -> PathBuf {
-    build_with(Path::new(MPICC), program, program)
+    build_with(&mpicc(), program, program)
 }
 
 /// `tests/c/<program>.c` compiled by `compiler` into `<output_name>`; built once per run.
@@ -71,12 +100,7 @@ pub fn build_with(compiler: &Path, program: &str, output_name: &str) -> PathBuf 
     let target = output_dir().join(output_name);
     // Compile to a private name, then rename: a concurrent `cargo test` never runs a half-written file.
     let partial = output_dir().join(format!("{output_name}.{}.partial", std::process::id()));
-    let result = Command::new(compiler)
-        .args(CFLAGS)
-        .arg(&source)
-        .arg("-o")
-        .arg(&partial)
-        .output()
+    let result = retry_busy(|| Command::new(compiler).args(CFLAGS).arg(&source).arg("-o").arg(&partial).output())
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
     assert!(
         result.status.success(),
@@ -91,6 +115,21 @@ pub fn build_with(compiler: &Path, program: &str, output_name: &str) -> PathBuf 
         .unwrap_or_else(|e| panic!("cannot move {} to {}: {e}", partial.display(), target.display()));
     built.insert(output_name.to_owned(), target.clone());
     target
+}
+
+/// Runs `f` again while it fails with "text file busy": a freshly copied executable can be
+/// briefly held open for writing by a child another test thread is forking.
+fn retry_busy<T>(mut f: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    let mut tries = 0;
+    loop {
+        match f() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                thread::sleep(Duration::from_millis(10));
+            }
+            r => return r,
+        }
+    }
 }
 
 /// How one job ended and what it printed.
