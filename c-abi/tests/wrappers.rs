@@ -22,12 +22,30 @@ fn source_header() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include/mpi.h")
 }
 
-/// The build directory the wrappers under test live in (`target/debug` or `target/release`).
+/// A build directory as `cargo build` leaves it (`target/debug`), made of this test build's
+/// own outputs: copies of the tools and of the library the test build produced, with the
+/// library's other names. A test build leaves its `libmpi.so` in `target/debug/deps/` and
+/// does not update `target/debug/libmpi.so` (stale, or missing on a fresh checkout), so the
+/// real directory cannot be used as it is.
 fn build_dir() -> PathBuf {
-    Path::new(MPICC)
-        .parent()
-        .expect("mpicc has a directory")
-        .to_owned()
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let tools = Path::new(MPICC).parent().expect("mpicc has a directory");
+        let dir = scratch("build");
+        for name in ["mpicc", "mpicxx", "mpi-install", "mpirun", "mpiexec"] {
+            fs::copy(tools.join(name), dir.join(name)).unwrap_or_else(|e| panic!("copy {name}: {e}"));
+        }
+        let library = [tools.join("deps/libmpi.so"), tools.join("libmpi.so")]
+            .into_iter()
+            .find(|p| p.is_file())
+            .expect("the test build made libmpi.so");
+        fs::copy(&library, dir.join("libmpi.so")).expect("copy libmpi.so");
+        for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
+            symlink("libmpi.so", dir.join(alias)).expect("link the library's other names");
+        }
+        dir
+    })
+    .clone()
 }
 
 /// A fresh, empty directory for one test under cargo's scratch area.
@@ -173,7 +191,7 @@ fn show_in_place_names_existing_paths() {
         );
         return;
     }
-    let output = run(wrapper(MPICC).arg("-show"));
+    let output = run(wrapper(build_dir().join("mpicc")).arg("-show"));
     assert!(
         output.status.success(),
         "mpicc -show failed: {}",
@@ -563,7 +581,7 @@ fn real_header_compiles_as_c_and_cxx() {
     let dir = scratch("header");
     fs::write(dir.join("hello.c"), HELLO_C).unwrap();
     fs::write(dir.join("hello.cc"), HELLO_C).unwrap();
-    let output = run(wrapper(MPICC)
+    let output = run(wrapper(build_dir().join("mpicc"))
         .current_dir(&dir)
         .args(["-Wall", "-c", "hello.c"]));
     assert!(
@@ -571,7 +589,7 @@ fn real_header_compiles_as_c_and_cxx() {
         "mpicc -c failed: {}",
         stderr(&output)
     );
-    let output = run(wrapper(MPICXX)
+    let output = run(wrapper(build_dir().join("mpicxx"))
         .current_dir(&dir)
         .args(["-Wall", "-c", "hello.cc"]));
     assert!(
@@ -594,7 +612,7 @@ fn real_program_links_and_finds_the_library_without_ld_library_path() {
     }
     let dir = scratch("link");
     fs::write(dir.join("hello.c"), HELLO_C).unwrap();
-    let output = run(wrapper(MPICC)
+    let output = run(wrapper(build_dir().join("mpicc"))
         .current_dir(&dir)
         .args(["-o", "hello", "hello.c"]));
     assert!(output.status.success(), "mpicc failed: {}", stderr(&output));
@@ -656,7 +674,7 @@ fn real_build_installs_and_installed_mpicc_works() {
     }
     let root = scratch("real-install");
     let prefix = root.join("prefix");
-    let output = run(Command::new(MPI_INSTALL).arg("--prefix").arg(&prefix));
+    let output = run(Command::new(build_dir().join("mpi-install")).arg("--prefix").arg(&prefix));
     assert!(
         output.status.success(),
         "mpi-install failed: {}",
