@@ -42,11 +42,13 @@ pub mod envelope;
 /// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): packet buffers
 /// of 8 KiB plus headers, so that an 8 KiB message with its BIP header and MPI envelope
 /// travels as one packet (the eager limit of the `bip` channel), and fewer of them per route
-/// as jobs grow (the fabric holds one ring per ordered pair of ranks). `MPI_NIC_SLOT_BYTES`
-/// and `MPI_NIC_SLOTS` still override.
-pub fn job_config(nranks: usize) -> nic_model::JobConfig {
+/// as jobs grow (the fabric holds one ring per ordered pair of ranks). Under a timing profile
+/// (`modeled`) the packet buffers keep the NIC's own size, which is what the profiles were
+/// calibrated with (the modeled NIC pipelines a 4 KiB message in two packets, not one).
+/// `MPI_NIC_SLOT_BYTES` and `MPI_NIC_SLOTS` still override.
+pub fn job_config(nranks: usize, modeled: bool) -> nic_model::JobConfig {
     let mut cfg = nic_model::JobConfig::new(nranks);
-    if std::env::var_os("MPI_NIC_SLOT_BYTES").is_none() {
+    if std::env::var_os("MPI_NIC_SLOT_BYTES").is_none() && !modeled {
         cfg.slot_bytes = JOB_SLOT_BYTES;
     }
     if std::env::var_os("MPI_NIC_SLOTS").is_none() {

@@ -119,7 +119,8 @@ impl Adi {
     pub fn init() -> Result<Adi> {
         let name = std::env::var("MPI_CHANNEL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.into());
         let own_job = if std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_none() {
-            let job = nic_model::Job::new(&crate::job_config(1)).map_err(|e| AdiError::Start(e.to_string()))?;
+            let modeled = std::env::var("MPI_NIC_PROFILE").is_ok_and(|p| !p.is_empty() && p != "native");
+            let job = nic_model::Job::new(&crate::job_config(1, modeled)).map_err(|e| AdiError::Start(e.to_string()))?;
             for (k, v) in job.env_for_self(0).map_err(|e| AdiError::Start(e.to_string()))? {
                 std::env::set_var(k, v);
             }

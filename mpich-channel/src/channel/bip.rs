@@ -29,8 +29,10 @@ const CTS_TAGS: u32 = 64;
 pub struct BipChannel {
     bip: Bip<AnyNic>,
     eager_max: usize,
-    /// The largest control message that fits one packet (envelope included).
-    one_packet: usize,
+    /// The largest control message gathered straight into one packet (envelope included):
+    /// what fits a packet natively; under a timing profile, what BIP itself would still send
+    /// as one packet (longer messages it pipelines in several, as the modeled NIC wants).
+    gather_max: usize,
     /// BIP queues free for rendezvous data.
     free_tags: Vec<u32>,
     /// Rendezvous receives in flight: BIP request, ADI request, receiver-picked queue to free.
@@ -60,13 +62,18 @@ impl BipChannel {
         }
         let tags = cfg.tags;
         let n = nic.nranks();
+        let sizer = bip_core::PacketSizer::for_profile(nic.profile());
         let bip = Bip::new(nic, cfg)?;
         let one_packet = bip.max_packet_message();
+        let mut gather_max = one_packet;
+        while gather_max > 0 && sizer.packet_size(gather_max, one_packet) < gather_max {
+            gather_max = gather_max.saturating_sub(64);
+        }
         let cts_tags = CTS_TAGS.min(tags.saturating_sub(1));
         let per_sender = (tags - 1 - cts_tags) / n as u32;
         Ok(BipChannel {
             eager_max: one_packet.saturating_sub(ENVELOPE_LEN),
-            one_packet,
+            gather_max,
             free_tags: (1..=cts_tags).rev().collect(),
             recvs: Vec::new(),
             sends: Vec::new(),
@@ -178,7 +185,7 @@ impl Channel for BipChannel {
     #[inline]
     fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], _sink: &mut dyn Sink) -> Result<bool> {
         let head = env.emit();
-        if ENVELOPE_LEN + payload.len() <= self.one_packet {
+        if ENVELOPE_LEN + payload.len() <= self.gather_max {
             return Ok(self.bip.send_now_gather(dest, CTRL_TAG, &head, payload)?);
         }
         let mut buf = self.spare.pop().unwrap_or_default();

@@ -105,6 +105,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     pub tag_output: bool,
     pub bind_cores: bool,
+    /// A timing profile other than `native` is in force (the fabric keeps the NIC's own
+    /// packet size then; see `mpich_channel::job_config`).
+    pub modeled: bool,
 }
 
 /// Parses and validates `argv` (program name first). Help and version requests, and errors
@@ -121,8 +124,9 @@ pub fn parse(tool: &'static str, argv: Vec<OsString>) -> Result<Options, LaunchE
 
 fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
+    let mut modeled = false;
     if let Some(name) = &cli.profile {
-        check_profile(name, from_env(matches, "profile"))?;
+        modeled = check_profile(name, from_env(matches, "profile"))?;
         env.push((PROFILE_ENV.into(), name.into()));
     }
     if let Some(name) = &cli.channel {
@@ -152,6 +156,7 @@ fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
         timeout,
         tag_output: cli.tag_output,
         bind_cores: cli.bind_to == BindTo::Core,
+        modeled,
     })
 }
 
@@ -168,8 +173,9 @@ fn origin(option: &str, env: &str, came_from_env: bool) -> String {
     }
 }
 
-fn check_profile(name: &str, came_from_env: bool) -> Result<(), LaunchError> {
-    nic_model::Profile::load(name).map(|_| ()).map_err(|e| {
+/// Checks that profile `name` loads; true if it models a NIC (is not `native`).
+fn check_profile(name: &str, came_from_env: bool) -> Result<bool, LaunchError> {
+    nic_model::Profile::load(name).map(|p| p.is_some()).map_err(|e| {
         LaunchError::usage(format!("{}: {e}", origin("--profile", PROFILE_ENV, came_from_env)))
     })
 }

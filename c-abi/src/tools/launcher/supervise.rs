@@ -137,7 +137,7 @@ struct Supervisor {
 
 impl Supervisor {
     fn new(tool: &'static str, options: Options, stdout: Sink, stderr: Sink) -> Result<Self, String> {
-        let mut config = mpich_channel::job_config(options.nranks);
+        let mut config = mpich_channel::job_config(options.nranks, options.modeled);
         config.bind_cores = options.bind_cores;
         let job = Job::new(&config).map_err(|e| {
             format!("cannot create the job's shared-memory fabric for {} ranks: {e}", options.nranks)
