@@ -423,10 +423,10 @@ impl Adi {
             let Some(r) = self.st.reqs.get(sreq) else { continue };
             // The receiver may take fewer bytes than announced (a shorter receive buffer).
             let (buf, want) = (r.buf, r.len.min(len));
-            let swire = self.st.reqs.wire_id(sreq);
+            let cts = channel::Cts { ticket, rreq, sreq: self.st.reqs.wire_id(sreq) };
             // SAFETY: the send's buffer is valid until the send completes, which waits for
             // `DataDone::Send`.
-            unsafe { self.ch.start_data_send(dest, ticket, rreq, swire, buf, want, &mut self.st)? };
+            unsafe { self.ch.start_data_send(dest, cts, buf, want, &mut self.st)? };
             any = true;
         }
         let mut n = self.st.outbox.len();

@@ -15,7 +15,7 @@
 //!
 //! Queues: 0 control; `1..=CTS_TAGS` receiver-picked; then `per_sender` queues for each rank.
 
-use super::{deliver_whole, Channel, ChannelError, DataDone, Result, Sink};
+use super::{deliver_whole, Channel, ChannelError, Cts, DataDone, Result, Sink};
 use crate::envelope::{Envelope, ENVELOPE_LEN};
 use bip_core::{Bip, BipConfig, BipError, Request};
 use nic_model::{AnyNic, Device};
@@ -24,6 +24,24 @@ use nic_model::{AnyNic, Device};
 const CTRL_TAG: u32 = 0;
 /// Queues the receiver hands out in CTSs (`1..=CTS_TAGS`).
 const CTS_TAGS: u32 = 64;
+
+/// A rendezvous receive in flight.
+struct DataRecv {
+    bip: Request,
+    /// The ADI's receive.
+    rreq: u32,
+    /// The receiver-picked queue to free when done (none for an early send's queue).
+    queue: Option<u32>,
+}
+
+/// A rendezvous send in flight.
+struct DataSend {
+    bip: Request,
+    /// The ADI's send (wire id).
+    sreq: u32,
+    /// The early-send slot (destination, slot) to free when done.
+    slot: Option<(usize, u32)>,
+}
 
 /// A BIP endpoint used as an MPI channel.
 pub struct BipChannel {
@@ -35,10 +53,10 @@ pub struct BipChannel {
     gather_max: usize,
     /// BIP queues free for rendezvous data.
     free_tags: Vec<u32>,
-    /// Rendezvous receives in flight: BIP request, ADI request, receiver-picked queue to free.
-    recvs: Vec<(Request, u32, Option<u32>)>,
-    /// Rendezvous sends in flight: BIP request, ADI request, early-send slot to free.
-    sends: Vec<(Request, u32, Option<(usize, u32)>)>,
+    /// Rendezvous receives in flight.
+    recvs: Vec<DataRecv>,
+    /// Rendezvous sends in flight.
+    sends: Vec<DataSend>,
     /// Early sends of cancelled messages being taken and dropped.
     drops: Vec<Request>,
     /// Early-send queues of each rank at each receiver.
@@ -110,10 +128,10 @@ impl BipChannel {
         let mut any = false;
         let mut i = 0;
         while i < self.recvs.len() {
-            if finished(self.bip.test_done(self.recvs[i].0))? {
-                let (_, rreq, tag) = self.recvs.swap_remove(i);
-                self.free_tags.extend(tag);
-                sink.data_done(DataDone::Recv(rreq));
+            if finished(self.bip.test_done(self.recvs[i].bip))? {
+                let done = self.recvs.swap_remove(i);
+                self.free_tags.extend(done.queue);
+                sink.data_done(DataDone::Recv(done.rreq));
                 any = true;
             } else {
                 i += 1;
@@ -121,12 +139,12 @@ impl BipChannel {
         }
         let mut i = 0;
         while i < self.sends.len() {
-            if self.bip.test_done(self.sends[i].0)?.is_some() {
-                let (_, sreq, slot) = self.sends.swap_remove(i);
-                if let Some((dest, slot)) = slot {
+            if self.bip.test_done(self.sends[i].bip)?.is_some() {
+                let done = self.sends.swap_remove(i);
+                if let Some((dest, slot)) = done.slot {
                     self.early_free[dest].push(slot);
                 }
-                sink.data_done(DataDone::Send(sreq));
+                sink.data_done(DataDone::Send(done.sreq));
                 any = true;
             } else {
                 i += 1;
@@ -220,15 +238,15 @@ impl Channel for BipChannel {
         // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Recv(rreq)`,
         // which `reap` delivers only after BIP completed the request.
         let r = unsafe { self.bip.irecv(tag, buf, len)? };
-        self.recvs.push((r, rreq, Some(tag)));
+        self.recvs.push(DataRecv { bip: r, rreq, queue: Some(tag) });
         Ok(Some(tag))
     }
 
-    unsafe fn start_data_send(&mut self, dest: usize, ticket: u32, _rreq: u32, sreq: u32, buf: *const u8, len: usize, _sink: &mut dyn Sink) -> Result<()> {
-        // SAFETY: the caller keeps `buf` valid until `DataDone::Send(sreq)`, delivered by
+    unsafe fn start_data_send(&mut self, dest: usize, cts: Cts, buf: *const u8, len: usize, _sink: &mut dyn Sink) -> Result<()> {
+        // SAFETY: the caller keeps `buf` valid until `DataDone::Send(cts.sreq)`, delivered by
         // `reap` after BIP completed the request.
-        let r = unsafe { self.bip.isend(dest, ticket, buf, len)? };
-        self.sends.push((r, sreq, None));
+        let r = unsafe { self.bip.isend(dest, cts.ticket, buf, len)? };
+        self.sends.push(DataSend { bip: r, sreq: cts.sreq, slot: None });
         Ok(())
     }
 
@@ -238,7 +256,7 @@ impl Channel for BipChannel {
         // SAFETY: the caller keeps `buf` valid until `DataDone::Send(sreq)`, delivered by
         // `reap` after BIP completed the request.
         let r = unsafe { self.bip.isend(dest, tag, buf, len)? };
-        self.sends.push((r, sreq, Some((dest, slot))));
+        self.sends.push(DataSend { bip: r, sreq, slot: Some((dest, slot)) });
         Ok(Some(tag))
     }
 
@@ -250,7 +268,7 @@ impl Channel for BipChannel {
         // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Recv(rreq)`,
         // which `reap` delivers only after BIP completed the request.
         let r = unsafe { self.bip.irecv(ticket, buf, len)? };
-        self.recvs.push((r, rreq, None));
+        self.recvs.push(DataRecv { bip: r, rreq, queue: None });
         Ok(())
     }
 

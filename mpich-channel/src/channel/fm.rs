@@ -14,7 +14,7 @@
 //! FM sends block until FM has taken the data; FM keeps extracting meanwhile, so arrivals are
 //! delivered to the sink while a send waits.
 
-use super::{deliver_whole, Channel, ChannelError, DataDone, Landing, Result, Sink};
+use super::{deliver_whole, Channel, ChannelError, Cts, DataDone, Landing, Result, Sink};
 use crate::envelope::{Envelope, Kind, ENVELOPE_LEN};
 use fm_streams::{Fm, Stream};
 use nic_model::AnyNic;
@@ -195,15 +195,15 @@ impl Channel for FmChannel {
         Ok(Some(rreq))
     }
 
-    unsafe fn start_data_send(&mut self, dest: usize, _ticket: u32, rreq: u32, sreq: u32, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()> {
+    unsafe fn start_data_send(&mut self, dest: usize, cts: Cts, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()> {
         let mut env = Envelope::new(Kind::Data);
-        env.rreq = rreq;
+        env.rreq = cts.rreq;
         env.len = len as u64;
         // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Send`, which
         // is delivered below, after FM has taken the data.
         let data = unsafe { std::slice::from_raw_parts(buf, len) };
         self.send_message(dest, &env, data, sink)?;
-        sink.data_done(DataDone::Send(sreq));
+        sink.data_done(DataDone::Send(cts.sreq));
         Ok(())
     }
 

@@ -87,6 +87,17 @@ pub enum DataDone {
     Send(u32),
 }
 
+/// What a CTS tells the sender of a rendezvous message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cts {
+    /// The channel's ticket, from `post_data_recv` at the receiver.
+    pub ticket: u32,
+    /// The receive (the receiver's wire id).
+    pub rreq: u32,
+    /// The send (the sender's wire id), for `DataDone::Send`.
+    pub sreq: u32,
+}
+
 /// The ADI side of a channel: told of every arriving message and finished transfer.
 pub trait Sink {
     /// A message from `src` has arrived with envelope `env`: where do its `env.payload_len()`
@@ -122,12 +133,12 @@ pub trait Channel {
     /// # Safety
     /// `buf` is valid for `len` bytes of writing until `DataDone::Recv(rreq)` is delivered.
     unsafe fn post_data_recv(&mut self, src: usize, rreq: u32, buf: *mut u8, len: usize) -> Result<Option<u32>>;
-    /// Starts sending `len` bytes at `buf` to `dest`, for the receive whose CTS gave `ticket`
-    /// (and named `rreq`); `DataDone::Send(sreq)` is delivered when `buf` may be reused.
+    /// Starts sending `len` bytes at `buf` to `dest`, for the receive whose CTS is `cts`;
+    /// `DataDone::Send(cts.sreq)` is delivered when `buf` may be reused.
     ///
     /// # Safety
     /// `buf` is valid for `len` bytes of reading until then.
-    unsafe fn start_data_send(&mut self, dest: usize, ticket: u32, rreq: u32, sreq: u32, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()>;
+    unsafe fn start_data_send(&mut self, dest: usize, cts: Cts, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()>;
     /// Starts a rendezvous transfer from the sender's side before any receive has matched,
     /// for channels that can park a transfer until the receiver takes it (BIP does, with a long
     /// message on a queue of its own). Returns the ticket the RTS carries, or `None` when the
