@@ -216,3 +216,20 @@ fn pingpong_if_two(adi: &mut Adi) {
         pingpong(adi);
     }
 }
+
+/// Over a faulty device (BIP's link protocol on: sequence numbers, checksums, resends) every
+/// channel still delivers every byte, in order.
+#[test]
+fn storm_over_a_faulty_device() {
+    if is_rank() {
+        return run(|adi| {
+            storm(adi);
+            any_source_order(adi);
+        });
+    }
+    for ch in ["bip", "fm", "fm1"] {
+        let env = [("MPI_CHANNEL", ch), ("MPI_NIC_FAULTS", "drop=0.01,corrupt=0.01,dup=0.01,seed=5")];
+        let out = run_ranks("storm_over_a_faulty_device", 3, &env);
+        assert!(out.success(), "channel {ch}: {out:?}");
+    }
+}

@@ -4,7 +4,8 @@
 //!   the user's data) straight into the NIC's packet buffer ([`Bip::send_now_gather`]) and read
 //!   where it lies on arrival ([`Bip::lend`]), so short data is copied exactly twice: into the
 //!   packet buffer and out of it into the landing. A longer one (only when `MPI_EAGER_MAX`
-//!   raises the eager limit past a packet) is staged into one buffer and sent with `isend`.
+//!   raises the eager limit past a packet), and every one over an unreliable device (where
+//!   BIP's link protocol must see each packet), is staged into one buffer and sent with `isend`.
 //! - Rendezvous data uses a BIP queue of its own per transfer, and BIP's long-message protocol
 //!   moves it single copy from user buffer to user buffer. Normally the *sender* picks the
 //!   queue (early send): each sender owns a range of every receiver's queues, starts its `isend`
@@ -51,6 +52,9 @@ pub struct BipChannel {
     /// what fits a packet natively; under a timing profile, what BIP itself would still send
     /// as one packet (longer messages it pipelines in several, as the modeled NIC wants).
     gather_max: usize,
+    /// The device is reliable (BIP runs no link protocol): only then does BIP send a packet
+    /// at once (`send_now_gather`); over a faulty device every control message is staged.
+    reliable: bool,
     /// BIP queues free for rendezvous data.
     free_tags: Vec<u32>,
     /// Rendezvous receives in flight.
@@ -73,12 +77,14 @@ impl BipChannel {
     /// raised to what one packet carries, so that control messages never take BIP's own
     /// rendezvous.
     pub fn new(nic: AnyNic, cfg: Option<BipConfig>) -> Result<Self> {
-        let mtu = nic.capabilities().mtu;
+        let caps = nic.capabilities();
+        let mtu = caps.mtu;
         let mut cfg = cfg.unwrap_or_else(BipConfig::from_env);
         if std::env::var_os("BIP_EAGER_MAX").is_none() {
             cfg.eager_max = cfg.eager_max.max(mtu);
         }
         let tags = cfg.tags;
+        let reliable = caps.reliable && !cfg.force_link;
         let n = nic.nranks();
         let sizer = bip_core::PacketSizer::for_profile(nic.profile());
         let bip = Bip::new(nic, cfg)?;
@@ -92,6 +98,7 @@ impl BipChannel {
         Ok(BipChannel {
             eager_max: one_packet.saturating_sub(ENVELOPE_LEN),
             gather_max,
+            reliable,
             free_tags: (1..=cts_tags).rev().collect(),
             recvs: Vec::new(),
             sends: Vec::new(),
@@ -203,7 +210,7 @@ impl Channel for BipChannel {
     #[inline]
     fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], _sink: &mut dyn Sink) -> Result<bool> {
         let head = env.emit();
-        if ENVELOPE_LEN + payload.len() <= self.gather_max {
+        if self.reliable && ENVELOPE_LEN + payload.len() <= self.gather_max {
             return Ok(self.bip.send_now_gather(dest, CTRL_TAG, &head, payload)?);
         }
         let mut buf = self.spare.pop().unwrap_or_default();
