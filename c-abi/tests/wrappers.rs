@@ -7,6 +7,8 @@
 //! link a real MPI program print a note and skip while the header or the library is not built
 //! yet.
 
+mod common;
+
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -30,19 +32,8 @@ fn source_header() -> PathBuf {
 fn build_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let tools = Path::new(MPICC).parent().expect("mpicc has a directory");
         let dir = scratch("build");
-        for name in ["mpicc", "mpicxx", "mpi-install", "mpirun", "mpiexec"] {
-            fs::copy(tools.join(name), dir.join(name)).unwrap_or_else(|e| panic!("copy {name}: {e}"));
-        }
-        let library = [tools.join("deps/libmpi.so"), tools.join("libmpi.so")]
-            .into_iter()
-            .find(|p| p.is_file())
-            .expect("the test build made libmpi.so");
-        fs::copy(&library, dir.join("libmpi.so")).expect("copy libmpi.so");
-        for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
-            symlink("libmpi.so", dir.join(alias)).expect("link the library's other names");
-        }
+        common::stage_build(&dir, &["mpicc", "mpicxx", "mpi-install", "mpirun", "mpiexec"]);
         dir
     })
     .clone()

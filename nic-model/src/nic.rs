@@ -216,15 +216,12 @@ impl Device for Nic {
         let start = now_ns();
         let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
         if let Err(e) = dma::read_from(pid, remote, local) {
-            return Err(match e.raw_os_error() {
-                Some(libc::EPERM) => {
-                    tracing::debug!(target: "nic", peer, "single-copy refused by the kernel; using packets");
-                    self.dma_enabled = false;
-                    NicError::DmaNotPermitted { rank: peer }
-                }
-                Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
-                _ => NicError::Os { what: "single-copy transfer (process_vm_readv)", source: e },
-            });
+            let e = dma_error(peer, "single-copy transfer (process_vm_readv)", e);
+            if matches!(e, NicError::DmaNotPermitted { .. }) {
+                tracing::debug!(target: "nic", peer, "single-copy refused by the kernel; using packets");
+                self.dma_enabled = false;
+            }
+            return Err(e);
         }
         self.counters.dma_ops += 1;
         self.counters.dma_bytes += local.len() as u64;
@@ -254,14 +251,11 @@ impl Device for Nic {
         let _span = tracing::trace_span!(target: "nic", "dma_write", peer, len = local.len()).entered();
         let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
         if let Err(e) = dma::write_to(pid, remote, local) {
-            return Err(match e.raw_os_error() {
-                Some(libc::EPERM) => {
-                    self.dma_write_enabled = false;
-                    NicError::DmaNotPermitted { rank: peer }
-                }
-                Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
-                _ => NicError::Os { what: "single-copy transfer (process_vm_writev)", source: e },
-            });
+            let e = dma_error(peer, "single-copy transfer (process_vm_writev)", e);
+            if matches!(e, NicError::DmaNotPermitted { .. }) {
+                self.dma_write_enabled = false;
+            }
+            return Err(e);
         }
         self.counters.dma_ops += 1;
         self.counters.dma_bytes += local.len() as u64;
@@ -306,5 +300,15 @@ impl Device for Nic {
             Ordering::AcqRel,
             Ordering::Acquire,
         );
+    }
+}
+
+/// What a failed single-copy call to `peer` means: refused by the kernel (`EPERM`), the peer
+/// gone (`ESRCH`), or another OS error while doing `what`.
+fn dma_error(peer: Rank, what: &'static str, e: std::io::Error) -> NicError {
+    match e.raw_os_error() {
+        Some(libc::EPERM) => NicError::DmaNotPermitted { rank: peer },
+        Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
+        _ => NicError::Os { what, source: e },
     }
 }

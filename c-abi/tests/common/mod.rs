@@ -49,23 +49,32 @@ pub fn source_dir() -> PathBuf {
 pub fn library_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let tools = Path::new(MPIRUN).parent().expect("mpirun lives in a directory");
-        let built = [tools.join("deps").join("libmpi.so"), tools.join("libmpi.so")]
-            .into_iter()
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", tools.display()));
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi-tools-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-        for (from, name) in [(built.as_path(), "libmpi.so"), (Path::new(MPICC), "mpicc")] {
-            std::fs::copy(from, dir.join(name)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
-        }
-        for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
-            std::os::unix::fs::symlink("libmpi.so", dir.join(alias)).unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
-        }
+        stage_build(&dir, &["mpicc"]);
         dir
     })
     .clone()
+}
+
+/// Fills `dir` as `cargo build` fills `target/debug/`, from this test build's own outputs:
+/// copies of `tools` (binaries of this package), the `libmpi.so` the test build produced (in
+/// `deps/`, else beside the tools), and the library's other names pointing to it.
+pub fn stage_build(dir: &Path, tools: &[&str]) {
+    let built = Path::new(MPIRUN).parent().expect("mpirun lives in a directory");
+    for name in tools {
+        let from = built.join(name);
+        std::fs::copy(&from, dir.join(name)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
+    }
+    let library = [built.join("deps").join("libmpi.so"), built.join("libmpi.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", built.display()));
+    std::fs::copy(&library, dir.join("libmpi.so")).unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
+    for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
+        std::os::unix::fs::symlink("libmpi.so", dir.join(alias)).unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
+    }
 }
 
 /// This build's `mpicc`, beside this build's library (see [`library_dir`]).

@@ -119,7 +119,9 @@ impl Adi {
     pub fn init() -> Result<Adi> {
         let name = std::env::var("MPI_CHANNEL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.into());
         let own_job = if std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_none() {
-            let modeled = std::env::var("MPI_NIC_PROFILE").is_ok_and(|p| !p.is_empty() && p != "native");
+            // The NIC reads the same variable; a bad name is its error to report, just below.
+            let profile = std::env::var(nic_model::nic::PROFILE_ENV).unwrap_or_default();
+            let modeled = nic_model::Profile::load(&profile).is_ok_and(|p| p.is_some());
             let job = nic_model::Job::new(&crate::job_config(1, modeled)).map_err(|e| AdiError::Start(e.to_string()))?;
             for (k, v) in job.env_for_self(0).map_err(|e| AdiError::Start(e.to_string()))? {
                 std::env::set_var(k, v);
@@ -202,8 +204,10 @@ impl Adi {
         }
         let buf = nonnull(buf as *mut u8);
         let idle_route = self.st.queued[dest].is_empty();
+        // A short message that wants no acknowledgement is complete once the channel took it.
+        let fire_and_forget = eager && waiting & wait::ACK == 0;
         tracing::trace!(target: "mpi", dest, tag, len, eager, "isend");
-        if eager && waiting & wait::ACK == 0 && idle_route {
+        if fire_and_forget && idle_route {
             // Fast path: a short message the channel takes at once is complete on return.
             // SAFETY: `buf` is valid for `len` bytes (this function's contract).
             let payload = unsafe { std::slice::from_raw_parts(buf, len) };
@@ -220,7 +224,8 @@ impl Adi {
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         (r.buf, r.len, r.dest, r.env, r.waiting) = (buf, len, dest, env, waiting);
         r.status = Status { source: dest as i32, tag, len, truncated: false, cancelled: false };
-        if idle_route && !(eager && waiting & wait::ACK == 0) && self.try_send_envelope(id)? {
+        // (A fire-and-forget send that found the route busy was just refused: it queues.)
+        if idle_route && !fire_and_forget && self.try_send_envelope(id)? {
             if self.st.has_work() {
                 self.flush()?;
             }
@@ -316,9 +321,7 @@ impl Adi {
     /// # Safety
     /// `buf` is non-null and `cap` bytes at it stay valid and untouched until the request completes.
     pub unsafe fn irecv(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<ReqId> {
-        if src != ANY_SOURCE && (src < 0 || src as usize >= self.size) {
-            return Err(AdiError::BadRank(src, self.size));
-        }
+        self.check_source(src)?;
         let id = self.st.reqs.alloc(Op::Recv).ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         r.buf = nonnull(buf);

@@ -132,52 +132,43 @@ impl BipChannel {
 
     /// Reaps finished data transfers and staged sends; true if any finished.
     fn reap(&mut self, sink: &mut dyn Sink) -> Result<bool> {
-        let mut any = false;
-        let mut i = 0;
-        while i < self.recvs.len() {
-            if finished(self.bip.test_done(self.recvs[i].bip))? {
-                let done = self.recvs.swap_remove(i);
-                self.free_tags.extend(done.queue);
-                sink.data_done(DataDone::Recv(done.rreq));
-                any = true;
-            } else {
-                i += 1;
+        let bip = &mut self.bip;
+        let (free_tags, early_free, spare) = (&mut self.free_tags, &mut self.early_free, &mut self.spare);
+        let mut any = reap_list(&mut self.recvs, |d| finished(bip.test_done(d.bip)), |d| {
+            free_tags.extend(d.queue);
+            sink.data_done(DataDone::Recv(d.rreq));
+        })?;
+        any |= reap_list(&mut self.sends, |d| Ok(bip.test_done(d.bip)?.is_some()), |d| {
+            if let Some((dest, slot)) = d.slot {
+                early_free[dest].push(slot);
             }
-        }
-        let mut i = 0;
-        while i < self.sends.len() {
-            if self.bip.test_done(self.sends[i].bip)?.is_some() {
-                let done = self.sends.swap_remove(i);
-                if let Some((dest, slot)) = done.slot {
-                    self.early_free[dest].push(slot);
-                }
-                sink.data_done(DataDone::Send(done.sreq));
-                any = true;
-            } else {
-                i += 1;
-            }
-        }
-        let mut i = 0;
-        while i < self.staged.len() {
-            if self.bip.test_done(self.staged[i].0)?.is_some() {
-                let (_, buf) = self.staged.swap_remove(i);
-                self.spare.push(buf);
-                any = true;
-            } else {
-                i += 1;
-            }
-        }
-        let mut i = 0;
-        while i < self.drops.len() {
-            if finished(self.bip.test_done(self.drops[i]))? {
-                self.drops.swap_remove(i);
-                any = true;
-            } else {
-                i += 1;
-            }
-        }
+            sink.data_done(DataDone::Send(d.sreq));
+        })?;
+        any |= reap_list(&mut self.staged, |(r, _)| Ok(bip.test_done(*r)?.is_some()), |(_, buf)| spare.push(buf))?;
+        any |= reap_list(&mut self.drops, |r| finished(bip.test_done(*r)), drop)?;
         Ok(any)
     }
+
+    /// Transfers or staged sends still in flight.
+    fn in_flight(&self) -> bool {
+        !(self.recvs.is_empty() && self.sends.is_empty() && self.staged.is_empty() && self.drops.is_empty())
+    }
+}
+
+/// Removes the entries of `list` that `is_done` reports finished, handing each to `done`;
+/// true if there were any.
+fn reap_list<T>(list: &mut Vec<T>, mut is_done: impl FnMut(&T) -> Result<bool>, mut done: impl FnMut(T)) -> Result<bool> {
+    let mut any = false;
+    let mut i = 0;
+    while i < list.len() {
+        if is_done(&list[i])? {
+            done(list.swap_remove(i));
+            any = true;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(any)
 }
 
 /// Whether a rendezvous receive is finished: a truncated one is (the ADI knows the lengths and
@@ -234,7 +225,7 @@ impl Channel for BipChannel {
             }
             None => false,
         };
-        if !(self.recvs.is_empty() && self.sends.is_empty() && self.staged.is_empty() && self.drops.is_empty()) {
+        if self.in_flight() {
             any |= self.reap(sink)?;
         }
         Ok(any)
