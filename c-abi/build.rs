@@ -8,17 +8,31 @@
 //!    `((MPI_Comm)0x44000000)`, which bindgen's own macro parser does not evaluate; its
 //!    `clang_macro_fallback` lets libclang evaluate them instead.
 //! 2. **Library names.** The cdylib gets the soname `libmpi.so.12` (MPICH's ABI version), and
-//!    the target profile directory gets `libmpi.so.12`, `libmpich.so.12` and `libmpich.so` as
-//!    symlinks to `libmpi.so`, so that a program linked with `-lmpi` here, or built by MPICH's
-//!    own `mpicc` (which records `libmpich.so.12`), finds this library there.
+//!    the target profile directory gets `libmpi.so.12`, `libmpich.so.12`, `libmpich.so` and
+//!    `libmpichfort.so.12` as symlinks to `libmpi.so`, so that a program linked with `-lmpi`
+//!    here, or built by MPICH's own `mpicc` (which records `libmpich.so.12`) or `mpifort`
+//!    (`libmpichfort.so.12` too: the Fortran entry points are in `libmpi.so`), finds this
+//!    library there.
+//! 3. **Fortran.** `fortran/generate.rs` turns the bindings into `mpif.h` and `mpi.mod`
+//!    (`$OUT_DIR/fortran/`, copied to `target/<profile>/include/` where `mpifort` finds them)
+//!    and into the Fortran entry points `mpi_x_` of every implemented C function
+//!    (`$OUT_DIR/fortran_entry_points.rs`, included by `src/fortran/`).
 
 use std::env;
 use std::path::{Path, PathBuf};
 
+#[path = "fortran/generate.rs"]
+mod fortran;
+
 const HEADER: &str = "include/mpi.h";
 
 /// The names under which the profile directory offers `libmpi.so`.
-const LIBRARY_ALIASES: &[&str] = &["libmpi.so.12", "libmpich.so.12", "libmpich.so"];
+const LIBRARY_ALIASES: &[&str] = &[
+    "libmpi.so.12",
+    "libmpich.so.12",
+    "libmpich.so",
+    "libmpichfort.so.12",
+];
 
 fn main() {
     println!("cargo:rerun-if-changed={HEADER}");
@@ -26,6 +40,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     generate_bindings(&out_dir);
+    generate_fortran(&out_dir);
 
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpi.so.12");
     link_library_aliases(&out_dir);
@@ -72,6 +87,33 @@ impl bindgen::callbacks::ParseCallbacks for IntConstants {
             "{HEADER}: {name} = {value} does not fit a C int"
         );
         Some(bindgen::callbacks::IntKind::Int)
+    }
+}
+
+/// The Fortran binding (see `fortran/generate.rs`). It scans `src/` for the functions the
+/// library implements, so it reruns when `src/` changes.
+fn generate_fortran(out_dir: &Path) {
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=fortran/generate.rs");
+    let bindings =
+        std::fs::read_to_string(out_dir.join("mpi_h.rs")).expect("bindings were just written");
+    fortran::run(&bindings, Path::new("src"), Path::new("fortran"), out_dir);
+    // Beside the tools, as `include/`: where mpifort looks in a build directory.
+    let Some(profile_dir) = out_dir.ancestors().nth(3) else {
+        return;
+    };
+    let include = profile_dir.join("include");
+    let _ = std::fs::create_dir_all(&include);
+    for file in ["mpif.h", "mpi.mod"] {
+        let from = out_dir.join("fortran").join(file);
+        if from.is_file() {
+            if let Err(e) = std::fs::copy(&from, include.join(file)) {
+                println!("cargo:warning=could not copy {file} to {include:?}: {e}");
+            }
+        } else {
+            // Not built this time (no gfortran): no stale copy either.
+            let _ = std::fs::remove_file(include.join(file));
+        }
     }
 }
 

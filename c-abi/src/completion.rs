@@ -12,13 +12,18 @@
 //! happens, so ranks that outnumber cores give each other the processor. An operation that
 //! failed (a truncated receive) makes them return `MPI_ERR_IN_STATUS` with each status's
 //! `MPI_ERROR` saying which (`MPI_Waitany`/`MPI_Testany`, which complete one, return its error).
+//!
+//! A request on scattered data owns a staging buffer ([`crate::request::Staging`]): when the
+//! engine completes it, a receive's data is unpacked into the user's buffer ([`unstage`])
+//! before the request is retired, and the buffer goes with the request.
 
 use crate::abi::*;
+use crate::coll::{self, CollId};
 use crate::comm::CommIdx;
 use crate::cptr::{Array, Out, StatusOut, Statuses};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use crate::request::{Op, PersistentState};
+use crate::request::{Op, PersistentState, Staging};
 use crate::state::Runtime;
 use crate::status::Completion;
 use mpich_channel::{ReqId, Status, Waiter};
@@ -31,8 +36,10 @@ enum Stand {
     Idle,
     /// Complete, status kept.
     Ready(Completion),
-    /// In the engine.
-    Running(ReqId),
+    /// In the engine; whether the request owns a staging buffer.
+    Running(ReqId, bool),
+    /// A nonblocking collective (never persistent).
+    Coll(CollId),
 }
 
 /// A request's communicator, where it stands, and whether it is persistent.
@@ -43,11 +50,13 @@ fn stand(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<(Option<CommIdx>, S
     }
     let r = rt.requests.get_mut(handle)?;
     let (stand, persistent) = match &r.op {
-        Op::Engine(id) => (Stand::Running(*id), false),
+        Op::Engine(id) => (Stand::Running(*id, false), false),
+        Op::Staged(id, _) => (Stand::Running(*id, true), false),
         Op::Done(c) => (Stand::Ready(*c), false),
+        Op::Coll(id) => (Stand::Coll(*id), false),
         Op::Persistent(p) => match p.state {
             PersistentState::Inactive => (Stand::Idle, true),
-            PersistentState::Active(id) => (Stand::Running(id), true),
+            PersistentState::Active(id) => (Stand::Running(id, p.staging.is_some()), true),
             PersistentState::Complete(c) => (Stand::Ready(c), true),
         },
     };
@@ -67,6 +76,42 @@ fn retire(rt: &mut Runtime, handle: &mut MPI_Request, persistent: bool) {
     } else {
         let _ = rt.requests.remove(*handle);
         *handle = MPI_REQUEST_NULL;
+    }
+}
+
+/// Finishes the staging of a request whose engine operation completed with `received` bytes:
+/// a receive's data is unpacked into the user's buffer. The buffer is released (a persistent
+/// request's at once, another's when it is retired).
+#[inline(never)]
+fn unstage(rt: &mut Runtime, handle: MPI_Request, received: usize) {
+    let Ok(r) = rt.requests.get_mut(handle) else {
+        return;
+    };
+    let staging = match &mut r.op {
+        Op::Staged(id, _) => {
+            let id = *id;
+            match std::mem::replace(&mut r.op, Op::Engine(id)) {
+                Op::Staged(_, staging) => Some(staging),
+                _ => unreachable!("matched Staged"),
+            }
+        }
+        Op::Persistent(p) => p.staging.take(),
+        _ => None,
+    };
+    if let Some(staging) = staging {
+        if let Staging::Recv(s) = *staging {
+            s.finish(received);
+        }
+    }
+}
+
+/// Lets go of a request the program frees while the engine may still use its staging buffer:
+/// the buffer is leaked rather than freed under the engine.
+fn orphan(r: crate::request::Request) {
+    match r.op {
+        Op::Staged(_, staging) => std::mem::forget(staging),
+        Op::Persistent(p) => std::mem::forget(p.staging),
+        _ => {}
     }
 }
 
@@ -115,19 +160,40 @@ fn poll(rt: &mut Runtime, handle: &mut MPI_Request, how: How) -> MpiResult<Optio
             }))
         }
         Stand::Ready(c) => c,
-        Stand::Running(id) => {
+        Stand::Running(id, staged) => {
             let comm_idx = comm.expect("a running request has a communicator");
-            let engine: Result<Option<Status>, _> = match how {
+            let engine: MpiResult<Option<Status>> = match how {
                 How::Look if !rt.adi.is_complete(id) => Ok(None),
-                How::Look | How::Test => rt.adi.test(id),
-                How::Block => rt.adi.wait(id).map(Some),
+                How::Look | How::Test => rt.adi.test(id).map_err(MpiError::from),
+                How::Block if coll::in_flight(rt) => coll::wait_engine(rt, id).map(Some),
+                How::Block => rt.adi.wait(id).map(Some).map_err(MpiError::from),
             };
             match engine {
                 Ok(None) => return Ok(None),
-                Ok(Some(s)) => Completion::from_engine(&s, rt.comms.get(comm_idx)),
+                Ok(Some(s)) => {
+                    if staged {
+                        unstage(rt, *handle, s.len);
+                    }
+                    Completion::from_engine(&s, rt.comms.get(comm_idx))
+                }
                 Err(e) => {
                     retire(rt, handle, persistent);
-                    return Err(MpiError::from(e).on(comm_idx));
+                    return Err(e.on(comm_idx));
+                }
+            }
+        }
+        Stand::Coll(id) => {
+            let comm_idx = comm.expect("a collective request has a communicator");
+            let done = match how {
+                How::Look | How::Test => coll::test(rt, id),
+                How::Block => coll::wait(rt, id).map(|()| true),
+            };
+            match done {
+                Ok(false) => return Ok(None),
+                Ok(true) => Completion::EMPTY,
+                Err(e) => {
+                    retire(rt, handle, persistent);
+                    return Err(e.on(comm_idx));
                 }
             }
         }
@@ -286,6 +352,7 @@ mpi_fn! {
         for i in 0..n {
             let set = |c: &Completion| statuses.set(i, c);
             while complete_into(rt, &requests, i, How::Look, set, &mut failures).is_none() {
+                coll::progress_all(rt)?;
                 rt.adi.progress_or_idle(&mut waiter)?;
             }
         }
@@ -310,7 +377,7 @@ mpi_fn! {
         check_all(rt, &requests)?;
         rt.adi.progress()?;
         for i in 0..n {
-            if let Stand::Running(id) = stand(rt, requests.get(i))?.1 {
+            if let Stand::Running(id, _) = stand(rt, requests.get(i))?.1 {
                 if !rt.adi.is_complete(id) {
                     flag.set(0);
                     return Ok(());
@@ -376,7 +443,10 @@ mpi_fn! {
                     status.set(&Completion::EMPTY);
                     return Ok(());
                 }
-                Err(true) => rt.adi.progress_or_idle(&mut waiter)?,
+                Err(true) => {
+                coll::progress_all(rt)?;
+                rt.adi.progress_or_idle(&mut waiter)?
+            },
             }
         }
     }
@@ -483,7 +553,10 @@ fn some(
                 outcount.set(done as c_int);
                 return failures.result();
             }
-            Some(_) => rt.adi.progress_or_idle(&mut waiter)?,
+            Some(_) => {
+                coll::progress_all(rt)?;
+                rt.adi.progress_or_idle(&mut waiter)?
+            }
         }
     }
 }
@@ -527,10 +600,15 @@ mpi_fn! {
         let Some(comm) = comm else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to free"));
         };
-        if let Stand::Running(id) = stand {
-            rt.adi.request_free(id).map_err(|e| MpiError::from(e).on(comm))?;
+        match stand {
+            Stand::Running(id, _) => rt.adi.request_free(id).map_err(|e| MpiError::from(e).on(comm))?,
+            Stand::Coll(_) => return Err(collective_request("free").on(comm)),
+            Stand::Idle | Stand::Ready(_) => {}
         }
-        rt.requests.remove(h)?;
+        let r = rt.requests.remove(h)?;
+        if let Stand::Running(_, true) = stand {
+            orphan(r);
+        }
         handle.set(MPI_REQUEST_NULL);
         Ok(())
     }
@@ -551,7 +629,7 @@ mpi_fn! {
         let c = match stand {
             Stand::Idle => Completion::EMPTY,
             Stand::Ready(c) => c,
-            Stand::Running(id) => {
+            Stand::Running(id, staged) => {
                 let comm = comm.expect("a running request has a communicator");
                 if !rt.adi.is_complete(id) {
                     rt.adi.progress().map_err(|e| MpiError::from(e).on(comm))?;
@@ -561,7 +639,11 @@ mpi_fn! {
                     return Ok(());
                 }
                 let s = rt.adi.test(id).map_err(|e| MpiError::from(e).on(comm))?;
-                let c = Completion::from_engine(&s.expect("a complete request tests complete"), rt.comms.get(comm));
+                let s = s.expect("a complete request tests complete");
+                if staged {
+                    unstage(rt, request, s.len);
+                }
+                let c = Completion::from_engine(&s, rt.comms.get(comm));
                 // Keep the completion: the engine's id is spent.
                 let r = rt.requests.get_mut(request)?;
                 match &mut r.op {
@@ -569,6 +651,15 @@ mpi_fn! {
                     op => *op = Op::Done(c),
                 }
                 c
+            }
+            Stand::Coll(id) => {
+                let comm = comm.expect("a collective request has a communicator");
+                if !coll::test(rt, id).map_err(|e| e.on(comm))? {
+                    flag.set(0);
+                    return Ok(());
+                }
+                rt.requests.get_mut(request)?.op = Op::Done(Completion::EMPTY);
+                Completion::EMPTY
             }
         };
         flag.set(1);
@@ -587,9 +678,20 @@ mpi_fn! {
         let Some(comm) = comm else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
         };
-        if let Stand::Running(id) = stand {
-            rt.adi.cancel(id).map_err(|e| MpiError::from(e).on(comm))?;
+        match stand {
+            Stand::Running(id, _) => rt.adi.cancel(id).map_err(|e| MpiError::from(e).on(comm))?,
+            Stand::Coll(_) => return Err(collective_request("cancel").on(comm)),
+            Stand::Idle | Stand::Ready(_) => {}
         }
         Ok(())
     }
+}
+
+/// The error for freeing or cancelling a nonblocking collective, which MPI forbids.
+#[cold]
+fn collective_request(what: &str) -> MpiError {
+    MpiError::new(
+        MPI_ERR_REQUEST,
+        format!("the request belongs to a nonblocking collective, which MPI does not allow to {what}; complete it with MPI_Wait or MPI_Test"),
+    )
 }

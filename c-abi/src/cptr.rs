@@ -200,3 +200,27 @@ pub(crate) fn write_c_string(
     }
     Ok(n as c_int)
 }
+
+/// An input array argument of `len` entries (`const int array_of_blocklengths[]`): NULL is
+/// allowed only when `len` is 0.
+pub(crate) fn input_array<'a, T>(p: *const T, len: usize, what: &str) -> MpiResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(null_argument(what));
+    }
+    // SAFETY: a non-NULL array argument of `len` entries is readable for `len` entries and not
+    // written during the call (the caller's contract).
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Reads a NUL-terminated input string (`const char *type_name`).
+pub(crate) fn input_string(p: *const c_char, what: &str) -> MpiResult<String> {
+    if p.is_null() {
+        return Err(null_argument(what));
+    }
+    // SAFETY: a non-NULL string argument is NUL-terminated (the caller's contract).
+    let s = unsafe { std::ffi::CStr::from_ptr(p) };
+    Ok(s.to_string_lossy().into_owned())
+}

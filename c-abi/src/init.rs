@@ -7,11 +7,19 @@
 
 use crate::abi::*;
 use crate::bsend::BsendBuffer;
+use crate::coll::Schedules;
+use crate::attr::KeyvalTable;
 use crate::comm::{CommTable, WORLD};
+use crate::errhandler::ErrhandlerTable;
+use crate::group::GroupTable;
+use crate::info::InfoTable;
+use crate::mem::Allocations;
 use crate::cptr::Out;
+use crate::datatype::TypeTable;
 use crate::errhandler::end_process;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
+use crate::op::OpTable;
 use crate::request::RequestTable;
 use crate::state::{Mpi, Phase, Runtime};
 use mpich_channel::Adi;
@@ -58,8 +66,16 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
     st.phase = Phase::Running(Box::new(Runtime {
         adi,
         comms: CommTable::new(rank, size),
+        groups: GroupTable::new(),
+        infos: InfoTable::new(size),
+        keyvals: KeyvalTable::new(),
+        errhandlers: ErrhandlerTable::new(),
+        allocs: Allocations::new(),
         requests: RequestTable::with_capacity(INITIAL_REQUESTS),
         bsend: BsendBuffer::new(),
+        types: TypeTable::new(),
+        ops: OpTable::new(),
+        colls: Schedules::new(),
         universe_size: size as c_int,
     }));
     st.thread_level = level;
@@ -114,6 +130,7 @@ mpi_fn! {
     /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let rt = st.runtime()?;
+        crate::attr::finalize(rt)?;
         rt.bsend.drain(&mut rt.adi)?;
         if rt.requests.live() > 0 {
             tracing::warn!(requests = rt.requests.live(), "MPI_Finalize with requests never completed or freed");

@@ -38,8 +38,9 @@
 
 pub mod abi;
 mod args;
-mod barrier;
+mod attr;
 mod bsend;
+mod coll;
 mod comm;
 mod completion;
 mod cptr;
@@ -48,10 +49,16 @@ mod env;
 mod errhandler;
 mod error;
 mod export;
+mod fortran;
 mod global;
+mod group;
+mod info;
 mod init;
+mod mem;
 mod nonblocking;
+mod op;
 mod p2p;
 mod request;
 mod state;
 mod status;
+mod topo;

@@ -4,23 +4,28 @@
 //! Starting an operation ([`start_send`], [`start_recv`]) gives either an engine request or,
 //! for `MPI_PROC_NULL` and buffered sends, a completion right away; the request table records
 //! which. Persistent requests keep their checked arguments and run them again at each start.
+//! Scattered data (a non-contiguous derived type) is packed when a send starts, and a receive
+//! of it is posted on a staging buffer; the request owns either until it completes
+//! ([`Started::Staged`]).
 
 use crate::abi::*;
 use crate::args::{self, RecvOp, SendKind, SendOp};
 use crate::cptr::{self, Array, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use crate::request::{Op, Persistent, PersistentKind, PersistentState, Request};
+use crate::request::{Op, Persistent, PersistentKind, PersistentState, Request, Staging};
 use crate::state::Runtime;
 use crate::status::Completion;
 use mpich_channel::ReqId;
 use std::ffi::{c_int, c_void};
 
 /// What starting an operation gave.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) enum Started {
     /// Running in the engine.
     Engine(ReqId),
+    /// Running in the engine on a staging buffer, which must live until it completes.
+    Staged(ReqId, Box<Staging>),
     /// Complete already.
     Done(Completion),
 }
@@ -31,12 +36,8 @@ pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiRe
     let Some(dest) = op.dest else {
         return Ok(Started::Done(Completion::PROC_NULL));
     };
-    if kind == SendKind::Buffered {
-        let data = cptr::send_bytes(op.buf, op.bytes);
-        rt.bsend
-            .send(&mut rt.adi, data, dest, op.tag, op.ctx)
-            .map_err(|e| e.on(op.comm))?;
-        return Ok(Started::Done(Completion::EMPTY));
+    if kind == SendKind::Buffered || op.scattered.is_some() {
+        return start_send_copied(rt, op, kind, dest);
     }
     // SAFETY: the send buffer (a dangling non-NULL pointer when empty) stays valid and
     // unmodified until the request completes: MPI's rule for nonblocking and persistent sends.
@@ -55,12 +56,48 @@ pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiRe
         .map_err(|e| MpiError::from(e).on(op.comm))
 }
 
+/// Starts a buffered send, or a send of scattered data from a packed copy.
+#[inline(never)]
+fn start_send_copied(
+    rt: &mut Runtime,
+    op: &SendOp,
+    kind: SendKind,
+    dest: usize,
+) -> MpiResult<Started> {
+    let data = op.outgoing();
+    if kind == SendKind::Buffered {
+        rt.bsend
+            .send(&mut rt.adi, data.bytes(), dest, op.tag, op.ctx)
+            .map_err(|e| e.on(op.comm))?;
+        return Ok(Started::Done(Completion::EMPTY));
+    }
+    // SAFETY: the packed copy is owned by the request (moved into its staging below; a Vec's
+    // heap buffer does not move with it) and kept until the send completes.
+    let started = unsafe {
+        rt.adi.isend(
+            data.ptr(),
+            data.len(),
+            dest,
+            op.tag,
+            op.ctx,
+            kind.engine_mode(),
+        )
+    };
+    match started {
+        Ok(id) => Ok(Started::Staged(id, Box::new(Staging::Send(data)))),
+        Err(e) => Err(MpiError::from(e).on(op.comm)),
+    }
+}
+
 /// Posts a checked receive.
 #[inline(always)]
 pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Started> {
     let Some(source) = op.source else {
         return Ok(Started::Done(Completion::PROC_NULL));
     };
+    if op.scattered.is_some() {
+        return start_recv_staged(rt, op, source);
+    }
     let buf = cptr::nonnull_or_dangling(op.buf).cast_mut();
     // SAFETY: the receive buffer (a dangling non-NULL pointer when empty) stays valid and
     // untouched by the program until the request completes: MPI's rule for receives.
@@ -70,6 +107,25 @@ pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Started> {
         .map_err(|e| MpiError::from(e).on(op.comm))
 }
 
+/// Posts a receive of scattered data on a staging buffer.
+#[inline(never)]
+fn start_recv_staged(rt: &mut Runtime, op: &RecvOp, source: c_int) -> MpiResult<Started> {
+    let incoming = op.incoming();
+    // SAFETY: the staging buffer is owned by the request (moved into it below; its heap
+    // buffer does not move) and kept until the receive completes.
+    let started = unsafe {
+        rt.adi
+            .irecv(incoming.ptr(), incoming.cap(), source, op.tag, op.ctx)
+    };
+    match started {
+        Ok(id) => {
+            let staged = incoming.into_staged().expect("scattered data is staged");
+            Ok(Started::Staged(id, Box::new(Staging::Recv(staged))))
+        }
+        Err(e) => Err(MpiError::from(e).on(op.comm)),
+    }
+}
+
 /// Records a started operation as a request and returns its handle.
 #[inline(always)]
 fn record(
@@ -77,17 +133,29 @@ fn record(
     comm: crate::comm::CommIdx,
     started: Started,
 ) -> MpiResult<MPI_Request> {
-    let op = match started {
-        Started::Engine(id) => Op::Engine(id),
-        Started::Done(c) => Op::Done(c),
-    };
-    rt.requests.insert(Request { comm, op }).inspect_err(|_| {
-        // The table is full (a million requests outstanding): undo the start.
-        if let Started::Engine(id) = started {
+    if !rt.requests.has_room() {
+        // A million requests are outstanding: undo the start. The engine may still touch a
+        // staging buffer until the freed operation is over, so that buffer is leaked.
+        let id = match started {
+            Started::Engine(id) => Some(id),
+            Started::Staged(id, staging) => {
+                std::mem::forget(staging);
+                Some(id)
+            }
+            Started::Done(_) => None,
+        };
+        if let Some(id) = id {
             let _ = rt.adi.cancel(id);
             let _ = rt.adi.request_free(id);
         }
-    })
+        return Err(crate::request::too_many_requests().on(comm));
+    }
+    let op = match started {
+        Started::Engine(id) => Op::Engine(id),
+        Started::Staged(id, staging) => Op::Staged(id, staging),
+        Started::Done(c) => Op::Done(c),
+    };
+    rt.requests.insert(Request { comm, op })
 }
 
 /// Generates the four nonblocking send functions, which differ only in their mode.
@@ -105,7 +173,7 @@ macro_rules! nonblocking_send {
                 request: *mut MPI_Request,
             ) |st| {
                 let rt = st.runtime()?;
-                let op = args::send_op(&rt.comms, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(rt, buf, count, datatype, dest, tag, comm)?;
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 let started = start_send(rt, &op, $kind)?;
                 out.set(record(rt, op.comm, started)?);
@@ -144,7 +212,7 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        let op = args::recv_op(&rt.comms, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(rt, buf, count, datatype, source, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         let started = start_recv(rt, &op)?;
         out.set(record(rt, op.comm, started)?);
@@ -161,6 +229,7 @@ fn persistent(
     let op = Op::Persistent(Persistent {
         kind,
         state: PersistentState::Inactive,
+        staging: None,
     });
     rt.requests
         .insert(Request { comm, op })
@@ -182,7 +251,7 @@ macro_rules! send_init {
                 request: *mut MPI_Request,
             ) |st| {
                 let rt = st.runtime()?;
-                let op = args::send_op(&rt.comms, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(rt, buf, count, datatype, dest, tag, comm)?;
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 out.set(persistent(rt, op.comm, PersistentKind::Send(op, $kind))?);
                 Ok(())
@@ -220,7 +289,7 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        let op = args::recv_op(&rt.comms, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(rt, buf, count, datatype, source, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         out.set(persistent(rt, op.comm, PersistentKind::Recv(op))?);
         Ok(())
@@ -234,7 +303,7 @@ fn startable(
 ) -> MpiResult<(crate::comm::CommIdx, PersistentKind)> {
     let r = rt.requests.get_mut(handle)?;
     match &r.op {
-        Op::Persistent(Persistent { kind, state: PersistentState::Inactive }) => Ok((r.comm, *kind)),
+        Op::Persistent(Persistent { kind, state: PersistentState::Inactive, .. }) => Ok((r.comm, kind.clone())),
         Op::Persistent(_) => Err(MpiError::new(
             MPI_ERR_REQUEST,
             "the persistent request is active already; complete it (MPI_Wait, MPI_Test) before starting it again",
@@ -255,12 +324,16 @@ fn start(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<()> {
         PersistentKind::Send(op, mode) => start_send(rt, op, *mode)?,
         PersistentKind::Recv(op) => start_recv(rt, op)?,
     };
-    let state = match started {
-        Started::Engine(id) => PersistentState::Active(id),
-        Started::Done(c) => PersistentState::Complete(c),
+    let (state, staging) = match started {
+        Started::Engine(id) => (PersistentState::Active(id), None),
+        Started::Staged(id, staging) => (PersistentState::Active(id), Some(staging)),
+        Started::Done(c) => (PersistentState::Complete(c), None),
     };
     match &mut rt.requests.get_mut(handle).map_err(|e| e.on(comm))?.op {
-        Op::Persistent(p) => p.state = state,
+        Op::Persistent(p) => {
+            p.state = state;
+            p.staging = staging;
+        }
         _ => unreachable!("checked persistent above"),
     }
     Ok(())

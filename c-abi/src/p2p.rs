@@ -5,9 +5,12 @@
 //! compares and one table load for the datatype), then straight into the engine with the user's
 //! buffer; no allocation, lock or lookup beyond that. Operations with `MPI_PROC_NULL` complete
 //! at once: a receive reports source `MPI_PROC_NULL`, tag `MPI_ANY_TAG` and count 0.
+//! Scattered data (a non-contiguous derived type) takes a separate, out-of-line path: a send
+//! packs it into a temporary buffer, a receive lands in one and is unpacked (see [`args`]).
 
 use crate::abi::*;
 use crate::args::{self, ProbeOp, RecvOp, SendKind, SendOp};
+use crate::coll;
 use crate::cptr::{self, Out, StatusOut};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
@@ -20,15 +23,50 @@ use std::ffi::{c_int, c_void};
 #[inline(always)]
 pub(crate) fn send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiResult<()> {
     let Some(dest) = op.dest else { return Ok(()) };
-    let data = cptr::send_bytes(op.buf, op.bytes);
+    if op.scattered.is_some() {
+        return send_packed(rt, op, kind, dest);
+    }
+    send_bytes(rt, op, kind, dest, cptr::send_bytes(op.buf, op.bytes))
+}
+
+#[inline(always)]
+fn send_bytes(
+    rt: &mut Runtime,
+    op: &SendOp,
+    kind: SendKind,
+    dest: usize,
+    data: &[u8],
+) -> MpiResult<()> {
     let sent = match kind {
         SendKind::Buffered => rt.bsend.send(&mut rt.adi, data, dest, op.tag, op.ctx),
+        kind if coll::in_flight(rt) => {
+            // SAFETY: `data` stays borrowed, valid and unmodified until the request completes
+            // inside this call.
+            let req = unsafe {
+                rt.adi.isend(
+                    data.as_ptr(),
+                    data.len(),
+                    dest,
+                    op.tag,
+                    op.ctx,
+                    kind.engine_mode(),
+                )
+            }?;
+            coll::wait_engine(rt, req).map(drop)
+        }
         kind => rt
             .adi
             .send(data, dest, op.tag, op.ctx, kind.engine_mode())
             .map_err(MpiError::from),
     };
     sent.map_err(|e| e.on(op.comm))
+}
+
+/// A send of scattered data: packed into a temporary buffer, sent from there.
+#[inline(never)]
+fn send_packed(rt: &mut Runtime, op: &SendOp, kind: SendKind, dest: usize) -> MpiResult<()> {
+    let data = op.outgoing();
+    send_bytes(rt, op, kind, dest, data.bytes())
 }
 
 /// Runs a checked receive to completion. A truncated message is a completion whose `error`
@@ -38,23 +76,69 @@ pub(crate) fn recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Completion> {
     let Some(source) = op.source else {
         return Ok(Completion::PROC_NULL);
     };
+    if op.scattered.is_some() {
+        return recv_staged(rt, op, source);
+    }
     let buf = cptr::recv_bytes(op.buf, op.cap);
+    if coll::in_flight(rt) {
+        let s = recv_progressing(rt, buf, source, op).map_err(|e| e.on(op.comm))?;
+        return Ok(Completion::from_engine(&s, rt.comms.get(op.comm)));
+    }
     match rt.adi.recv(buf, source, op.tag, op.ctx) {
         Ok(s) => Ok(Completion::from_engine(&s, rt.comms.get(op.comm))),
         Err(e) => Err(MpiError::from(e).on(op.comm)),
     }
 }
 
+/// A receive of scattered data: into a temporary buffer, then unpacked.
+#[inline(never)]
+fn recv_staged(rt: &mut Runtime, op: &RecvOp, source: c_int) -> MpiResult<Completion> {
+    let mut incoming = op.incoming();
+    let received = if coll::in_flight(rt) {
+        recv_progressing(rt, incoming.bytes(), source, op)
+    } else {
+        rt.adi
+            .recv(incoming.bytes(), source, op.tag, op.ctx)
+            .map_err(MpiError::from)
+    };
+    match received {
+        Ok(s) => {
+            incoming.finish(s.len);
+            Ok(Completion::from_engine(&s, rt.comms.get(op.comm)))
+        }
+        Err(e) => Err(e.on(op.comm)),
+    }
+}
+
+/// A blocking receive while nonblocking collectives are in flight: posted, then waited for
+/// in a loop that moves the collectives on too (see [`coll::in_flight`]).
+#[inline(never)]
+fn recv_progressing(
+    rt: &mut Runtime,
+    buf: &mut [u8],
+    source: c_int,
+    op: &RecvOp,
+) -> MpiResult<mpich_channel::Status> {
+    // SAFETY: `buf` stays borrowed until the request completes inside this call.
+    let req = unsafe {
+        rt.adi
+            .irecv(buf.as_mut_ptr(), buf.len(), source, op.tag, op.ctx)
+    }?;
+    coll::wait_engine(rt, req)
+}
+
 /// A send and a receive at once: the send is started, the receive completed, then the send.
 fn sendrecv(rt: &mut Runtime, s: &SendOp, r: &RecvOp) -> MpiResult<Completion> {
+    let outgoing = s.outgoing();
     let send_req = match s.dest {
-        // SAFETY: the send buffer (or a dangling non-NULL pointer for 0 bytes) stays valid and
-        // unmodified for this whole call, and the request completes before it returns.
+        // SAFETY: the send buffer (or its packed copy, which lives to the end of this
+        // function; or a dangling non-NULL pointer for 0 bytes) stays valid and unmodified
+        // for this whole call, and the request completes before it returns.
         Some(dest) => Some(
             unsafe {
                 rt.adi.isend(
-                    cptr::nonnull_or_dangling(s.buf),
-                    s.bytes,
+                    outgoing.ptr(),
+                    outgoing.len(),
                     dest,
                     s.tag,
                     s.ctx,
@@ -71,9 +155,13 @@ fn sendrecv(rt: &mut Runtime, s: &SendOp, r: &RecvOp) -> MpiResult<Completion> {
             // The send buffer must not be read after this call returns: take the send back.
             let _ = rt.adi.cancel(req);
         }
-        let sent = rt.adi.wait(req);
+        let sent = if coll::in_flight(rt) {
+            coll::wait_engine(rt, req)
+        } else {
+            rt.adi.wait(req).map_err(MpiError::from)
+        };
         if received.is_ok() {
-            sent.map_err(|e| MpiError::from(e).on(s.comm))?;
+            sent.map_err(|e| e.on(s.comm))?;
         }
     }
     received
@@ -93,7 +181,7 @@ macro_rules! blocking_send {
                 comm: MPI_Comm,
             ) |st| {
                 let rt = st.runtime()?;
-                let op = args::send_op(&rt.comms, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(rt, buf, count, datatype, dest, tag, comm)?;
                 send(rt, &op, $kind)
             }
         }
@@ -129,7 +217,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let rt = st.runtime()?;
-        let op = args::recv_op(&rt.comms, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(rt, buf, count, datatype, source, tag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = recv(rt, &op)?;
         status.set(&c);
@@ -154,8 +242,8 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let rt = st.runtime()?;
-        let s = args::send_op(&rt.comms, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let r = args::recv_op(&rt.comms, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let s = args::send_op(rt, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
+        let r = args::recv_op(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         let c = sendrecv(rt, &s, &r)?;
         status.set(&c);
@@ -178,11 +266,13 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let rt = st.runtime()?;
-        let s = args::send_op(&rt.comms, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
-        let r = args::recv_op(&rt.comms, buf, count, datatype, source, recvtag, comm)?;
+        let s = args::send_op(rt, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
+        let r = args::recv_op(rt, buf, count, datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
-        let outgoing = cptr::send_bytes(s.buf, s.bytes).to_vec();
-        let s = SendOp { buf: outgoing.as_ptr(), ..s };
+        let outgoing = s.outgoing();
+        // The data must be copied out before the buffer receives (a packed copy is one).
+        let outgoing = if outgoing.is_owned() { outgoing } else { crate::args::Outgoing::owned(outgoing.bytes().to_vec()) };
+        let s = SendOp { buf: outgoing.ptr(), bytes: outgoing.len(), scattered: None, ..s };
         let c = sendrecv(rt, &s, &r)?;
         drop(outgoing);
         status.set(&c);
@@ -193,6 +283,25 @@ mpi_fn! {
 /// The status a probe reports: what the matching message holds.
 fn probe_completion(rt: &Runtime, op: &ProbeOp, s: &mpich_channel::Status) -> Completion {
     Completion::from_engine(s, rt.comms.get(op.comm))
+}
+
+/// A blocking probe; while nonblocking collectives are in flight it polls, moving them on.
+fn probe_progressing(
+    rt: &mut Runtime,
+    src: c_int,
+    op: &ProbeOp,
+) -> MpiResult<mpich_channel::Status> {
+    if !coll::in_flight(rt) {
+        return Ok(rt.adi.probe(src, op.tag, op.ctx)?);
+    }
+    let mut waiter = mpich_channel::Waiter::new();
+    loop {
+        if let Some(s) = rt.adi.iprobe(src, op.tag, op.ctx)? {
+            return Ok(s);
+        }
+        coll::progress_all(rt)?;
+        rt.adi.progress_or_idle(&mut waiter)?;
+    }
 }
 
 mpi_fn! {
@@ -209,8 +318,7 @@ mpi_fn! {
         let c = match op.source {
             None => Completion::PROC_NULL,
             Some(src) => {
-                let probed = rt.adi.probe(src, op.tag, op.ctx);
-                let s = probed.map_err(|e| MpiError::from(e).on(op.comm))?;
+                let s = probe_progressing(rt, src, &op).map_err(|e| e.on(op.comm))?;
                 probe_completion(rt, &op, &s)
             }
         };

@@ -15,10 +15,12 @@
 //! its status (a send to `MPI_PROC_NULL`, a buffered send, whose data is safe in the attached
 //! buffer once the call returns, or a request whose completion `MPI_Request_get_status` saw);
 //! or a persistent request, which is this layer's own: its arguments, and while active the
-//! engine operation that `MPI_Start` made from them.
+//! engine operation that `MPI_Start` made from them. An operation on scattered data (a derived
+//! datatype that is not one block of memory) also owns its [`Staging`] buffer: the packed copy a
+//! send is sent from, or the buffer a receive lands in and is unpacked from when it completes.
 
 use crate::abi::*;
-use crate::args::{RecvOp, SendKind, SendOp};
+use crate::args::{Outgoing, RecvOp, SendKind, SendOp, Staged};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
 use crate::status::Completion;
@@ -38,10 +40,14 @@ const NO_SLOT: u32 = u32::MAX;
 pub(crate) enum Op {
     /// An operation in the engine.
     Engine(ReqId),
+    /// An operation in the engine on a staging buffer the request owns.
+    Staged(ReqId, Box<Staging>),
     /// Complete; its status waits for `MPI_Wait`/`MPI_Test`.
     Done(Completion),
     /// A persistent request.
     Persistent(Persistent),
+    /// A nonblocking collective, advanced by [`crate::coll::test`] / [`crate::coll::wait`].
+    Coll(crate::coll::CollId),
 }
 
 /// A request: its operation and the communicator it belongs to (for its statuses' ranks and
@@ -52,14 +58,25 @@ pub(crate) struct Request {
     pub op: Op,
 }
 
+/// The buffer of an operation on scattered data, kept until it completes.
+#[derive(Debug)]
+pub(crate) enum Staging {
+    /// The packed data a send is sent from (only kept alive, never read here).
+    Send(#[allow(dead_code)] Outgoing),
+    /// Where a receive lands, and where to unpack it.
+    Recv(Staged),
+}
+
 /// A persistent request (`MPI_Send_init`, ...): its arguments and its state.
 #[derive(Debug)]
 pub(crate) struct Persistent {
     pub kind: PersistentKind,
     pub state: PersistentState,
+    /// The staging buffer of the active operation, for scattered data.
+    pub staging: Option<Box<Staging>>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum PersistentKind {
     Send(SendOp, SendKind),
     Recv(RecvOp),
@@ -105,6 +122,12 @@ impl RequestTable {
     /// Requests not yet completed or freed.
     pub fn live(&self) -> usize {
         self.live
+    }
+
+    /// Whether [`RequestTable::insert`] has room for one more request.
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        self.free != NO_SLOT || self.slots.len() < MAX_REQUESTS
     }
 
     /// Stores `r` and returns its handle.
@@ -203,7 +226,7 @@ fn invalid_request(handle: MPI_Request) -> MpiError {
 }
 
 #[cold]
-fn too_many_requests() -> MpiError {
+pub(crate) fn too_many_requests() -> MpiError {
     MpiError::new(
         MPI_ERR_OTHER,
         format!("more than {MAX_REQUESTS} requests are outstanding; complete some (MPI_Wait, MPI_Test) before starting more"),

@@ -12,8 +12,16 @@
 
 use crate::abi::*;
 use crate::bsend::BsendBuffer;
+use crate::coll::Schedules;
+use crate::attr::KeyvalTable;
 use crate::comm::CommTable;
+use crate::errhandler::ErrhandlerTable;
+use crate::group::GroupTable;
+use crate::info::InfoTable;
+use crate::mem::Allocations;
+use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
+use crate::op::OpTable;
 use crate::request::RequestTable;
 use mpich_channel::Adi;
 use std::ffi::c_int;
@@ -40,8 +48,21 @@ pub(crate) struct Runtime {
     /// The point-to-point engine (mpich-channel's ADI).
     pub adi: Adi,
     pub comms: CommTable,
+    /// Groups (`MPI_Comm_group`, ...), info objects, attribute keys, error handlers the
+    /// program created, and the blocks of `MPI_Alloc_mem`.
+    pub groups: GroupTable,
+    pub infos: InfoTable,
+    pub keyvals: KeyvalTable,
+    pub errhandlers: ErrhandlerTable,
+    pub allocs: Allocations,
     pub requests: RequestTable,
     pub bsend: BsendBuffer,
+    /// Every datatype, predefined and derived.
+    pub types: TypeTable,
+    /// User-defined reduction operations (`MPI_Op_create`).
+    pub ops: OpTable,
+    /// Nonblocking collectives in flight.
+    pub colls: Schedules,
     /// Storage for the `MPI_UNIVERSE_SIZE` attribute, whose address `MPI_Comm_get_attr` gives out.
     pub universe_size: c_int,
 }

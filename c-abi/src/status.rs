@@ -9,7 +9,6 @@
 use crate::abi::*;
 use crate::comm::Comm;
 use crate::cptr::{read, Out};
-use crate::datatype;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
 use mpich_channel::Status;
@@ -133,9 +132,9 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut c_int,
     ) |st| {
-        st.runtime()?;
+        let rt = st.runtime()?;
         let s = status_in(status)?;
-        let info = datatype::lookup(datatype)?;
+        let info = rt.types.get(datatype)?;
         let out = Out::new(count, "count")?;
         out.set(as_int_count(info.count_in(decode(&s).0 as usize)));
         Ok(())
@@ -149,9 +148,9 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut c_int,
     ) |st| {
-        st.runtime()?;
+        let rt = st.runtime()?;
         let s = status_in(status)?;
-        let info = datatype::lookup(datatype)?;
+        let info = rt.types.get(datatype)?;
         let out = Out::new(count, "count")?;
         out.set(as_int_count(info.elements_in(decode(&s).0 as usize)));
         Ok(())
@@ -165,9 +164,9 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut MPI_Count,
     ) |st| {
-        st.runtime()?;
+        let rt = st.runtime()?;
         let s = status_in(status)?;
-        let info = datatype::lookup(datatype)?;
+        let info = rt.types.get(datatype)?;
         let out = Out::new(count, "count")?;
         let n = info.elements_in(decode(&s).0 as usize);
         out.set(n.map(|n| n as MPI_Count).unwrap_or(MPI_UNDEFINED as MPI_Count));

@@ -28,7 +28,13 @@ pub const MPIRUN: &str = env!("CARGO_BIN_EXE_mpirun");
 /// Flags every test program is compiled with. `-Werror`: a program that compiles cleanly
 /// against MPICH's `mpi.h` must compile cleanly against ours. GCC's `stringop-overflow`
 /// misreads the sentinel `MPI_STATUSES_IGNORE` passed as an array (with MPICH's header too).
-const CFLAGS: &[&str] = &["-std=c99", "-O2", "-Wall", "-Werror", "-Wno-stringop-overflow"];
+const CFLAGS: &[&str] = &[
+    "-std=c99",
+    "-O2",
+    "-Wall",
+    "-Werror",
+    "-Wno-stringop-overflow",
+];
 
 /// How long a job may run before the harness gives up on it. Every program takes well under
 /// a second when things work; this only bounds a hang.
@@ -36,7 +42,9 @@ pub const JOB_GUARD: Duration = Duration::from_secs(30);
 
 /// `tests/c/`, where the programs and their shared header `mpitest.h` live.
 pub fn source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("c")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("c")
 }
 
 /// The directory holding this build's `libmpi.so` (with `libmpi.so.12`, `libmpich.so.12` and
@@ -49,9 +57,11 @@ pub fn source_dir() -> PathBuf {
 pub fn library_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mpi-tools-{}", std::process::id()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("mpi-tools-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         stage_build(&dir, &["mpicc"]);
         dir
     })
@@ -62,18 +72,26 @@ pub fn library_dir() -> PathBuf {
 /// copies of `tools` (binaries of this package), the `libmpi.so` the test build produced (in
 /// `deps/`, else beside the tools), and the library's other names pointing to it.
 pub fn stage_build(dir: &Path, tools: &[&str]) {
-    let built = Path::new(MPIRUN).parent().expect("mpirun lives in a directory");
+    let built = Path::new(MPIRUN)
+        .parent()
+        .expect("mpirun lives in a directory");
     for name in tools {
         let from = built.join(name);
-        std::fs::copy(&from, dir.join(name)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
+        std::fs::copy(&from, dir.join(name))
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
     }
-    let library = [built.join("deps").join("libmpi.so"), built.join("libmpi.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", built.display()));
-    std::fs::copy(&library, dir.join("libmpi.so")).unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
+    let library = [
+        built.join("deps").join("libmpi.so"),
+        built.join("libmpi.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", built.display()));
+    std::fs::copy(&library, dir.join("libmpi.so"))
+        .unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
     for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
-        std::os::unix::fs::symlink("libmpi.so", dir.join(alias)).unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
+        std::os::unix::fs::symlink("libmpi.so", dir.join(alias))
+            .unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
     }
 }
 
@@ -84,16 +102,18 @@ pub fn mpicc() -> PathBuf {
 
 fn output_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-programs");
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
 }
 
 /// Programs built so far in this run, by output name.
 static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
 
-/// `tests/c/<program>.c` compiled with our `mpicc`; built once per run.
+/// `tests/c/<program>.c` compiled with our `mpicc`; built once per run. `program` may name a
+/// file in a subdirectory (`"coll/bcast"`); its programs include `mpitest.h` as usual.
 pub fn program(program: &str) -> PathBuf {
-    build_with(&mpicc(), program, program)
+    build_with(&mpicc(), program, &program.replace('/', "_"))
 }
 
 /// `tests/c/<program>.c` compiled by `compiler` into `<output_name>`; built once per run.
@@ -101,7 +121,9 @@ pub fn program(program: &str) -> PathBuf {
 pub fn build_with(compiler: &Path, program: &str, output_name: &str) -> PathBuf {
     // One build at a time: the machine has two cores, and a second test wanting the same
     // program must wait for the first build rather than start its own.
-    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut built = BUILT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(path) = built.get(output_name) {
         return path.clone();
     }
@@ -109,8 +131,17 @@ pub fn build_with(compiler: &Path, program: &str, output_name: &str) -> PathBuf 
     let target = output_dir().join(output_name);
     // Compile to a private name, then rename: a concurrent `cargo test` never runs a half-written file.
     let partial = output_dir().join(format!("{output_name}.{}.partial", std::process::id()));
-    let result = retry_busy(|| Command::new(compiler).args(CFLAGS).arg(&source).arg("-o").arg(&partial).output())
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
+    let result = retry_busy(|| {
+        Command::new(compiler)
+            .args(CFLAGS)
+            .arg("-I")
+            .arg(source_dir())
+            .arg(&source)
+            .arg("-o")
+            .arg(&partial)
+            .output()
+    })
+    .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
     assert!(
         result.status.success(),
         "{} failed to build {} ({}):\n{}{}",
@@ -120,8 +151,13 @@ pub fn build_with(compiler: &Path, program: &str, output_name: &str) -> PathBuf 
         String::from_utf8_lossy(&result.stdout),
         String::from_utf8_lossy(&result.stderr)
     );
-    std::fs::rename(&partial, &target)
-        .unwrap_or_else(|e| panic!("cannot move {} to {}: {e}", partial.display(), target.display()));
+    std::fs::rename(&partial, &target).unwrap_or_else(|e| {
+        panic!(
+            "cannot move {} to {}: {e}",
+            partial.display(),
+            target.display()
+        )
+    });
     built.insert(output_name.to_owned(), target.clone());
     target
 }
@@ -201,19 +237,29 @@ pub fn mpirun(program: &Path, launch: &Launch) -> JobRun {
         command.arg("--channel").arg(channel);
     }
     // mpirun's own limit a little before ours, so that it cleans up after itself.
-    command.arg("--timeout").arg((JOB_GUARD.as_secs() - 5).to_string());
+    command
+        .arg("--timeout")
+        .arg((JOB_GUARD.as_secs() - 5).to_string());
     command.arg(program);
     for (name, value) in &launch.env {
         command.env(name, value);
     }
     let description = format!("{command:?}");
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     // Its own process group, so that a hung job can be signalled as a whole.
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
 
     let started = Instant::now();
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {MPIRUN}: {e}"));
-    let stdout = collect_lines(child.stdout.take().expect("piped stdout"), launch.watch_for.map(str::to_owned));
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {MPIRUN}: {e}"));
+    let stdout = collect_lines(
+        child.stdout.take().expect("piped stdout"),
+        launch.watch_for.map(str::to_owned),
+    );
     let stderr = collect_lines(child.stderr.take().expect("piped stderr"), None);
 
     let deadline = started + JOB_GUARD;
@@ -272,7 +318,11 @@ fn collect_lines(pipe: impl Read + Send + 'static, watch_for: Option<String>) ->
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
                     let decoded = String::from_utf8_lossy(&line);
-                    if seen_at.is_none() && watch_for.as_deref().is_some_and(|w| decoded.trim_end() == w) {
+                    if seen_at.is_none()
+                        && watch_for
+                            .as_deref()
+                            .is_some_and(|w| decoded.trim_end() == w)
+                    {
                         seen_at = Some(Instant::now());
                     }
                     text.push_str(&decoded);
@@ -285,17 +335,34 @@ fn collect_lines(pipe: impl Read + Send + 'static, watch_for: Option<String>) ->
 
 /// Asserts that the job succeeded and rank 0 printed `OK <name>` exactly once.
 pub fn assert_ok(run: &JobRun, name: &str) {
-    let ok_line = format!("OK {name}");
+    // A program in a subdirectory ("coll/bcast") prints its own name ("OK bcast").
+    let ok_line = format!("OK {}", name.rsplit('/').next().unwrap_or(name));
     assert!(!run.timed_out, "{name} hung:{}", run.describe());
     assert_eq!(run.code(), Some(0), "{name} failed:{}", run.describe());
-    let oks = run.stdout.lines().filter(|l| l.trim_end() == ok_line).count();
-    assert_eq!(oks, 1, "{name}: expected one '{ok_line}' line, found {oks}:{}", run.describe());
+    let oks = run
+        .stdout
+        .lines()
+        .filter(|l| l.trim_end() == ok_line)
+        .count();
+    assert_eq!(
+        oks,
+        1,
+        "{name}: expected one '{ok_line}' line, found {oks}:{}",
+        run.describe()
+    );
 }
 
 /// Builds `name` with our mpicc, runs it on `ranks` ranks, and asserts it passed.
 pub fn run_ok(name: &str, ranks: usize, channel: Option<&str>) -> JobRun {
     let exe = program(name);
-    let run = mpirun(&exe, &Launch { ranks, channel, ..Launch::default() });
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks,
+            channel,
+            ..Launch::default()
+        },
+    );
     assert_ok(&run, name);
     run
 }
@@ -303,5 +370,7 @@ pub fn run_ok(name: &str, ranks: usize, channel: Option<&str>) -> JobRun {
 /// The path of `tool` if it is installed (found on `PATH`).
 pub fn installed(tool: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(tool)).find(|candidate| candidate.is_file())
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(tool))
+        .find(|candidate| candidate.is_file())
 }

@@ -44,6 +44,36 @@ pub fn compile_flags(include_dir: &Path) -> Vec<OsString> {
     vec![prefixed("-I", include_dir)]
 }
 
+/// The flags a Fortran compiler needs for MPI programs: gfortran 10 and later reject calls of
+/// one external procedure with different argument types in one file (`MPI_SEND` of an
+/// `INTEGER` and of a `REAL` buffer), which every `mpif.h` program does, unless given
+/// `-fallow-argument-mismatch` (MPICH's `mpifort` adds it too). Other compilers get nothing.
+pub fn fortran_flags(compiler: &[String]) -> Vec<OsString> {
+    let Some(program) = compiler.first() else {
+        return Vec::new();
+    };
+    let is_gfortran = Path::new(program)
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().contains("gfortran"));
+    if !is_gfortran {
+        return Vec::new();
+    }
+    // `-dumpversion` prints the major version (`12`) or more (`9.4.0`).
+    let major = std::process::Command::new(program)
+        .args(&compiler[1..])
+        .arg("-dumpversion")
+        .output()
+        .ok()
+        .and_then(|out| {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.trim().split('.').next()?.parse::<u32>().ok()
+        });
+    match major {
+        Some(major) if major >= 10 => vec![OsString::from("-fallow-argument-mismatch")],
+        _ => Vec::new(),
+    }
+}
+
 /// The flags that link the MPI library and record its directory in the program (rpath), so the
 /// program runs without `LD_LIBRARY_PATH`. A profiling library (`-profile=NAME`) goes ahead of
 /// `-lmpi` so its `MPI_` functions take precedence over the library's.

@@ -1,4 +1,4 @@
-//! The `main` of `mpicc` and `mpicxx`: parse the command line, find the headers and library,
+//! The `main` of `mpicc`, `mpicxx` and the Fortran wrappers: parse the command line, find the headers and library,
 //! then either print the command (`-show` and friends) or become the compiler.
 //!
 //! Running the compiler replaces the wrapper's process (`exec`), so the exit status, signals
@@ -8,10 +8,12 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
-use super::command::{assemble, compile_flags, compiler_words, link_flags, shell_line};
+use super::command::{
+    assemble, compile_flags, compiler_words, fortran_flags, link_flags, shell_line,
+};
 use super::error::WrapperError;
 use super::language::Language;
-use super::layout::{executable_dir, find_include_dir, find_lib_dir};
+use super::layout::{executable_dir, find_fortran_include_dir, find_include_dir, find_lib_dir};
 use super::options::{self, Mode, Options};
 
 /// Set in the compiler's environment; finding it on entry means the compiler variable points
@@ -49,7 +51,7 @@ fn run(language: Language, args: Vec<OsString>) -> Result<(), WrapperError> {
         );
     }
 
-    let (compile, link) = wrapper_flags(language, &options)?;
+    let (mut compile, link) = wrapper_flags(language, &options)?;
     let environment_choice = std::env::var_os(language.compiler_variable())
         .map(|value| value.to_string_lossy().into_owned());
     let compiler = compiler_words(
@@ -57,6 +59,9 @@ fn run(language: Language, args: Vec<OsString>) -> Result<(), WrapperError> {
         options.compiler_override.as_deref(),
         environment_choice.as_deref(),
     );
+    if language.is_fortran() && !compile.is_empty() {
+        compile.extend(fortran_flags(&compiler));
+    }
 
     match options.mode {
         Mode::CompileFlags => println!("{}", shell_line(&compile)),
@@ -99,7 +104,9 @@ fn wrapper_flags(
         Mode::Help => (false, false),
     };
     let exe_dir = executable_dir()?;
-    let compile = if wants_compile {
+    let compile = if wants_compile && language.is_fortran() {
+        compile_flags(&find_fortran_include_dir(&exe_dir)?)
+    } else if wants_compile {
         compile_flags(&find_include_dir(&exe_dir)?)
     } else {
         Vec::new()
@@ -139,6 +146,7 @@ fn exec_compiler(language: Language, program: &str, args: &[OsString]) -> Wrappe
         compiler: program.to_owned(),
         language: language.description(),
         variable: language.compiler_variable(),
+        hint: language.install_hint(),
         source,
     }
 }
@@ -153,7 +161,7 @@ fn print_help(language: Language) {
         "\
 Usage: {name} [options] <compiler arguments>
 
-Runs the {lang} compiler with the flags an MPI program needs: -I for mpi.h, and, when linking,
+Runs the {lang} compiler with the flags an MPI program needs: -I for {header}, and, when linking,
 -L, -Wl,-rpath and -lmpi, so the program runs without LD_LIBRARY_PATH. All other arguments go
 to the compiler unchanged and in order; the exit status is the compiler's.
 
@@ -170,5 +178,6 @@ Options of {name} itself:
     -v                  print {name}'s version, then pass -v to the compiler
     -help               print this help",
         lang = language.description(),
+        header = language.header(),
     );
 }

@@ -18,6 +18,8 @@ pub enum WrapperError {
     CurrentExe(io::Error),
     /// `mpi.h` is in none of the places the wrapper looks.
     HeaderNotFound { looked_in: Vec<PathBuf> },
+    /// `mpif.h` is in none of the places a Fortran wrapper looks.
+    FortranHeaderNotFound { looked_in: Vec<PathBuf> },
     /// `libmpi.so` is in none of the places the wrapper looks.
     LibraryNotFound { looked_in: Vec<PathBuf> },
     /// `-profile=NAME` names a library that is not in the library directory.
@@ -29,6 +31,7 @@ pub enum WrapperError {
         compiler: String,
         language: &'static str,
         variable: &'static str,
+        hint: &'static str,
         source: io::Error,
     },
     /// `mpi-install` found the build incomplete; nothing was installed.
@@ -107,6 +110,13 @@ impl fmt::Display for WrapperError {
                  `mpi-install --prefix PREFIX` after `cargo build --release`",
                 join_paths(looked_in)
             ),
+            WrapperError::FortranHeaderNotFound { looked_in } => write!(
+                f,
+                "cannot find mpif.h (looked in: {}). The build generates it (with mpi.mod when \
+                 gfortran is installed) into target/<profile>/include/: run `cargo build -p c-abi`, \
+                 or reinstall with `mpi-install --prefix PREFIX`",
+                join_paths(looked_in)
+            ),
             WrapperError::LibraryNotFound { looked_in } => write!(
                 f,
                 "cannot find libmpi.so (looked in: {}). Build it with `cargo build --release` \
@@ -129,11 +139,12 @@ impl fmt::Display for WrapperError {
                 compiler,
                 language,
                 variable,
+                hint,
                 source,
             } => write!(
                 f,
-                "cannot run the {language} compiler `{compiler}`: {source}. Install one, or name \
-                 it with {variable} (e.g. {variable}=gcc)"
+                "cannot run the {language} compiler `{compiler}`: {source}. {hint}, or name \
+                 another with {variable}"
             ),
             WrapperError::BuildOutputsMissing { build_dir, missing } => write!(
                 f,

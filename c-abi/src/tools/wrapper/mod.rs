@@ -1,4 +1,4 @@
-//! # The compiler wrappers (`mpicc`, `mpicxx`) and the install command (`mpi-install`)
+//! # The compiler wrappers (`mpicc`, `mpicxx`, `mpifort`/`mpif77`/`mpif90`) and the install command (`mpi-install`)
 //!
 //! A wrapper is a thin driver in front of the system's C or C++ compiler. It passes the user's
 //! arguments through unchanged and in order, then appends what an MPI program needs:
@@ -14,7 +14,8 @@
 //! `-help`, `-profile=`, and the `MPICH_CC` / `MPICH_CXX` environment variables.
 //!
 //! Modules, one concern each:
-//! - [`language`]: what differs between `mpicc` and `mpicxx` (names, default compiler, variable).
+//! - [`language`]: what differs between the wrappers (names, default compiler, variable, and
+//!   the header that marks the include directory: `mpif.h`, beside `mpi.mod`, for Fortran).
 //! - [`options`]: splits the command line into wrapper options and compiler arguments.
 //! - [`layout`]: where the headers and the library are, and the installed file names.
 //! - [`command`]: assembles the compiler's argument vector and prints it shell-quoted.

@@ -1,0 +1,464 @@
+//! The schedule engine: how every collective runs, blocking or not.
+//!
+//! ```text
+//!   Schedule = [Round 0, Round 1, ...]        Round = locals (copy, reduce) then transfers
+//!   start round k: run its locals, post its sends and receives (engine requests)
+//!   round k complete (every transfer done) ──▶ start round k+1 ... ──▶ done
+//! ```
+//!
+//! An algorithm is written once, as a function that fills a [`Builder`] with what this rank
+//! does; the result runs to completion at once (blocking collectives, [`Schedule::run`]) or is
+//! stored and advanced from `MPI_Test`/`MPI_Wait` (nonblocking ones, [`Schedule::poll`]).
+//! Local steps placed after transfers start a new round, so a step always sees the data the
+//! transfers before it moved.
+//!
+//! **Buffers.** Every transfer and copy is `(base, count, Layout)`: `count` elements of a
+//! datatype whose element `i` starts at `base + i * extent`. Contiguous layouts go to the
+//! engine in place; others are packed into (or received into and unpacked from) a staging
+//! buffer owned by the transfer. On the wire a message is always the packed data, so the
+//! sender's and receiver's types need only agree in their type signatures, as MPI requires.
+//! Temporary buffers ([`Builder::temp`]) belong to the schedule: they are allocated when it is
+//! built, 16-byte aligned (user operations cast them to `double *`), and live until it is
+//! dropped, so the pointers the steps hold stay valid.
+//!
+//! **Tags.** Each schedule gets a 17-bit sequence number from its communicator; a transfer's
+//! tag is that number and a 12-bit step chosen by the algorithm, so consecutive and
+//! overlapping collectives on one communicator never match each other's messages (all ranks
+//! call collectives in the same order, so they agree on the number).
+
+use super::buf::Layout;
+use crate::abi::*;
+use crate::comm::CommIdx;
+use crate::error::{MpiError, MpiResult};
+use crate::state::Runtime;
+use mpich_channel::{ReqId, SendMode, Waiter};
+
+/// Bits of the tag that carry the algorithm's step.
+const STEP_BITS: u32 = 12;
+/// Bits of the tag that carry the collective's sequence number (tags stay below 2^29).
+const SEQ_BITS: u32 = 17;
+
+/// The engine tag of step `step` of the collective with sequence number `seq`.
+fn tag(seq: u32, step: u32) -> i32 {
+    let seq = seq & ((1 << SEQ_BITS) - 1);
+    ((seq << STEP_BITS) | (step & ((1 << STEP_BITS) - 1))) as i32
+}
+
+/// How the reductions of a schedule combine data.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reducer {
+    /// An MPI operation on a datatype (`crate::op::reduce`).
+    Op { op: MPI_Op, dt: MPI_Datatype },
+    /// Bitwise AND of `u64` words (the library's own agreement on context ids).
+    BandU64,
+}
+
+/// A step that runs in this process.
+enum Local {
+    /// Copies `count` elements laid out as `src_lay` at `src` into `dst` laid out as
+    /// `dst_lay`, as packed data (the two type signatures agree).
+    Copy {
+        src: *const u8,
+        src_count: usize,
+        src_lay: Layout,
+        dst: *mut u8,
+        dst_count: usize,
+        dst_lay: Layout,
+    },
+    /// `inout = in (op) inout` on `count` elements.
+    Reduce {
+        input: *const u8,
+        inout: *mut u8,
+        count: usize,
+    },
+}
+
+/// A message this process sends or receives.
+struct Xfer {
+    send: bool,
+    /// Engine rank of the peer.
+    peer: usize,
+    step: u32,
+    base: *mut u8,
+    count: usize,
+    lay: Layout,
+}
+
+#[derive(Default)]
+struct Round {
+    locals: Vec<Local>,
+    xfers: Vec<Xfer>,
+}
+
+/// A transfer in the engine.
+struct Active {
+    req: ReqId,
+    /// Staging for a non-contiguous layout (packed data), and for a receive where to unpack it.
+    staging: Option<Vec<u8>>,
+    unpack: Option<(*mut u8, usize, Layout)>,
+    /// Bytes a receive expects (a shorter message is accepted, a longer one is truncated).
+    expect: usize,
+}
+
+/// A collective operation of this process: its rounds and where it is in them.
+pub(crate) struct Schedule {
+    rounds: Vec<Round>,
+    next: usize,
+    active: Vec<Active>,
+    /// Temporary buffers; their heap blocks never move.
+    _temps: Vec<Vec<u128>>,
+    reducer: Option<Reducer>,
+    /// The first error of a transfer (a truncated message), reported at the end.
+    error: Option<MpiError>,
+    ctx: u16,
+    seq: u32,
+    pub comm: CommIdx,
+}
+
+/// Fills a schedule for this rank: the algorithms' interface.
+pub(crate) struct Builder {
+    s: Schedule,
+    /// Engine rank of each local rank of the communicator.
+    globals: Vec<usize>,
+    pub rank: usize,
+    pub size: usize,
+}
+
+impl Builder {
+    /// An empty schedule on communicator `comm`, taking its next collective sequence number.
+    pub fn new(rt: &mut Runtime, comm: CommIdx) -> Builder {
+        let seq = super::next_seq(rt, comm);
+        let c = rt.comms.get(comm);
+        let globals = (0..c.size).map(|r| c.to_global(r)).collect();
+        Builder {
+            s: Schedule {
+                rounds: vec![Round::default()],
+                next: 0,
+                active: Vec::new(),
+                _temps: Vec::new(),
+                reducer: None,
+                error: None,
+                ctx: c.coll_ctx,
+                seq,
+                comm,
+            },
+            globals,
+            rank: c.rank,
+            size: c.size,
+        }
+    }
+
+    pub fn set_reducer(&mut self, r: Reducer) {
+        self.s.reducer = Some(r);
+    }
+
+    /// Room for `count` elements of `lay`, as an element base address.
+    pub fn temp(&mut self, count: usize, lay: &Layout) -> *mut u8 {
+        let bytes = lay.span(count);
+        let mut v = vec![0u128; bytes.div_ceil(16).max(1)];
+        let p = v.as_mut_ptr().cast::<u8>();
+        self.s._temps.push(v);
+        p.wrapping_offset(-lay.true_lb)
+    }
+
+    /// Room for `bytes` packed bytes.
+    pub fn temp_bytes(&mut self, bytes: usize) -> *mut u8 {
+        self.temp(bytes, &Layout::BYTES)
+    }
+
+    fn round(&mut self) -> &mut Round {
+        self.s.rounds.last_mut().expect("a schedule has a round")
+    }
+
+    /// Ends the current round: what follows waits for its transfers.
+    pub fn fence(&mut self) {
+        if !self.round().xfers.is_empty() || !self.round().locals.is_empty() {
+            self.s.rounds.push(Round::default());
+        }
+    }
+
+    fn local(&mut self, l: Local) {
+        if !self.round().xfers.is_empty() {
+            self.s.rounds.push(Round::default());
+        }
+        self.round().locals.push(l);
+    }
+
+    /// Sends `count` elements at `base` to local rank `peer`.
+    pub fn send(&mut self, peer: usize, step: u32, base: *const u8, count: usize, lay: &Layout) {
+        let peer = self.globals[peer];
+        self.round().xfers.push(Xfer {
+            send: true,
+            peer,
+            step,
+            base: base.cast_mut(),
+            count,
+            lay: lay.clone(),
+        });
+    }
+
+    /// Receives up to `count` elements into `base` from local rank `peer`.
+    pub fn recv(&mut self, peer: usize, step: u32, base: *mut u8, count: usize, lay: &Layout) {
+        let peer = self.globals[peer];
+        self.round().xfers.push(Xfer {
+            send: false,
+            peer,
+            step,
+            base,
+            count,
+            lay: lay.clone(),
+        });
+    }
+
+    /// Copies data between two buffers (packed data: the signatures agree).
+    pub fn copy(
+        &mut self,
+        src: *const u8,
+        src_count: usize,
+        src_lay: &Layout,
+        dst: *mut u8,
+        dst_count: usize,
+        dst_lay: &Layout,
+    ) {
+        if src_count == 0 || dst_count == 0 || std::ptr::eq(src, dst) && src_lay.same(dst_lay) {
+            return;
+        }
+        self.local(Local::Copy {
+            src,
+            src_count,
+            src_lay: src_lay.clone(),
+            dst,
+            dst_count,
+            dst_lay: dst_lay.clone(),
+        });
+    }
+
+    /// `inout = in (op) inout` on `count` elements, with the schedule's reducer.
+    pub fn reduce(&mut self, input: *const u8, inout: *mut u8, count: usize) {
+        assert!(self.s.reducer.is_some(), "a reduction needs a reducer");
+        if count > 0 {
+            self.local(Local::Reduce {
+                input,
+                inout,
+                count,
+            });
+        }
+    }
+
+    pub fn finish(mut self) -> Schedule {
+        if self.round().xfers.is_empty()
+            && self.round().locals.is_empty()
+            && self.s.rounds.len() > 1
+        {
+            self.s.rounds.pop();
+        }
+        self.s
+    }
+}
+
+impl Schedule {
+    /// Runs the schedule to completion (blocking collectives, and `MPI_Wait` on a
+    /// nonblocking one), advancing the other nonblocking collectives in flight meanwhile.
+    pub fn run(mut self, rt: &mut Runtime) -> MpiResult<()> {
+        let mut w = Waiter::new();
+        loop {
+            if self.poll(rt)? {
+                return Ok(());
+            }
+            // The nonblocking collectives in flight move on too: a peer may be waiting in
+            // one of them for this rank's next round before it can serve this schedule.
+            super::progress_all(rt)?;
+            rt.adi.progress_or_idle(&mut w).map_err(MpiError::from)?;
+        }
+    }
+
+    /// Advances the schedule as far as it goes without waiting; `true` once complete.
+    pub fn poll(&mut self, rt: &mut Runtime) -> MpiResult<bool> {
+        loop {
+            self.reap(rt)?;
+            if !self.active.is_empty() {
+                return Ok(false);
+            }
+            if self.next == self.rounds.len() {
+                return match self.error.clone() {
+                    Some(e) => Err(e),
+                    None => Ok(true),
+                };
+            }
+            self.start_round(rt)?;
+        }
+    }
+
+    /// Collects the transfers that completed.
+    fn reap(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+        let mut i = 0;
+        while i < self.active.len() {
+            if !rt.adi.is_complete(self.active[i].req) {
+                i += 1;
+                continue;
+            }
+            let a = self.active.swap_remove(i);
+            let status = rt.adi.wait(a.req)?;
+            if status.truncated && self.error.is_none() {
+                // Go on (the data this rank forwards is what it has), so that the other
+                // ranks finish too; the error is reported when the schedule completes.
+                self.error = Some(MpiError::new(
+                    MPI_ERR_TRUNCATE,
+                    format!("a collective received more data than the receive buffer holds (room for {} bytes); every process must pass matching counts and type signatures", a.expect),
+                ));
+            }
+            if let (Some(staging), Some((dst, count, lay))) = (&a.staging, &a.unpack) {
+                // SAFETY: the staging buffer holds `status.len` received bytes; `dst` is the
+                // receive buffer of `count` elements of `lay` (the caller's contract).
+                unsafe { lay.unpack(staging.as_ptr(), status.len, *dst, *count) };
+            }
+        }
+        Ok(())
+    }
+
+    fn start_round(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+        let round = std::mem::take(&mut self.rounds[self.next]);
+        self.next += 1;
+        for l in &round.locals {
+            self.run_local(rt, l)?;
+        }
+        for x in round.xfers {
+            let tag = tag(self.seq, x.step);
+            let bytes = x.lay.size * x.count;
+            let a = if x.send {
+                let (ptr, staging) = if x.lay.contiguous() {
+                    (x.lay.data_start(x.base.cast_const()), None)
+                } else {
+                    let mut v = vec![0u8; bytes];
+                    // SAFETY: the send buffer holds `count` elements of `lay`; `v` has room
+                    // for their packed bytes.
+                    unsafe { x.lay.pack(x.base.cast_const(), x.count, v.as_mut_ptr()) };
+                    (v.as_ptr(), Some(v))
+                };
+                let ptr = crate::cptr::nonnull_or_dangling(ptr);
+                // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
+                // the schedule or the staging buffer, all alive until the transfer completes).
+                let req = unsafe {
+                    rt.adi
+                        .isend(ptr, bytes, x.peer, tag, self.ctx, SendMode::Standard)
+                }?;
+                Active {
+                    req,
+                    staging,
+                    unpack: None,
+                    expect: bytes,
+                }
+            } else {
+                let (ptr, staging, unpack) = if x.lay.contiguous() {
+                    (x.lay.data_start(x.base.cast_const()).cast_mut(), None, None)
+                } else {
+                    let mut v = vec![0u8; bytes];
+                    (
+                        v.as_mut_ptr(),
+                        Some(v),
+                        Some((x.base, x.count, x.lay.clone())),
+                    )
+                };
+                let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
+                // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
+                // transfer completes (as for the send).
+                let req = unsafe { rt.adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx) }?;
+                Active {
+                    req,
+                    staging,
+                    unpack,
+                    expect: bytes,
+                }
+            };
+            self.active.push(a);
+        }
+        Ok(())
+    }
+
+    fn run_local(&self, rt: &mut Runtime, l: &Local) -> MpiResult<()> {
+        match l {
+            Local::Copy {
+                src,
+                src_count,
+                src_lay,
+                dst,
+                dst_count,
+                dst_lay,
+            } => {
+                let bytes = (src_lay.size * src_count).min(dst_lay.size * dst_count);
+                if src_lay.contiguous() && dst_lay.contiguous() {
+                    // SAFETY: both buffers hold at least `bytes` bytes of data from their data
+                    // start (the caller's contract, or the schedule's own temporaries); they
+                    // are distinct buffers or the same one (copy to itself).
+                    unsafe {
+                        std::ptr::copy(
+                            src_lay.data_start(*src),
+                            dst_lay.data_start(dst.cast_const()).cast_mut(),
+                            bytes,
+                        )
+                    };
+                } else {
+                    let mut v = vec![0u8; src_lay.size * src_count];
+                    // SAFETY: as above; `v` holds the packed source.
+                    unsafe {
+                        src_lay.pack(*src, *src_count, v.as_mut_ptr());
+                        dst_lay.unpack(v.as_ptr(), bytes, *dst, *dst_count);
+                    }
+                }
+                Ok(())
+            }
+            Local::Reduce {
+                input,
+                inout,
+                count,
+            } => match self.reducer.expect("a reducer") {
+                Reducer::Op { op, dt } => super::buf::reduce(rt, op, dt, *input, *inout, *count),
+                Reducer::BandU64 => {
+                    for i in 0..*count {
+                        // SAFETY: both buffers are the schedule's `count` u64 words (possibly
+                        // unaligned: the caller's byte slices).
+                        unsafe {
+                            let a = input.cast::<u64>().add(i).read_unaligned();
+                            let p = inout.cast::<u64>().add(i);
+                            p.write_unaligned(a & p.read_unaligned());
+                        }
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_stay_in_the_collective_range_and_apart() {
+        assert_eq!(tag(0, 0), 0);
+        assert_eq!(tag(1, 0), 1 << STEP_BITS);
+        assert_ne!(tag(5, 3), tag(6, 3));
+        assert_ne!(tag(5, 3), tag(5, 4));
+        for (seq, step) in [(u32::MAX, u32::MAX), (1 << SEQ_BITS, 0x801), (12345, 0x900)] {
+            let t = tag(seq, step);
+            assert!((0..0x2000_0000).contains(&t), "tag {t:#x} out of range");
+        }
+    }
+
+    #[test]
+    fn layouts_span_and_address_elements() {
+        let w = Layout::words(8);
+        assert_eq!((w.span(0), w.span(3)), (0, 24));
+        assert_eq!(w.at(std::ptr::null(), 2) as usize, 16);
+        assert!(w.contiguous() && w.same(&Layout::words(8)) && !w.same(&Layout::BYTES));
+        let mut a = [1u8, 2, 3, 4];
+        let mut b = [0u8; 4];
+        // SAFETY: both arrays hold 4 bytes.
+        unsafe {
+            Layout::BYTES.pack(a.as_ptr(), 4, b.as_mut_ptr());
+            Layout::BYTES.unpack(b.as_ptr(), 2, a.as_mut_ptr().add(2), 2);
+        }
+        assert_eq!((a, b), ([1, 2, 1, 2], [1, 2, 3, 4]));
+    }
+}

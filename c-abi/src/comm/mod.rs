@@ -1,0 +1,573 @@
+//! Communicators: the handle table, rank translation, and the calls that ask about a
+//! communicator (`MPI_Comm_size`, `MPI_Comm_rank`, `MPI_Comm_compare`, `MPI_Comm_set_name`,
+//! `MPI_Comm_get_name`, `MPI_Comm_test_inter`, `MPI_Comm_remote_size`,
+//! `MPI_Comm_remote_group`, `MPI_Comm_set_info`, `MPI_Comm_get_info`).
+//!
+//! ```text
+//!   handle 0x44000000 (WORLD) / 0x44000001 (SELF) / 0x84000000|slot ──▶ slots[slot]: Comm
+//!   Comm: ctx, coll_ctx · peers (who point-to-point ranks name) · local group (intercomms)
+//!         · errhandler · attributes · topology · name · info hints
+//! ```
+//!
+//! A communicator is a group of processes with its own message space. Here that space is a
+//! pair of engine context ids: one for point-to-point traffic and one for the library's own
+//! collective traffic (so a barrier never matches a user's receive). `MPI_COMM_WORLD` uses
+//! contexts 0 and 1, `MPI_COMM_SELF` 2 and 3; communicators created later take the lowest pair
+//! free on every member ([`context`]). Ranks in a communicator ("local") are translated to
+//! ranks in the job ("global", the engine's) on the way down, and back in statuses on the way
+//! up: identity for `MPI_COMM_WORLD`, a list and its reverse map for the others.
+//!
+//! **Intercommunicators** ([`inter`]) have a local group (whose size and rank `MPI_Comm_size`
+//! and `MPI_Comm_rank` give) and a remote group, which point-to-point ranks name: `peers` is the
+//! remote group, and both groups use the same agreed context pair, so each receives on the
+//! context the other sends on.
+//!
+//! **Lookup** stays a couple of compares for the predefined handles (fixed slots 0 and 1); a
+//! created handle's low bits are its slot. A freed slot is reused by a later communicator.
+
+pub(crate) mod context;
+pub(crate) mod create;
+mod inter;
+
+use crate::abi::*;
+use crate::attr::Attrs;
+use crate::cptr::{write_c_string, Out};
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use crate::group::{Group, GroupData};
+use crate::info::Hints;
+use crate::topo::Topology;
+use mpich_channel::ANY_SOURCE;
+use std::ffi::{c_char, c_int};
+use std::rc::Rc;
+
+pub(crate) use context::ContextMask;
+
+/// The index of a communicator in the [`CommTable`].
+pub(crate) type CommIdx = u32;
+pub(crate) const WORLD: CommIdx = 0;
+pub(crate) const SELF: CommIdx = 1;
+
+/// Handles of created communicators: MPICH's "direct" communicator kind, slot in the low bits.
+const DIRECT: u32 = 0x8400_0000;
+const KIND_MASK: u32 = 0xfc00_0000;
+
+/// Who point-to-point ranks name, as engine (global) ranks.
+#[derive(Debug, Clone)]
+pub(crate) enum Members {
+    /// Every rank of the job, local rank = global rank.
+    All,
+    /// One process: local rank 0 is global rank `0`.
+    One(usize),
+    /// Any other set: local rank `i` is `group.global(i)`.
+    List(Group),
+}
+
+impl Members {
+    pub fn group(&self, size: usize) -> Group {
+        match self {
+            Members::All => GroupData::new((0..size as u32).collect()),
+            Members::One(me) => GroupData::new(vec![*me as u32]),
+            Members::List(g) => g.clone(),
+        }
+    }
+
+    /// The cheapest representation of `g` (identity when it is the whole job in order).
+    pub fn of(g: Group, job_size: usize) -> Members {
+        if g.size() == job_size && g.ranks().iter().enumerate().all(|(i, &r)| r as usize == i) {
+            Members::All
+        } else {
+            Members::List(g)
+        }
+    }
+}
+
+/// One communicator.
+#[derive(Debug)]
+pub(crate) struct Comm {
+    /// Its handle.
+    pub handle: MPI_Comm,
+    /// Its name (`MPI_Comm_set_name`; in messages).
+    pub name: String,
+    /// Engine context of point-to-point messages.
+    pub ctx: u16,
+    /// Engine context of the library's collective messages.
+    pub coll_ctx: u16,
+    /// The size of the (local) group.
+    pub size: usize,
+    /// This process's rank in the (local) group.
+    pub rank: usize,
+    /// The processes point-to-point ranks name: the group, or an intercommunicator's remote group.
+    peers: Members,
+    /// How many `peers` there are (`size` unless this is an intercommunicator).
+    peer_size: usize,
+    /// An intercommunicator's local group; `None` for an intracommunicator.
+    local: Option<Group>,
+    pub errhandler: MPI_Errhandler,
+    /// A counter the collectives use to tag successive nonblocking collectives.
+    pub coll_seq: u32,
+    pub attrs: Attrs,
+    pub topo: Option<Rc<Topology>>,
+    pub hints: Hints,
+}
+
+impl Comm {
+    /// A new communicator over `peers`; `local` for an intercommunicator.
+    pub(crate) fn new(
+        name: String,
+        (ctx, coll_ctx): (u16, u16),
+        rank: usize,
+        peers: Members,
+        peer_size: usize,
+        local: Option<Group>,
+    ) -> Comm {
+        let size = local.as_ref().map_or(peer_size, |g| g.size());
+        Comm {
+            handle: MPI_COMM_NULL,
+            name,
+            ctx,
+            coll_ctx,
+            size,
+            rank,
+            peers,
+            peer_size,
+            local,
+            errhandler: MPI_ERRORS_ARE_FATAL,
+            coll_seq: 0,
+            attrs: Attrs::default(),
+            topo: None,
+            hints: Hints::default(),
+        }
+    }
+
+    /// The engine rank of peer rank `local` (< the peer count): for an intercommunicator, a
+    /// rank of the remote group.
+    #[inline(always)]
+    pub fn to_global(&self, local: usize) -> usize {
+        match &self.peers {
+            Members::All => local,
+            Members::One(me) => *me,
+            Members::List(g) => g.global(local),
+        }
+    }
+
+    /// The peer rank of an engine rank, for statuses (`MPI_ANY_SOURCE`, `MPI_PROC_NULL` and
+    /// non-members pass through).
+    #[inline(always)]
+    pub fn to_local(&self, global: c_int) -> c_int {
+        match &self.peers {
+            Members::All => global,
+            Members::One(me) if global == *me as c_int => 0,
+            Members::One(_) => global,
+            Members::List(g) if global >= 0 => {
+                g.local(global as usize).map_or(global, |l| l as c_int)
+            }
+            Members::List(_) => global,
+        }
+    }
+
+    /// Whether this is an intercommunicator.
+    pub fn is_inter(&self) -> bool {
+        self.local.is_some()
+    }
+
+    /// The size of the remote group (of the group, for an intracommunicator).
+    pub fn remote_size(&self) -> usize {
+        self.peer_size
+    }
+
+    /// The local group.
+    pub fn group(&self) -> Group {
+        match &self.local {
+            Some(g) => g.clone(),
+            None => self.peers.group(self.peer_size),
+        }
+    }
+
+    /// The group point-to-point ranks name (the remote group of an intercommunicator).
+    pub fn peer_group(&self) -> Group {
+        self.peers.group(self.peer_size)
+    }
+
+    /// The engine rank of local-group rank `i` (for intercommunicators, not a peer).
+    pub fn local_global(&self, i: usize) -> usize {
+        match &self.local {
+            Some(g) => g.global(i),
+            None => self.to_global(i),
+        }
+    }
+
+    /// A destination rank: `None` for `MPI_PROC_NULL`, else its engine rank.
+    #[inline(always)]
+    pub fn dest(&self, rank: c_int) -> MpiResult<Option<usize>> {
+        if rank >= 0 && (rank as usize) < self.peer_size {
+            Ok(Some(self.to_global(rank as usize)))
+        } else if rank == MPI_PROC_NULL {
+            Ok(None)
+        } else {
+            Err(self.bad_rank(rank, "MPI_PROC_NULL"))
+        }
+    }
+
+    /// A source rank: `None` for `MPI_PROC_NULL`, else its engine rank or `MPI_ANY_SOURCE`.
+    #[inline(always)]
+    pub fn source(&self, rank: c_int) -> MpiResult<Option<c_int>> {
+        if rank >= 0 && (rank as usize) < self.peer_size {
+            Ok(Some(self.to_global(rank as usize) as c_int))
+        } else if rank == MPI_ANY_SOURCE {
+            Ok(Some(ANY_SOURCE))
+        } else if rank == MPI_PROC_NULL {
+            Ok(None)
+        } else {
+            Err(self.bad_rank(rank, "MPI_ANY_SOURCE, MPI_PROC_NULL"))
+        }
+    }
+
+    #[cold]
+    fn bad_rank(&self, rank: c_int, specials: &str) -> MpiError {
+        let group = if self.is_inter() {
+            "the remote group of "
+        } else {
+            ""
+        };
+        MpiError::new(
+            MPI_ERR_RANK,
+            format!(
+                "rank {rank} is not in {group}{} (valid: 0..={}, {specials})",
+                self.label(),
+                self.peer_size as i64 - 1
+            ),
+        )
+    }
+
+    /// How messages name it: its name, or its handle if it has none.
+    pub fn label(&self) -> String {
+        if self.name.is_empty() {
+            format!("communicator 0x{:08x}", self.handle)
+        } else {
+            self.name.clone()
+        }
+    }
+}
+
+/// Every communicator of the process, and the context ids in use.
+///
+/// A freed communicator stays in its slot, unreachable by its handle, until no request is
+/// outstanding: a request started on it before `MPI_Comm_free` still completes, and its
+/// status still translates ranks through it (MPI lets a program free a communicator with
+/// operations pending).
+pub(crate) struct CommTable {
+    slots: Vec<Option<Comm>>,
+    /// Freed communicators kept for the requests that may still use them.
+    freed: Vec<u32>,
+    free_slots: Vec<u32>,
+    /// Context pairs this process uses.
+    pub contexts: ContextMask,
+}
+
+impl CommTable {
+    /// The predefined communicators of a job of `size` ranks in which this process is `rank`.
+    pub fn new(rank: usize, size: usize) -> CommTable {
+        let mut world = Comm::new(
+            "MPI_COMM_WORLD".into(),
+            (0, 1),
+            rank,
+            Members::All,
+            size,
+            None,
+        );
+        world.handle = MPI_COMM_WORLD;
+        let mut self_ = Comm::new(
+            "MPI_COMM_SELF".into(),
+            (2, 3),
+            0,
+            Members::One(rank),
+            1,
+            None,
+        );
+        self_.handle = MPI_COMM_SELF;
+        let mut contexts = ContextMask::new();
+        contexts.take(0);
+        contexts.take(2);
+        CommTable {
+            slots: vec![Some(world), Some(self_)],
+            freed: Vec::new(),
+            free_slots: Vec::new(),
+            contexts,
+        }
+    }
+
+    /// Decodes a handle: `MPI_ERR_COMM` unless it names a communicator of this process.
+    #[inline(always)]
+    pub fn lookup(&self, handle: MPI_Comm) -> MpiResult<(CommIdx, &Comm)> {
+        let idx = match handle {
+            MPI_COMM_WORLD => WORLD,
+            MPI_COMM_SELF => SELF,
+            _ => return self.lookup_created(handle),
+        };
+        Ok((idx, self.get(idx)))
+    }
+
+    fn lookup_created(&self, handle: MPI_Comm) -> MpiResult<(CommIdx, &Comm)> {
+        let h = handle as u32;
+        if h & KIND_MASK == DIRECT {
+            let idx = h & !KIND_MASK;
+            if let Some(Some(c)) = self.slots.get(idx as usize) {
+                if c.handle == handle {
+                    return Ok((idx, c));
+                }
+            }
+        }
+        Err(invalid_comm(handle))
+    }
+
+    pub fn lookup_mut(&mut self, handle: MPI_Comm) -> MpiResult<&mut Comm> {
+        let (idx, _) = self.lookup(handle)?;
+        Ok(self.get_mut(idx))
+    }
+
+    #[inline(always)]
+    pub fn get(&self, idx: CommIdx) -> &Comm {
+        self.slots[idx as usize]
+            .as_ref()
+            .expect("a communicator index names a live communicator")
+    }
+
+    pub fn get_mut(&mut self, idx: CommIdx) -> &mut Comm {
+        self.slots[idx as usize]
+            .as_mut()
+            .expect("a communicator index names a live communicator")
+    }
+
+    /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,
+    /// so the slots of freed communicators can be reused.
+    pub fn insert(&mut self, mut c: Comm, idle: bool) -> (CommIdx, MPI_Comm) {
+        if idle {
+            for i in self.freed.drain(..) {
+                self.slots[i as usize] = None;
+                self.free_slots.push(i);
+            }
+        }
+        let idx = match self.free_slots.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(None);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let handle = (DIRECT | idx) as MPI_Comm;
+        c.handle = handle;
+        self.slots[idx as usize] = Some(c);
+        (idx, handle)
+    }
+
+    /// Frees a created communicator: its handle no longer names it, its contexts are released,
+    /// and its slot is kept for outstanding requests (see the type's documentation).
+    pub fn remove(&mut self, idx: CommIdx) {
+        assert!(idx > SELF, "the predefined communicators are never removed");
+        let c = self.get_mut(idx);
+        c.handle = MPI_COMM_NULL;
+        // Only the rank translation is still needed; drop the rest now.
+        c.topo = None;
+        c.hints = Hints::default();
+        c.name = String::new();
+        let ctx = c.ctx;
+        self.contexts.release(ctx);
+        self.freed.push(idx);
+    }
+}
+
+#[cold]
+fn invalid_comm(handle: MPI_Comm) -> MpiError {
+    let detail = if handle == MPI_COMM_NULL {
+        "the communicator is MPI_COMM_NULL".to_string()
+    } else {
+        format!("0x{handle:08x} is not a communicator (or it was freed)")
+    };
+    MpiError::new(MPI_ERR_COMM, detail)
+}
+
+/// `MPI_ERR_COMM` for a call that needs an intracommunicator.
+pub(crate) fn require_intra(c: &Comm, what: &str) -> MpiResult<()> {
+    if c.is_inter() {
+        return Err(MpiError::new(
+            MPI_ERR_COMM,
+            format!(
+                "{what} needs an intracommunicator; {} is an intercommunicator",
+                c.label()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Comm_size`: the number of processes in `comm` (its local group).
+    fn MPI_Comm_size / PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        Out::new(size, "size").map_err(|e| e.on(idx))?.set(c.size as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_rank`: this process's rank in `comm` (its local group).
+    fn MPI_Comm_rank / PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        Out::new(rank, "rank").map_err(|e| e.on(idx))?.set(c.rank as c_int);
+        Ok(())
+    }
+}
+
+/// `MPI_IDENT` (same handle), `MPI_CONGRUENT` (same groups, same order), `MPI_SIMILAR`
+/// (same members), `MPI_UNEQUAL`.
+fn compare(a: &Comm, b: &Comm) -> c_int {
+    if a.handle == b.handle {
+        return MPI_IDENT;
+    }
+    if a.is_inter() != b.is_inter() {
+        return MPI_UNEQUAL;
+    }
+    let mut result = a.group().compare(&b.group());
+    if a.is_inter() {
+        result = result.max(a.peer_group().compare(&b.peer_group()));
+    }
+    match result {
+        MPI_IDENT => MPI_CONGRUENT,
+        other => other,
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_compare`.
+    fn MPI_Comm_compare / PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (_, a) = rt.comms.lookup(comm1)?;
+        let (_, b) = rt.comms.lookup(comm2)?;
+        Out::new(result, "result")?.set(compare(a, b));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_set_name`: names `comm` (up to `MPI_MAX_OBJECT_NAME - 1` bytes, longer names
+    /// are truncated).
+    fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) |st| {
+        let rt = st.runtime()?;
+        let (idx, _) = rt.comms.lookup(comm)?;
+        let name = crate::info::read_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize - 1, "comm_name")
+            .map_err(|e| e.on(idx))?;
+        rt.comms.get_mut(idx).name = name;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_get_name`: the name of `comm` ("" if it has none).
+    fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        let len = Out::new(resultlen, "resultlen").map_err(|e| e.on(idx))?;
+        let n = write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &c.name, "comm_name").map_err(|e| e.on(idx))?;
+        len.set(n);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_test_inter`: whether `comm` is an intercommunicator.
+    fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        Out::new(flag, "flag").map_err(|e| e.on(idx))?.set(c.is_inter() as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_remote_size`: the size of an intercommunicator's remote group (of the group,
+    /// for an intracommunicator, as MPICH answers).
+    fn MPI_Comm_remote_size / PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        Out::new(size, "size").map_err(|e| e.on(idx))?.set(c.remote_size() as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_remote_group`: an intercommunicator's remote group (the group, for an
+    /// intracommunicator, as MPICH answers).
+    fn MPI_Comm_remote_group / PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        let out = Out::new(group, "group").map_err(|e| e.on(idx))?;
+        let g = c.peer_group();
+        out.set(rt.groups.insert(g));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_set_info`: records hints on `comm` (this library acts on none).
+    fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) |st| {
+        let rt = st.runtime()?;
+        let (idx, _) = rt.comms.lookup(comm)?;
+        let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
+        rt.comms.get_mut(idx).hints = hints;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_get_info`: a new info object holding the hints set on `comm`.
+    fn MPI_Comm_get_info / PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) |st| {
+        let rt = st.runtime()?;
+        let (idx, c) = rt.comms.lookup(comm)?;
+        let out = Out::new(info_used, "info_used").map_err(|e| e.on(idx))?;
+        let hints = c.hints.clone();
+        out.set(rt.infos.insert(hints));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_translate_both_ways() {
+        let t = CommTable::new(3, 4);
+        let (_, world) = t.lookup(MPI_COMM_WORLD).unwrap();
+        let (_, me) = t.lookup(MPI_COMM_SELF).unwrap();
+        assert_eq!(world.dest(2).unwrap(), Some(2));
+        assert_eq!(me.dest(0).unwrap(), Some(3));
+        assert_eq!(me.to_local(3), 0);
+        assert_eq!(world.to_local(3), 3);
+        assert_eq!(world.dest(MPI_PROC_NULL).unwrap(), None);
+        assert_eq!(world.source(MPI_ANY_SOURCE).unwrap(), Some(ANY_SOURCE));
+        assert_eq!(world.dest(4).unwrap_err().class, MPI_ERR_RANK);
+        assert_eq!(world.dest(MPI_ANY_SOURCE).unwrap_err().class, MPI_ERR_RANK);
+        assert_eq!(me.source(1).unwrap_err().class, MPI_ERR_RANK);
+        assert_eq!(t.lookup(MPI_COMM_NULL).unwrap_err().class, MPI_ERR_COMM);
+        assert_eq!(t.lookup(12345).unwrap_err().class, MPI_ERR_COMM);
+    }
+
+    #[test]
+    fn created_communicators_translate_through_their_list() {
+        let mut t = CommTable::new(3, 4);
+        let g = GroupData::new(vec![3, 1]);
+        let c = Comm::new(String::new(), (4, 5), 0, Members::List(g), 2, None);
+        let (idx, h) = t.insert(c, true);
+        let (found, c) = t.lookup(h).unwrap();
+        assert_eq!(found, idx);
+        assert_eq!(c.dest(1).unwrap(), Some(1));
+        assert_eq!(c.to_local(1), 1);
+        assert_eq!(c.to_local(3), 0);
+        assert_eq!(c.to_local(MPI_ANY_SOURCE), MPI_ANY_SOURCE);
+        t.remove(idx);
+        assert_eq!(t.lookup(h).unwrap_err().class, MPI_ERR_COMM);
+    }
+}

@@ -1,0 +1,726 @@
+//! The type constructors (`MPI_Type_contiguous` ... `MPI_Type_create_resized`,
+//! `MPI_Type_create_darray`, `MPI_Type_dup`, and the MPI-1 names `MPI_Type_hvector`, `MPI_Type_hindexed`, `MPI_Type_struct`),
+//! `MPI_Type_commit` and `MPI_Type_free`.
+//!
+//! Each constructor checks its arguments in MPICH's order and classes (a negative count or
+//! block length is `MPI_ERR_COUNT`, a bad old type `MPI_ERR_TYPE`, a NULL output or array or a
+//! malformed subarray `MPI_ERR_ARG`), describes its blocks to a [`Builder`], and records its
+//! arguments for `MPI_Type_get_contents`. Nothing is created unless every check passed.
+
+use super::layout::{resized, Builder};
+use super::{negative_count, Contents, Datatype, TypeTable};
+use crate::abi::*;
+use crate::cptr::{input_array, Out};
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use crate::state::Mpi;
+use std::ffi::c_int;
+
+/// Runs a constructor: `build` makes the type from the table; it is stored and its handle
+/// written to `*newtype`.
+fn create(
+    st: &mut Mpi,
+    newtype: *mut MPI_Datatype,
+    build: impl FnOnce(&TypeTable) -> MpiResult<Datatype>,
+) -> MpiResult<()> {
+    let rt = st.runtime()?;
+    let ty = build(&rt.types)?;
+    let out = Out::new(newtype, "newtype")?;
+    out.set(rt.types.insert(ty)?);
+    Ok(())
+}
+
+fn count_arg(count: c_int) -> MpiResult<usize> {
+    usize::try_from(count).map_err(|_| negative_count(count))
+}
+
+fn blocklength_arg(len: c_int) -> MpiResult<usize> {
+    usize::try_from(len).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("a block length is {len}; block lengths must be 0 or more"),
+        )
+    })
+}
+
+fn contents(
+    combiner: c_int,
+    ints: Vec<c_int>,
+    aints: Vec<MPI_Aint>,
+    types: Vec<MPI_Datatype>,
+) -> Contents {
+    Contents {
+        combiner,
+        ints,
+        aints,
+        types,
+    }
+}
+
+/// Blocks of one old type at displacements in bytes.
+fn blocks(
+    old: &Datatype,
+    lens: impl Iterator<Item = usize>,
+    disps: impl Iterator<Item = isize>,
+    c: Contents,
+) -> Datatype {
+    let mut b = Builder::new();
+    for (len, disp) in lens.zip(disps) {
+        b.push(disp, len, old);
+    }
+    b.finish(c, false)
+}
+
+mpi_fn! {
+    /// `MPI_Type_contiguous`: `count` copies of `oldtype`, one extent apart.
+    fn MPI_Type_contiguous / PMPI_Type_contiguous(
+        count: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let n = count_arg(count)?;
+            let old = types.get(oldtype)?;
+            let c = contents(MPI_COMBINER_CONTIGUOUS, vec![count], vec![], vec![oldtype]);
+            Ok(blocks(old, [n].into_iter(), [0].into_iter(), c))
+        })
+    }
+}
+
+/// A vector whose stride is in bytes.
+fn hvector(
+    types: &TypeTable,
+    count: c_int,
+    blocklength: c_int,
+    stride_bytes: isize,
+    oldtype: MPI_Datatype,
+    c: Contents,
+) -> MpiResult<Datatype> {
+    let n = count_arg(count)?;
+    let len = blocklength_arg(blocklength)?;
+    let old = types.get(oldtype)?;
+    let disps = (0..n as isize).map(|i| i * stride_bytes);
+    Ok(blocks(old, (0..n).map(|_| len), disps, c))
+}
+
+mpi_fn! {
+    /// `MPI_Type_vector`: `count` blocks of `blocklength` elements, `stride` extents apart.
+    fn MPI_Type_vector / PMPI_Type_vector(
+        count: c_int,
+        blocklength: c_int,
+        stride: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let ext = types.get(oldtype)?.extent();
+            let c = contents(MPI_COMBINER_VECTOR, vec![count, blocklength, stride], vec![], vec![oldtype]);
+            hvector(types, count, blocklength, stride as isize * ext, oldtype, c)
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_hvector`: a vector whose stride is in bytes.
+    fn MPI_Type_create_hvector / PMPI_Type_create_hvector(
+        count: c_int,
+        blocklength: c_int,
+        stride: MPI_Aint,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let c = contents(MPI_COMBINER_HVECTOR, vec![count, blocklength], vec![stride], vec![oldtype]);
+            hvector(types, count, blocklength, stride as isize, oldtype, c)
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_hvector`: the MPI-1 name of `MPI_Type_create_hvector`.
+    fn MPI_Type_hvector / PMPI_Type_hvector(
+        count: c_int,
+        blocklength: c_int,
+        stride: MPI_Aint,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let c = contents(MPI_COMBINER_HVECTOR, vec![count, blocklength], vec![stride], vec![oldtype]);
+            hvector(types, count, blocklength, stride as isize, oldtype, c)
+        })
+    }
+}
+
+/// Blocks of varying lengths at displacements given in units of `unit` bytes.
+fn indexed<D: Copy + Into<i64>>(
+    types: &TypeTable,
+    count: c_int,
+    lens: *const c_int,
+    disps: *const D,
+    unit_is_extent: bool,
+    oldtype: MPI_Datatype,
+    combiner: c_int,
+) -> MpiResult<(Datatype, Vec<c_int>, Vec<D>)> {
+    let n = count_arg(count)?;
+    let lens = input_array(lens, n, "array_of_blocklengths")?;
+    let disps = input_array(disps, n, "array_of_displacements")?;
+    let lens_usize = lens
+        .iter()
+        .map(|&l| blocklength_arg(l))
+        .collect::<MpiResult<Vec<_>>>()?;
+    let old = types.get(oldtype)?;
+    let unit = if unit_is_extent { old.extent() } else { 1 };
+    let d = disps.iter().map(|&d| d.into() as isize * unit);
+    let ty = blocks(
+        old,
+        lens_usize.into_iter(),
+        d,
+        Contents {
+            combiner,
+            ..Contents::default()
+        },
+    );
+    Ok((ty, lens.to_vec(), disps.to_vec()))
+}
+
+mpi_fn! {
+    /// `MPI_Type_indexed`: blocks of `oldtype` at displacements in extents.
+    fn MPI_Type_indexed / PMPI_Type_indexed(
+        count: c_int,
+        array_of_blocklengths: *const c_int,
+        array_of_displacements: *const c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let (mut t, lens, disps) = indexed(types, count, array_of_blocklengths, array_of_displacements, true, oldtype, MPI_COMBINER_INDEXED)?;
+            t.contents.ints = [vec![count], lens, disps].concat();
+            t.contents.types = vec![oldtype];
+            Ok(t)
+        })
+    }
+}
+
+/// `MPI_Type_create_hindexed` and `MPI_Type_hindexed`.
+fn hindexed(
+    types: &TypeTable,
+    count: c_int,
+    lens: *const c_int,
+    disps: *const MPI_Aint,
+    oldtype: MPI_Datatype,
+) -> MpiResult<Datatype> {
+    let (mut t, lens, disps) = indexed(
+        types,
+        count,
+        lens,
+        disps,
+        false,
+        oldtype,
+        MPI_COMBINER_HINDEXED,
+    )?;
+    t.contents.ints = [vec![count], lens].concat();
+    t.contents.aints = disps;
+    t.contents.types = vec![oldtype];
+    Ok(t)
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_hindexed`: blocks of `oldtype` at displacements in bytes.
+    fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed(
+        count: c_int,
+        array_of_blocklengths: *const c_int,
+        array_of_displacements: *const MPI_Aint,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| hindexed(types, count, array_of_blocklengths, array_of_displacements, oldtype))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_hindexed`: the MPI-1 name of `MPI_Type_create_hindexed`.
+    fn MPI_Type_hindexed / PMPI_Type_hindexed(
+        count: c_int,
+        array_of_blocklengths: *const c_int,
+        array_of_displacements: *const MPI_Aint,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| hindexed(types, count, array_of_blocklengths, array_of_displacements, oldtype))
+    }
+}
+
+/// Blocks of one length at displacements in units of the old extent or bytes.
+fn indexed_block<D: Copy + Into<i64>>(
+    types: &TypeTable,
+    count: c_int,
+    blocklength: c_int,
+    disps: *const D,
+    unit_is_extent: bool,
+    oldtype: MPI_Datatype,
+) -> MpiResult<(Datatype, Vec<D>)> {
+    let n = count_arg(count)?;
+    let len = blocklength_arg(blocklength)?;
+    let disps = input_array(disps, n, "array_of_displacements")?;
+    let old = types.get(oldtype)?;
+    let unit = if unit_is_extent { old.extent() } else { 1 };
+    let d = disps.iter().map(|&d| d.into() as isize * unit);
+    let ty = blocks(old, (0..n).map(|_| len), d, Contents::default());
+    Ok((ty, disps.to_vec()))
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_indexed_block`: blocks of one length at displacements in extents.
+    fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block(
+        count: c_int,
+        blocklength: c_int,
+        array_of_displacements: *const c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let (mut t, disps) = indexed_block(types, count, blocklength, array_of_displacements, true, oldtype)?;
+            t.contents = contents(MPI_COMBINER_INDEXED_BLOCK, [vec![count, blocklength], disps].concat(), vec![], vec![oldtype]);
+            Ok(t)
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_hindexed_block`: blocks of one length at displacements in bytes.
+    fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block(
+        count: c_int,
+        blocklength: c_int,
+        array_of_displacements: *const MPI_Aint,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let (mut t, disps) = indexed_block(types, count, blocklength, array_of_displacements, false, oldtype)?;
+            t.contents = contents(MPI_COMBINER_HINDEXED_BLOCK, vec![count, blocklength], disps, vec![oldtype]);
+            Ok(t)
+        })
+    }
+}
+
+/// `MPI_Type_create_struct` and `MPI_Type_struct`: blocks of different types, padded to the
+/// alignment of the largest part as a C struct is (unless `MPI_LB` / `MPI_UB` set a bound, or
+/// every block has the same type, which MPICH builds as an hindexed type).
+fn structure(
+    types: &TypeTable,
+    count: c_int,
+    lens: *const c_int,
+    disps: *const MPI_Aint,
+    olds: *const MPI_Datatype,
+) -> MpiResult<Datatype> {
+    let n = count_arg(count)?;
+    let lens = input_array(lens, n, "array_of_blocklengths")?;
+    let disps = input_array(disps, n, "array_of_displacements")?;
+    let olds = input_array(olds, n, "array_of_types")?;
+    let mut b = Builder::new();
+    for i in 0..n {
+        let len = blocklength_arg(lens[i])?;
+        let old = types.get(olds[i]).map_err(|e| MpiError {
+            detail: format!("array_of_types[{i}]: {}", e.detail),
+            ..e
+        })?;
+        b.push(disps[i] as isize, len, old);
+    }
+    let c = contents(
+        MPI_COMBINER_STRUCT,
+        [vec![count], lens.to_vec()].concat(),
+        disps.to_vec(),
+        olds.to_vec(),
+    );
+    let all_same = olds.windows(2).all(|w| w[0] == w[1]);
+    Ok(b.finish(c, !all_same))
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_struct`: blocks of different types at displacements in bytes.
+    fn MPI_Type_create_struct / PMPI_Type_create_struct(
+        count: c_int,
+        array_of_blocklengths: *const c_int,
+        array_of_displacements: *const MPI_Aint,
+        array_of_types: *const MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| structure(types, count, array_of_blocklengths, array_of_displacements, array_of_types))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_struct`: the MPI-1 name of `MPI_Type_create_struct` (`MPI_LB`/`MPI_UB` allowed).
+    fn MPI_Type_struct / PMPI_Type_struct(
+        count: c_int,
+        array_of_blocklengths: *const c_int,
+        array_of_displacements: *const MPI_Aint,
+        array_of_types: *const MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| structure(types, count, array_of_blocklengths, array_of_displacements, array_of_types))
+    }
+}
+
+/// Checks a subarray's shape: `ndims` dimensions of sizes, subsizes and starts.
+fn subarray_shape(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+) -> MpiResult<(Vec<usize>, Vec<usize>, Vec<usize>)> {
+    if ndims < 1 {
+        return Err(MpiError::arg(format!(
+            "ndims is {ndims}; a subarray has 1 dimension or more"
+        )));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(MpiError::arg(format!(
+            "the order is {order}; it must be MPI_ORDER_C or MPI_ORDER_FORTRAN"
+        )));
+    }
+    let n = ndims as usize;
+    let sizes = input_array(sizes, n, "array_of_sizes")?;
+    let subsizes = input_array(subsizes, n, "array_of_subsizes")?;
+    let starts = input_array(starts, n, "array_of_starts")?;
+    for i in 0..n {
+        let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
+        if size < 1 || sub < 1 || sub > size || start < 0 || start > size - sub {
+            return Err(MpiError::arg(format!(
+                "dimension {i}: size {size}, subsize {sub}, start {start}; it needs size >= 1, 1 <= subsize <= size and 0 <= start <= size - subsize"
+            )));
+        }
+    }
+    let v = |a: &[c_int]| a.iter().map(|&x| x as usize).collect::<Vec<_>>();
+    Ok((v(sizes), v(subsizes), v(starts)))
+}
+
+/// The subarray type: rows of the fastest dimension as blocks, in memory order, then resized
+/// to the whole array (lower bound 0, extent the full array's).
+fn subarray(
+    old: &Datatype,
+    sizes: &[usize],
+    subsizes: &[usize],
+    starts: &[usize],
+    fortran: bool,
+    c: Contents,
+) -> Datatype {
+    // Dimensions from slowest to fastest.
+    let order: Vec<usize> = if fortran {
+        (0..sizes.len()).rev().collect()
+    } else {
+        (0..sizes.len()).collect()
+    };
+    let ext = old.extent();
+    let mut stride = vec![0isize; sizes.len()];
+    let mut s = 1isize;
+    for &d in order.iter().rev() {
+        stride[d] = s;
+        s *= sizes[d] as isize;
+    }
+    let total = s * ext;
+    let fastest = *order.last().expect("ndims >= 1");
+    let outer = &order[..order.len() - 1];
+    let mut idx = vec![0usize; sizes.len()];
+    let mut b = Builder::new();
+    'rows: loop {
+        let disp: isize = order
+            .iter()
+            .map(|&d| (starts[d] + idx[d]) as isize * stride[d])
+            .sum();
+        b.push(disp * ext, subsizes[fastest], old);
+        // The next row: an odometer over the outer dimensions, fastest of them first.
+        for &d in outer.iter().rev() {
+            idx[d] += 1;
+            if idx[d] < subsizes[d] {
+                continue 'rows;
+            }
+            idx[d] = 0;
+        }
+        break;
+    }
+    let t = b.finish(Contents::default(), false);
+    resized(&t, 0, total, c)
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_subarray`: a block of an `ndims`-dimensional array, in C or Fortran
+    /// order; its extent is the whole array's.
+    fn MPI_Type_create_subarray / PMPI_Type_create_subarray(
+        ndims: c_int,
+        array_of_sizes: *const c_int,
+        array_of_subsizes: *const c_int,
+        array_of_starts: *const c_int,
+        order: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let old = types.get(oldtype)?;
+            let (sizes, subsizes, starts) = subarray_shape(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order)?;
+            let as_ints = |a: &[usize]| a.iter().map(|&x| x as c_int).collect::<Vec<_>>();
+            let ints = [vec![ndims], as_ints(&sizes), as_ints(&subsizes), as_ints(&starts), vec![order]].concat();
+            let c = contents(MPI_COMBINER_SUBARRAY, ints, vec![], vec![oldtype]);
+            Ok(subarray(old, &sizes, &subsizes, &starts, order == MPI_ORDER_FORTRAN, c))
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_resized`: `oldtype` with lower bound `lb` and extent `extent`.
+    fn MPI_Type_create_resized / PMPI_Type_create_resized(
+        oldtype: MPI_Datatype,
+        lb: MPI_Aint,
+        extent: MPI_Aint,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            let old = types.get(oldtype)?;
+            let c = contents(MPI_COMBINER_RESIZED, vec![], vec![lb, extent], vec![oldtype]);
+            Ok(resized(old, lb as isize, extent as isize, c))
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_dup`: a copy of `oldtype` (committed if it is).
+    fn MPI_Type_dup / PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) |st| {
+        create(st, newtype, |types| {
+            let old = types.get(oldtype)?;
+            Ok(Datatype {
+                contents: contents(MPI_COMBINER_DUP, vec![], vec![], vec![oldtype]),
+                name: String::new(),
+                ..old.clone()
+            })
+        })
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_commit`: makes a type usable in communication.
+    fn MPI_Type_commit / PMPI_Type_commit(datatype: *mut MPI_Datatype) |st| {
+        let rt = st.runtime()?;
+        let dt = Out::new(datatype, "datatype")?.get();
+        rt.types.get_mut(dt)?.committed = true;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_free`: frees a derived type (`*datatype` becomes `MPI_DATATYPE_NULL`).
+    /// Operations and types using it are not affected.
+    fn MPI_Type_free / PMPI_Type_free(datatype: *mut MPI_Datatype) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(datatype, "datatype")?;
+        let dt = out.get();
+        rt.types.get(dt)?;
+        if TypeTable::is_predefined(dt) {
+            return Err(MpiError::new(
+                MPI_ERR_TYPE,
+                format!("{} is a predefined datatype, which cannot be freed", rt.types.get(dt)?.name),
+            ));
+        }
+        rt.types.release(dt);
+        out.set(MPI_DATATYPE_NULL);
+        Ok(())
+    }
+}
+
+/// The global indices process coordinate `coord` of `procs` owns in one dimension of `gsize`
+/// elements, in increasing order, as runs `(first, len)`.
+fn owned_runs(
+    gsize: usize,
+    distrib: c_int,
+    darg: c_int,
+    procs: usize,
+    coord: usize,
+) -> MpiResult<Vec<(usize, usize)>> {
+    let bad = |what: String| MpiError::arg(what);
+    match distrib {
+        MPI_DISTRIBUTE_NONE => {
+            if procs != 1 {
+                return Err(bad(format!(
+                    "a dimension distributed with MPI_DISTRIBUTE_NONE needs 1 process, not {procs}"
+                )));
+            }
+            Ok(vec![(0, gsize)])
+        }
+        MPI_DISTRIBUTE_BLOCK => {
+            let b = if darg == MPI_DISTRIBUTE_DFLT_DARG {
+                gsize.div_ceil(procs)
+            } else {
+                usize::try_from(darg)
+                    .ok()
+                    .filter(|&b| b > 0 && b * procs >= gsize)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "block size {darg} cannot cover {gsize} elements on {procs} processes"
+                        ))
+                    })?
+            };
+            let start = (coord * b).min(gsize);
+            let end = ((coord + 1) * b).min(gsize);
+            Ok(if end > start {
+                vec![(start, end - start)]
+            } else {
+                vec![]
+            })
+        }
+        MPI_DISTRIBUTE_CYCLIC => {
+            let k = if darg == MPI_DISTRIBUTE_DFLT_DARG {
+                1
+            } else {
+                usize::try_from(darg)
+                    .ok()
+                    .filter(|&k| k > 0)
+                    .ok_or_else(|| bad(format!("cyclic block size {darg} must be positive")))?
+            };
+            let mut runs = Vec::new();
+            let mut start = coord * k;
+            while start < gsize {
+                runs.push((start, k.min(gsize - start)));
+                start += procs * k;
+            }
+            Ok(runs)
+        }
+        _ => Err(bad(format!(
+            "distribution {distrib} is not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"
+        ))),
+    }
+}
+
+/// `MPI_Type_create_darray`: the elements of a global array that process `rank` of a
+/// row-major grid of `psizes` owns, in memory order, with the whole array's extent.
+#[allow(clippy::too_many_arguments)]
+fn darray(
+    types: &TypeTable,
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const c_int,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    oldtype: MPI_Datatype,
+) -> MpiResult<Datatype> {
+    let old = types.get(oldtype)?;
+    if ndims < 1 || size < 1 || rank < 0 || rank >= size {
+        return Err(MpiError::arg(format!("size {size}, rank {rank}, ndims {ndims}: it needs size >= 1, 0 <= rank < size, ndims >= 1")));
+    }
+    if order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN {
+        return Err(MpiError::arg(format!(
+            "the order is {order}; it must be MPI_ORDER_C or MPI_ORDER_FORTRAN"
+        )));
+    }
+    let n = ndims as usize;
+    let gs = input_array(gsizes, n, "array_of_gsizes")?;
+    let ds = input_array(distribs, n, "array_of_distribs")?;
+    let da = input_array(dargs, n, "array_of_dargs")?;
+    let ps = input_array(psizes, n, "array_of_psizes")?;
+    if gs.iter().any(|&g| g < 1) || ps.iter().any(|&p| p < 1) {
+        return Err(MpiError::arg(
+            "every global size and process count must be 1 or more",
+        ));
+    }
+    if ps.iter().map(|&p| p as i64).product::<i64>() != size as i64 {
+        return Err(MpiError::arg(format!(
+            "the process grid has {} processes, not size = {size}",
+            ps.iter().map(|&p| p as i64).product::<i64>()
+        )));
+    }
+    // Row-major coordinates of `rank` in the process grid.
+    let mut coords = vec![0usize; n];
+    let mut r = rank as usize;
+    for d in (0..n).rev() {
+        coords[d] = r % ps[d] as usize;
+        r /= ps[d] as usize;
+    }
+    let owned = (0..n)
+        .map(|d| owned_runs(gs[d] as usize, ds[d], da[d], ps[d] as usize, coords[d]))
+        .collect::<MpiResult<Vec<_>>>()?;
+    // Dimensions from slowest to fastest in memory, and their strides in elements.
+    let order_dims: Vec<usize> = if order == MPI_ORDER_FORTRAN {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
+    let mut stride = vec![0isize; n];
+    let mut s = 1isize;
+    for &d in order_dims.iter().rev() {
+        stride[d] = s;
+        s *= gs[d] as isize;
+    }
+    let ext = old.extent();
+    let mut b = Builder::new();
+    if owned.iter().all(|runs| !runs.is_empty()) {
+        let fastest = order_dims[n - 1];
+        let outer = &order_dims[..n - 1];
+        // An odometer over the owned indices of the outer dimensions.
+        let mut pos: Vec<(usize, usize)> = vec![(0, 0); n]; // (run, index in run)
+        'rows: loop {
+            let base: isize = outer
+                .iter()
+                .map(|&d| {
+                    let (run, i) = pos[d];
+                    (owned[d][run].0 + i) as isize * stride[d]
+                })
+                .sum();
+            for &(first, len) in &owned[fastest] {
+                b.push((base + first as isize) * ext, len, old);
+            }
+            for &d in outer.iter().rev() {
+                let (run, i) = &mut pos[d];
+                *i += 1;
+                if *i == owned[d][*run].1 {
+                    *i = 0;
+                    *run += 1;
+                }
+                if *run < owned[d].len() {
+                    continue 'rows;
+                }
+                pos[d] = (0, 0);
+            }
+            break;
+        }
+    }
+    let ints = [
+        vec![size, rank, ndims],
+        gs.to_vec(),
+        ds.to_vec(),
+        da.to_vec(),
+        ps.to_vec(),
+        vec![order],
+    ]
+    .concat();
+    let t = b.finish(Contents::default(), false);
+    Ok(resized(
+        &t,
+        0,
+        s * ext,
+        contents(MPI_COMBINER_DARRAY, ints, vec![], vec![oldtype]),
+    ))
+}
+
+mpi_fn! {
+    /// `MPI_Type_create_darray`: the part of a block / cyclic distributed global array that
+    /// process `rank` of a `size`-process grid owns (HPF-style distributions).
+    fn MPI_Type_create_darray / PMPI_Type_create_darray(
+        size: c_int,
+        rank: c_int,
+        ndims: c_int,
+        array_of_gsizes: *const c_int,
+        array_of_distribs: *const c_int,
+        array_of_dargs: *const c_int,
+        array_of_psizes: *const c_int,
+        order: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) |st| {
+        create(st, newtype, |types| {
+            darray(types, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype)
+        })
+    }
+}

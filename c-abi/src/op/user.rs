@@ -1,0 +1,196 @@
+//! User-defined operations: the table behind their handles, and `MPI_Op_create`,
+//! `MPI_Op_free`, `MPI_Op_commutative`.
+//!
+//! A user operation is its function and whether it commutes. Its handle is
+//! `0x98000000 | index` (MPICH's direct operation handles), the index of its slot in
+//! [`OpTable`].
+//!
+//! **Freeing.** MPI lets a program free an operation that a pending nonblocking collective
+//! still has to apply (`MPI_Op_free` only marks it for deallocation). So a freed slot keeps its
+//! function and is never reused: the handle is refused by every MPI call from then on
+//! ([`OpTable::user`], `MPI_ERR_OP`), but the collectives that checked it while it was valid
+//! still reach it ([`OpTable::user_or_freed`]), and can never reach another operation that
+//! took its place. A slot is 16 bytes, so even a program that creates and frees operations in
+//! a loop costs little. Fortran operations need nothing special: a Fortran `SUBROUTINE f(invec, inoutvec,
+//! len, datatype)` is called with every argument by reference, which is exactly
+//! `MPI_User_function`'s C calling convention (and a Fortran datatype handle is the C one).
+
+use super::{bad_op, builtin_index};
+use crate::abi::*;
+use crate::cptr::Out;
+use crate::error::{MpiError, MpiResult};
+use crate::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+/// The handle bits of every user operation.
+const USER_TAG: u32 = 0x9800_0000;
+const USER_TAG_MASK: u32 = 0xfc00_0000;
+const USER_INDEX_MASK: u32 = 0x03ff_ffff;
+
+/// The C function of a user operation (`MPI_User_function *`, never NULL here).
+pub(crate) type UserFn =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+
+/// One user-defined operation.
+#[derive(Clone, Copy)]
+pub(crate) struct UserOp {
+    pub func: UserFn,
+    pub commute: bool,
+}
+
+/// Every user-defined operation of the process, by handle index.
+#[derive(Default)]
+pub(crate) struct OpTable {
+    slots: Vec<Slot>,
+}
+
+/// An operation and whether `MPI_Op_free` has been called on it.
+struct Slot {
+    op: UserOp,
+    freed: bool,
+}
+
+impl OpTable {
+    pub fn new() -> OpTable {
+        OpTable::default()
+    }
+
+    fn slot(&self, op: MPI_Op) -> Option<&Slot> {
+        let h = op as u32;
+        if h & USER_TAG_MASK != USER_TAG {
+            return None;
+        }
+        self.slots.get((h & USER_INDEX_MASK) as usize)
+    }
+
+    /// The user operation behind `op`, or `None` if `op` is not a valid user handle (never
+    /// made, or freed).
+    #[inline]
+    pub fn user(&self, op: MPI_Op) -> Option<&UserOp> {
+        self.slot(op).filter(|s| !s.freed).map(|s| &s.op)
+    }
+
+    /// The user operation behind `op` even if it was freed since: for an operation in
+    /// progress that was checked while `op` was valid.
+    #[inline]
+    pub fn user_or_freed(&self, op: MPI_Op) -> Option<&UserOp> {
+        self.slot(op).map(|s| &s.op)
+    }
+
+    fn insert(&mut self, op: UserOp) -> MpiResult<MPI_Op> {
+        let index = self.slots.len() as u32;
+        if index > USER_INDEX_MASK {
+            return Err(MpiError::new(
+                MPI_ERR_NO_MEM,
+                "the process has made 2^26 user-defined operations, the most MPICH's handles can name",
+            ));
+        }
+        self.slots.push(Slot { op, freed: false });
+        Ok((USER_TAG | index) as MPI_Op)
+    }
+
+    fn remove(&mut self, op: MPI_Op) -> MpiResult<()> {
+        if self.user(op).is_none() {
+            return Err(not_freeable(op));
+        }
+        self.slots[(op as u32 & USER_INDEX_MASK) as usize].freed = true;
+        Ok(())
+    }
+}
+
+#[cold]
+fn not_freeable(op: MPI_Op) -> MpiError {
+    if builtin_index(op).is_some() {
+        MpiError::new(
+            MPI_ERR_OP,
+            format!("0x{op:08x} is a predefined operation, which cannot be freed; only operations made by MPI_Op_create can"),
+        )
+    } else {
+        bad_op(op)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Op_create`: makes an operation of `user_fn`; `commute` says whether it commutes
+    /// (if not, reductions combine operands in rank order).
+    fn MPI_Op_create / PMPI_Op_create(
+        user_fn: MPI_User_function,
+        commute: c_int,
+        op: *mut MPI_Op,
+    ) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(op, "op")?;
+        let Some(func) = user_fn else {
+            return Err(MpiError::arg("the user function is NULL; pass the function that combines two vectors"));
+        };
+        let handle = rt.ops.insert(UserOp { func, commute: commute != 0 })?;
+        out.set(handle);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Op_free`: frees a user-defined operation and sets the handle to `MPI_OP_NULL`.
+    fn MPI_Op_free / PMPI_Op_free(op: *mut MPI_Op) |st| {
+        let rt = st.runtime()?;
+        let inout = Out::new(op, "op")?;
+        rt.ops.remove(inout.get())?;
+        inout.set(MPI_OP_NULL);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Op_commutative`: whether `op` commutes (the predefined ones do, except
+    /// `MPI_REPLACE` and `MPI_NO_OP`, as in MPICH).
+    fn MPI_Op_commutative / PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let c = super::is_commutative(&rt.ops, op)?;
+        Out::new(commute, "commute")?.set(c as c_int);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn nothing(
+        _: *mut c_void,
+        _: *mut c_void,
+        _: *mut c_int,
+        _: *mut MPI_Datatype,
+    ) {
+    }
+
+    #[test]
+    fn handles_are_mpich_direct_handles_and_freed_ones_stay_reachable_inside() {
+        let mut t = OpTable::new();
+        let u = UserOp {
+            func: nothing,
+            commute: true,
+        };
+        let a = t.insert(u).unwrap();
+        let b = t
+            .insert(UserOp {
+                commute: false,
+                ..u
+            })
+            .unwrap();
+        assert_eq!((a as u32, b as u32), (0x9800_0000, 0x9800_0001));
+        assert!(t.user(a).unwrap().commute);
+        assert!(!t.user(b).unwrap().commute);
+        t.remove(a).unwrap();
+        assert!(t.user(a).is_none(), "a freed handle is invalid");
+        assert!(
+            t.user_or_freed(a).unwrap().commute,
+            "but pending operations reach it"
+        );
+        assert_eq!(t.remove(a).unwrap_err().class, MPI_ERR_OP, "freed twice");
+        assert_ne!(t.insert(u).unwrap(), a, "a freed slot is not reused");
+        assert_eq!(t.remove(MPI_SUM).unwrap_err().class, MPI_ERR_OP);
+        assert_eq!(t.remove(MPI_OP_NULL).unwrap_err().class, MPI_ERR_OP);
+        assert!(t.user_or_freed(0x9800_0007u32 as MPI_Op).is_none());
+        assert!(t.user(MPI_COMM_WORLD).is_none());
+    }
+}
