@@ -130,7 +130,8 @@ fn write_if_changed(path: &Path, text: &str) {
 // ---- What the library implements -------------------------------------------------------
 
 /// Every `MPI_X` defined under `src_dir` (outside the Fortran module itself): the pair
-/// `MPI_X / PMPI_X` that `mpi_fn!` and the macros built on it are given, outside comments.
+/// `MPI_X / PMPI_X` that `mpi_fn!` and the macros built on it are given, and any `fn MPI_X`,
+/// outside comments.
 fn implemented_functions(src_dir: &Path) -> BTreeSet<String> {
     let mut files = Vec::new();
     rust_files(src_dir, &mut files);
@@ -155,6 +156,12 @@ fn implemented_functions(src_dir: &Path) -> BTreeSet<String> {
         for w in words.windows(3) {
             if w[0].starts_with("MPI_") && w[1] == "/" && w[2].strip_prefix('P') == Some(w[0]) {
                 names.insert(w[0].to_owned());
+            }
+        }
+        // The few written as plain exported functions (`pub extern "C" fn MPI_Pcontrol`).
+        for w in words.windows(2) {
+            if w[0] == "fn" && w[1].starts_with("MPI_") {
+                names.insert(w[1].to_owned());
             }
         }
     }

@@ -6,11 +6,13 @@
 //! ```
 //!
 //! **What it does.** This crate is the MPI layer of the stack: the C functions of `mpi.h`
-//! (`include/mpi.h`), exported from `libmpi.so` under their `MPI_` and `PMPI_` names, on top of
-//! mpich-channel's point-to-point engine ([`mpich_channel::Adi`]). It owns everything MPI has
-//! that the engine does not: handles, datatypes, communicators and their context ids, request
-//! objects (persistent ones included), statuses, buffered sends, error classes and handlers, the
-//! barrier, and the argument checking of every call.
+//! (`include/mpi.h`), exported from `libmpi.so` under their `MPI_` and `PMPI_` names, and their
+//! Fortran twins (`mpi_send_`), on top of mpich-channel's point-to-point engine
+//! ([`mpich_channel::Adi`]). It owns everything MPI has that the engine does not: handles,
+//! derived datatypes, communicators and their context ids, groups, topologies, attributes,
+//! info objects, request objects (persistent ones included), statuses, buffered sends, the
+//! collectives and reduction operations, error classes and handlers, and the argument checking
+//! of every call.
 //!
 //! **What it promises.** The MPICH 4.0 ABI: every handle, constant and the `MPI_Status` layout
 //! are MPICH's, and the library answers to `libmpi.so.12` and `libmpich.so.12` (see
@@ -28,11 +30,16 @@
 //!
 //! **Modules.** Plumbing: [`abi`] (the header, via bindgen), `export` (the `MPI_`/`PMPI_`
 //! entry-point macro), `global` (the process-wide state cell), `state`, `cptr` (the C
-//! caller's pointers), `error` and `errhandler`. Objects: `comm`, `datatype`,
-//! `status`, `request`, `bsend`. Calls: `init`, `args` (argument checking), `p2p`
+//! caller's pointers), `error` and `errhandler`. Objects: `comm` (communicators, context ids,
+//! creation, intercommunicators), `group`, `topo`, `attr`, `info`, `datatype` (flattened
+//! layouts, constructors, queries, pack), `op` (reduction kernels, user operations),
+//! `status`, `request`, `bsend`, `mem`. Calls: `init`, `args` (argument checking), `p2p`
 //! (blocking), `nonblocking` (nonblocking and persistent), `completion` (wait and test),
-//! `barrier`, `env` (clocks, names, versions). The tools (`mpicc`, `mpirun`, ...) are
-//! binaries of this package built from `src/bin/` and `src/tools/`, independent of the library.
+//! `coll` (every collective, as schedules: blocking ones run at once, nonblocking ones are
+//! advanced by every wait), `env` (clocks, names, versions). `fortran`: the Fortran entry
+//! points (generated from `mpi.h` by `fortran/generate.rs`) and the Fortran sentinels. The
+//! tools (`mpicc`, `mpifort`, `mpirun`, ...) are binaries of this package built from
+//! `src/bin/` and `src/tools/`, independent of the library.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

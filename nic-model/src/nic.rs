@@ -54,6 +54,8 @@ impl Nic {
 
     fn attach(fabric: Fabric, rank: Rank, profile: Option<Profile>, dma_enabled: bool) -> Result<Nic> {
         let n = fabric.geometry().nranks;
+        // Every rank of a job attaches to this host's shared-memory fabric.
+        crate::wait::note_ranks_on_host(n);
         let block = fabric.rank_block(rank);
         if block
             .state

@@ -49,29 +49,6 @@ twin! {
     }
 }
 
-/// `MPI_PCONTROL` while the library has no C `MPI_Pcontrol` (C-variadic, which stable Rust
-/// cannot define): profiling control has no effect without a profiler, so it succeeds.
-///
-/// # Safety
-/// gfortran's calling convention: every argument by reference.
-#[cfg(not(mpi_has = "MPI_Pcontrol"))]
-#[no_mangle]
-pub unsafe extern "C" fn mpi_pcontrol_(_level: *const c_int, ierr: *mut MPI_Fint) {
-    // SAFETY: the caller's IERROR.
-    unsafe { set_ierr(ierr, MPI_SUCCESS) }
-}
-
-/// `PMPI_PCONTROL`: as `mpi_pcontrol_`.
-///
-/// # Safety
-/// gfortran's calling convention: every argument by reference.
-#[cfg(not(mpi_has = "MPI_Pcontrol"))]
-#[no_mangle]
-pub unsafe extern "C" fn pmpi_pcontrol_(_level: *const c_int, ierr: *mut MPI_Fint) {
-    // SAFETY: the caller's IERROR.
-    unsafe { set_ierr(ierr, MPI_SUCCESS) }
-}
-
 /// `count` default `INTEGER`s as `MPI_Aint`s.
 #[allow(dead_code)] // while the library has none of the MPI-1 type constructors
 ///
