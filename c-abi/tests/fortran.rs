@@ -72,6 +72,9 @@ fn build_with_path(wrapper: &Path, file: &str, output: &str) -> PathBuf {
         .env_remove("MPICH_FC")
         .env_remove("MPICH_F77")
         .env_remove("MPICH_F90")
+        // -I: the programs' shared include file (tests/f/mpitest.fh).
+        .arg("-I")
+        .arg(source.parent().expect("tests/f"))
         .args(["-O1", "-Wall", "-J"])
         .arg(&out_dir)
         .arg(&source)

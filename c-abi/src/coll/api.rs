@@ -124,9 +124,110 @@ fn elem(base: *const c_void, lay: &Layout, disp: c_int) -> *mut u8 {
         .wrapping_offset(disp as isize * lay.extent)
 }
 
+/// The argument names one side of a transfer reports in its errors.
+struct Side {
+    count: &'static str,
+    counts: &'static str,
+    buf: &'static str,
+}
+
+const SEND: Side = Side {
+    count: "sendcount",
+    counts: "sendcounts",
+    buf: "sendbuf",
+};
+
+const RECV: Side = Side {
+    count: "recvcount",
+    counts: "recvcounts",
+    buf: "recvbuf",
+};
+
+/// `n` elements of `dt` at `buf`, the count and buffer of `side`: the buffer is checked as
+/// `blocks` such parts end to end (a root's or an alltoall's buffer has one per process).
+fn part(
+    rt: &Runtime,
+    buf: *const c_void,
+    n: c_int,
+    dt: MPI_Datatype,
+    blocks: usize,
+    side: &Side,
+) -> MpiResult<Part> {
+    let n = count(n, side.count)?;
+    let lay = data(rt, buf, n * blocks, dt, side.buf)?;
+    Ok(Part {
+        base: buf.cast_mut().cast(),
+        count: n,
+        lay,
+    })
+}
+
+/// [`part`], or `None` if `buf` is `MPI_IN_PLACE` where `in_place_ok` (elsewhere
+/// `MPI_IN_PLACE` is an error).
+fn unless_in_place(
+    rt: &Runtime,
+    in_place_ok: bool,
+    buf: *const c_void,
+    n: c_int,
+    dt: MPI_Datatype,
+    blocks: usize,
+    side: &Side,
+) -> MpiResult<Option<Part>> {
+    if in_place_ok && in_place(buf) {
+        return Ok(None);
+    }
+    part(rt, buf, n, dt, blocks, side).map(Some)
+}
+
+/// One block per process of `buf` from the `counts_` and `displs` arrays (displacements in
+/// extents of `dt`): each block's address and count, and the layout of `dt`.
+#[allow(clippy::too_many_arguments)]
+fn v_blocks(
+    rt: &Runtime,
+    buf: *const c_void,
+    counts_: *const c_int,
+    displs: *const c_int,
+    displs_name: &str,
+    dt: MPI_Datatype,
+    size: usize,
+    side: &Side,
+) -> MpiResult<(Vec<(*mut u8, usize)>, Layout)> {
+    let c = counts(counts_, size, side.counts)?;
+    let d = ints(displs, size, displs_name)?;
+    let lay = data(rt, buf, c.iter().sum(), dt, side.buf)?;
+    let blocks = (0..size).map(|i| (elem(buf, &lay, d[i]), c[i])).collect();
+    Ok((blocks, lay))
+}
+
+/// [`v_blocks`] as alltoall blocks, each with its layout.
+fn typed((blocks, lay): (Vec<(*mut u8, usize)>, Layout)) -> Vec<Block> {
+    blocks
+        .into_iter()
+        .map(|(p, n)| (p, n, lay.clone()))
+        .collect()
+}
+
+/// A rooted collective's root (checked), this process's rank and the communicator's size.
+fn rooted(rt: &Runtime, idx: CommIdx, r: c_int) -> MpiResult<(usize, usize, usize)> {
+    let r = root(rt, idx, r)?;
+    let c = rt.comms.get(idx);
+    Ok((r, c.rank, c.size))
+}
+
 /// Runs `f` and routes its error to the communicator's handler.
 fn on<T>(idx: CommIdx, r: MpiResult<T>) -> MpiResult<T> {
     r.map_err(|e| if e.comm.is_none() { e.on(idx) } else { e })
+}
+
+/// The intracommunicator `comm` and what `check` makes of the other arguments; the errors
+/// of `check` go to the communicator's handler.
+fn checked<T>(
+    rt: &Runtime,
+    comm: MPI_Comm,
+    check: impl FnOnce(&Runtime, CommIdx) -> MpiResult<T>,
+) -> MpiResult<(CommIdx, T)> {
+    let idx = intra(rt, comm)?;
+    Ok((idx, on(idx, check(rt, idx))?))
 }
 
 fn builder(rt: &mut Runtime, idx: CommIdx) -> Builder {
@@ -202,15 +303,11 @@ fn bcast_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (n, lay, r) = on(
-        idx,
-        (|| {
-            let n = count(n, "count")?;
-            let lay = data(rt, buffer, n, datatype, "buffer")?;
-            Ok((n, lay, root(rt, idx, r)?))
-        })(),
-    )?;
+    let (idx, (n, lay, r)) = checked(rt, comm, |rt, idx| {
+        let n = count(n, "count")?;
+        let lay = data(rt, buffer, n, datatype, "buffer")?;
+        Ok((n, lay, root(rt, idx, r)?))
+    })?;
     let mut b = builder(rt, idx);
     bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
     Ok(b.finish())
@@ -238,46 +335,28 @@ fn gather_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (mine, recv, r) = on(
-        idx,
-        (|| {
-            let r = root(rt, idx, r)?;
-            let c = rt.comms.get(idx);
-            let (me, size) = (c.rank, c.size);
-            let recv = if me == r {
-                let rc = count(recvcount, "recvcount")?;
-                let lay = data(rt, recvbuf, rc * size, recvtype, "recvbuf")?;
-                Some(Part {
-                    base: recvbuf.cast(),
-                    count: rc,
-                    lay,
-                })
-            } else {
-                None
-            };
-            let mine = match &recv {
-                Some(rp) if in_place(sendbuf) => Part {
-                    base: rp.lay.at_mut(rp.base, me * rp.count),
-                    count: rp.count,
-                    lay: rp.lay.clone(),
-                },
-                _ => {
-                    let sc = count(sendcount, "sendcount")?;
-                    let lay = data(rt, sendbuf, sc, sendtype, "sendbuf")?;
-                    if let Some(rp) = &recv {
-                        aliased(sendbuf, recvbuf, sc.min(rp.count))?;
-                    }
-                    Part {
-                        base: sendbuf.cast_mut().cast(),
-                        count: sc,
-                        lay,
-                    }
+    let (idx, (mine, recv, r)) = checked(rt, comm, |rt, idx| {
+        let (r, me, size) = rooted(rt, idx, r)?;
+        let recv = (me == r)
+            .then(|| part(rt, recvbuf, recvcount, recvtype, size, &RECV))
+            .transpose()?;
+        let mine = match &recv {
+            // In place: the root's own block is already in its receive buffer.
+            Some(rp) if in_place(sendbuf) => Part {
+                base: rp.lay.at_mut(rp.base, me * rp.count),
+                count: rp.count,
+                lay: rp.lay.clone(),
+            },
+            _ => {
+                let m = part(rt, sendbuf, sendcount, sendtype, 1, &SEND)?;
+                if let Some(rp) = &recv {
+                    aliased(sendbuf, recvbuf, m.count.min(rp.count))?;
                 }
-            };
-            Ok((mine, recv, r))
-        })(),
-    )?;
+                m
+            }
+        };
+        Ok((mine, recv, r))
+    })?;
     let mut b = builder(rt, idx);
     gather::gather(&mut b, &mine, recv.as_ref(), r);
     Ok(b.finish())
@@ -304,45 +383,21 @@ fn gatherv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (mine, blocks, rlay, r) = on(
-        idx,
-        (|| {
-            let r = root(rt, idx, r)?;
-            let c = rt.comms.get(idx);
-            let (me, size) = (c.rank, c.size);
-            let mut blocks = Vec::new();
-            let mut rlay = None;
-            if me == r {
-                let rc = counts(recvcounts, size, "recvcounts")?;
-                let d = ints(displs, size, "displs")?;
-                let lay = data(rt, recvbuf, rc.iter().sum(), recvtype, "recvbuf")?;
-                blocks = (0..size)
-                    .map(|i| (elem(recvbuf, &lay, d[i]), rc[i]))
-                    .collect();
-                rlay = Some(lay);
-            }
-            let mine = if me == r && in_place(sendbuf) {
-                None
-            } else {
-                let sc = count(sendcount, "sendcount")?;
-                let lay = data(rt, sendbuf, sc, sendtype, "sendbuf")?;
-                Some(Part {
-                    base: sendbuf.cast_mut().cast(),
-                    count: sc,
-                    lay,
-                })
-            };
-            Ok((mine, blocks, rlay, r))
-        })(),
-    )?;
+    let (idx, (mine, recv, r)) = checked(rt, comm, |rt, idx| {
+        let (r, me, size) = rooted(rt, idx, r)?;
+        let recv = (me == r)
+            .then(|| {
+                v_blocks(
+                    rt, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
+                )
+            })
+            .transpose()?;
+        let mine = unless_in_place(rt, me == r, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        Ok((mine, recv, r))
+    })?;
     let mut b = builder(rt, idx);
-    gather::gatherv(
-        &mut b,
-        mine.as_ref(),
-        rlay.as_ref().map(|l| (&blocks[..], l)),
-        r,
-    );
+    let recv = recv.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
+    gather::gatherv(&mut b, mine.as_ref(), recv, r);
     Ok(b.finish())
 }
 
@@ -366,42 +421,17 @@ fn scatter_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (send, mine, r) = on(
-        idx,
-        (|| {
-            let r = root(rt, idx, r)?;
-            let c = rt.comms.get(idx);
-            let (me, size) = (c.rank, c.size);
-            let send = if me == r {
-                let sc = count(sendcount, "sendcount")?;
-                let lay = data(rt, sendbuf, sc * size, sendtype, "sendbuf")?;
-                Some(Part {
-                    base: sendbuf.cast_mut().cast(),
-                    count: sc,
-                    lay,
-                })
-            } else {
-                None
-            };
-            let mine = match &send {
-                Some(_) if in_place(recvbuf) => None,
-                _ => {
-                    let rc = count(recvcount, "recvcount")?;
-                    let lay = data(rt, recvbuf, rc, recvtype, "recvbuf")?;
-                    if let Some(sp) = &send {
-                        aliased(sendbuf, recvbuf, rc.min(sp.count))?;
-                    }
-                    Some(Part {
-                        base: recvbuf.cast(),
-                        count: rc,
-                        lay,
-                    })
-                }
-            };
-            Ok((send, mine, r))
-        })(),
-    )?;
+    let (idx, (send, mine, r)) = checked(rt, comm, |rt, idx| {
+        let (r, me, size) = rooted(rt, idx, r)?;
+        let send = (me == r)
+            .then(|| part(rt, sendbuf, sendcount, sendtype, size, &SEND))
+            .transpose()?;
+        let mine = unless_in_place(rt, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
+        if let (Some(sp), Some(m)) = (&send, &mine) {
+            aliased(sendbuf, recvbuf, m.count.min(sp.count))?;
+        }
+        Ok((send, mine, r))
+    })?;
     let mut b = builder(rt, idx);
     gather::scatter(&mut b, send.as_ref(), mine.as_ref(), r);
     Ok(b.finish())
@@ -428,45 +458,21 @@ fn scatterv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (blocks, slay, mine, r) = on(
-        idx,
-        (|| {
-            let r = root(rt, idx, r)?;
-            let c = rt.comms.get(idx);
-            let (me, size) = (c.rank, c.size);
-            let mut blocks = Vec::new();
-            let mut slay = None;
-            if me == r {
-                let sc = counts(sendcounts, size, "sendcounts")?;
-                let d = ints(displs, size, "displs")?;
-                let lay = data(rt, sendbuf, sc.iter().sum(), sendtype, "sendbuf")?;
-                blocks = (0..size)
-                    .map(|i| (elem(sendbuf, &lay, d[i]), sc[i]))
-                    .collect();
-                slay = Some(lay);
-            }
-            let mine = if me == r && in_place(recvbuf) {
-                None
-            } else {
-                let rc = count(recvcount, "recvcount")?;
-                let lay = data(rt, recvbuf, rc, recvtype, "recvbuf")?;
-                Some(Part {
-                    base: recvbuf.cast(),
-                    count: rc,
-                    lay,
-                })
-            };
-            Ok((blocks, slay, mine, r))
-        })(),
-    )?;
+    let (idx, (send, mine, r)) = checked(rt, comm, |rt, idx| {
+        let (r, me, size) = rooted(rt, idx, r)?;
+        let send = (me == r)
+            .then(|| {
+                v_blocks(
+                    rt, sendbuf, sendcounts, displs, "displs", sendtype, size, &SEND,
+                )
+            })
+            .transpose()?;
+        let mine = unless_in_place(rt, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
+        Ok((send, mine, r))
+    })?;
     let mut b = builder(rt, idx);
-    gather::scatterv(
-        &mut b,
-        slay.as_ref().map(|l| (&blocks[..], l)),
-        mine.as_ref(),
-        r,
-    );
+    let send = send.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
+    gather::scatterv(&mut b, send, mine.as_ref(), r);
     Ok(b.finish())
 }
 
@@ -480,25 +486,6 @@ collective! {
 
 // ---- Allgather ----
 
-/// This rank's contribution to an allgather (`None` with `MPI_IN_PLACE`).
-fn own_part(
-    rt: &Runtime,
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-) -> MpiResult<Option<Part>> {
-    if in_place(sendbuf) {
-        return Ok(None);
-    }
-    let sc = count(sendcount, "sendcount")?;
-    let lay = data(rt, sendbuf, sc, sendtype, "sendbuf")?;
-    Ok(Some(Part {
-        base: sendbuf.cast_mut().cast(),
-        count: sc,
-        lay,
-    }))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn allgather_s(
     rt: &mut Runtime,
@@ -510,27 +497,15 @@ fn allgather_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (mine, recv) = on(
-        idx,
-        (|| {
-            let size = rt.comms.get(idx).size;
-            let mine = own_part(rt, sendbuf, sendcount, sendtype)?;
-            let rc = count(recvcount, "recvcount")?;
-            let lay = data(rt, recvbuf, rc * size, recvtype, "recvbuf")?;
-            if let Some(m) = &mine {
-                aliased(sendbuf, recvbuf, m.count.min(rc))?;
-            }
-            Ok((
-                mine,
-                Part {
-                    base: recvbuf.cast(),
-                    count: rc,
-                    lay,
-                },
-            ))
-        })(),
-    )?;
+    let (idx, (mine, recv)) = checked(rt, comm, |rt, idx| {
+        let size = rt.comms.get(idx).size;
+        let mine = unless_in_place(rt, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let recv = part(rt, recvbuf, recvcount, recvtype, size, &RECV)?;
+        if let Some(m) = &mine {
+            aliased(sendbuf, recvbuf, m.count.min(recv.count))?;
+        }
+        Ok((mine, recv))
+    })?;
     let mut b = builder(rt, idx);
     allgather::allgather(&mut b, mine.as_ref(), &recv);
     Ok(b.finish())
@@ -556,24 +531,17 @@ fn allgatherv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (mine, blocks, lay) = on(
-        idx,
-        (|| {
-            let size = rt.comms.get(idx).size;
-            let mine = own_part(rt, sendbuf, sendcount, sendtype)?;
-            let rc = counts(recvcounts, size, "recvcounts")?;
-            let d = ints(displs, size, "displs")?;
-            let lay = data(rt, recvbuf, rc.iter().sum(), recvtype, "recvbuf")?;
-            if mine.is_some() {
-                aliased(sendbuf, recvbuf, 1)?;
-            }
-            let blocks: Vec<(*mut u8, usize)> = (0..size)
-                .map(|i| (elem(recvbuf, &lay, d[i]), rc[i]))
-                .collect();
-            Ok((mine, blocks, lay))
-        })(),
-    )?;
+    let (idx, (mine, (blocks, lay))) = checked(rt, comm, |rt, idx| {
+        let size = rt.comms.get(idx).size;
+        let mine = unless_in_place(rt, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let recv = v_blocks(
+            rt, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
+        )?;
+        if mine.is_some() {
+            aliased(sendbuf, recvbuf, 1)?;
+        }
+        Ok((mine, recv))
+    })?;
     let mut b = builder(rt, idx);
     allgather::allgatherv(&mut b, mine.as_ref(), &blocks, &lay);
     Ok(b.finish())
@@ -600,27 +568,20 @@ fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
+    let (idx, (send, recv)) = checked(rt, comm, |rt, idx| {
+        let size = rt.comms.get(idx).size;
+        let recv = part(rt, recvbuf, recvcount, recvtype, size, &RECV)?;
+        let send = unless_in_place(rt, true, sendbuf, sendcount, sendtype, size, &SEND)?;
+        if let Some(s) = &send {
+            aliased(sendbuf, recvbuf, s.count.min(recv.count))?;
+        }
+        Ok((send, recv))
+    })?;
     let size = rt.comms.get(idx).size;
-    let (send, rc, rlay) = on(
-        idx,
-        (|| {
-            let rc = count(recvcount, "recvcount")?;
-            let rlay = data(rt, recvbuf, rc * size, recvtype, "recvbuf")?;
-            let send = if in_place(sendbuf) {
-                None
-            } else {
-                let sc = count(sendcount, "sendcount")?;
-                let slay = data(rt, sendbuf, sc * size, sendtype, "sendbuf")?;
-                aliased(sendbuf, recvbuf, sc.min(rc))?;
-                Some((sc, slay))
-            };
-            Ok((send, rc, rlay))
-        })(),
-    )?;
+    let (rc, rlay) = (recv.count, recv.lay);
     let mut b = builder(rt, idx);
     let (sbase, sc, slay) = match send {
-        Some((sc, slay)) => (sendbuf.cast_mut().cast::<u8>(), sc, slay),
+        Some(s) => (s.base, s.count, s.lay),
         None => {
             // In place: send from a copy of the receive buffer.
             let t = b.temp(rc * size, &rlay);
@@ -687,33 +648,23 @@ fn alltoallv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let size = rt.comms.get(idx).size;
-    let (sblocks, rblocks) = on(
-        idx,
-        (|| {
-            let rc = counts(recvcounts, size, "recvcounts")?;
-            let rd = ints(rdispls, size, "rdispls")?;
-            let rlay = data(rt, recvbuf, rc.iter().sum(), recvtype, "recvbuf")?;
-            let rblocks: Vec<Block> = (0..size)
-                .map(|i| (elem(recvbuf, &rlay, rd[i]), rc[i], rlay.clone()))
-                .collect();
-            let sblocks = if in_place(sendbuf) {
-                None
-            } else {
-                let sc = counts(sendcounts, size, "sendcounts")?;
-                let sd = ints(sdispls, size, "sdispls")?;
-                let slay = data(rt, sendbuf, sc.iter().sum(), sendtype, "sendbuf")?;
-                aliased(sendbuf, recvbuf, sc.iter().sum::<usize>().min(1))?;
-                Some(
-                    (0..size)
-                        .map(|i| (elem(sendbuf, &slay, sd[i]), sc[i], slay.clone()))
-                        .collect::<Vec<Block>>(),
-                )
-            };
-            Ok((sblocks, rblocks))
-        })(),
-    )?;
+    let (idx, (sblocks, rblocks)) = checked(rt, comm, |rt, idx| {
+        let size = rt.comms.get(idx).size;
+        let rblocks = typed(v_blocks(
+            rt, recvbuf, recvcounts, rdispls, "rdispls", recvtype, size, &RECV,
+        )?);
+        let sblocks = if in_place(sendbuf) {
+            None
+        } else {
+            let sblocks = typed(v_blocks(
+                rt, sendbuf, sendcounts, sdispls, "sdispls", sendtype, size, &SEND,
+            )?);
+            let sent: usize = sblocks.iter().map(|x| x.1).sum();
+            aliased(sendbuf, recvbuf, sent.min(1))?;
+            Some(sblocks)
+        };
+        Ok((sblocks, rblocks))
+    })?;
     let mut b = builder(rt, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
@@ -773,27 +724,23 @@ fn alltoallw_s(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let size = rt.comms.get(idx).size;
-    let (sblocks, rblocks) = on(
-        idx,
-        (|| {
-            let rc = counts(recvcounts, size, "recvcounts")?;
-            let rd = ints(rdispls, size, "rdispls")?;
-            let rt_ = types(recvtypes, size, "recvtypes")?;
-            let rblocks = w_blocks(rt, recvbuf, &rc, rd, rt_, "recvbuf")?;
-            let sblocks = if in_place(sendbuf) {
-                None
-            } else {
-                let sc = counts(sendcounts, size, "sendcounts")?;
-                let sd = ints(sdispls, size, "sdispls")?;
-                let st_ = types(sendtypes, size, "sendtypes")?;
-                aliased(sendbuf, recvbuf, sc.iter().sum::<usize>().min(1))?;
-                Some(w_blocks(rt, sendbuf, &sc, sd, st_, "sendbuf")?)
-            };
-            Ok((sblocks, rblocks))
-        })(),
-    )?;
+    let (idx, (sblocks, rblocks)) = checked(rt, comm, |rt, idx| {
+        let size = rt.comms.get(idx).size;
+        let rc = counts(recvcounts, size, RECV.counts)?;
+        let rd = ints(rdispls, size, "rdispls")?;
+        let rt_ = types(recvtypes, size, "recvtypes")?;
+        let rblocks = w_blocks(rt, recvbuf, &rc, rd, rt_, RECV.buf)?;
+        let sblocks = if in_place(sendbuf) {
+            None
+        } else {
+            let sc = counts(sendcounts, size, SEND.counts)?;
+            let sd = ints(sdispls, size, "sdispls")?;
+            let st_ = types(sendtypes, size, "sendtypes")?;
+            aliased(sendbuf, recvbuf, sc.iter().sum::<usize>().min(1))?;
+            Some(w_blocks(rt, sendbuf, &sc, sd, st_, SEND.buf)?)
+        };
+        Ok((sblocks, rblocks))
+    })?;
     let mut b = builder(rt, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
@@ -864,8 +811,29 @@ fn red(
     })
 }
 
-fn reducer(b: &mut Builder, op: MPI_Op, dt: MPI_Datatype) {
+/// The schedule builder of a reduction with `op` on `dt`.
+fn reducer(rt: &mut Runtime, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> Builder {
+    let mut b = builder(rt, idx);
     b.set_reducer(Reducer::Op { op, dt });
+    b
+}
+
+/// Checks a reduction whose result every process receives (`MPI_IN_PLACE` allowed) and
+/// starts its schedule.
+fn red_everywhere(
+    rt: &mut Runtime,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<(Red, Builder)> {
+    let (idx, x) = checked(rt, comm, |rt, _| {
+        let cnt = count(n, "count")?;
+        red(rt, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
+    })?;
+    Ok((x, reducer(rt, idx, op, datatype)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -879,28 +847,15 @@ fn reduce_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let (x, r) = on(
-        idx,
-        (|| {
-            let r = root(rt, idx, r)?;
-            let at_root = rt.comms.get(idx).rank == r;
-            let cnt = count(n, "count")?;
-            let x = red(
-                rt,
-                sendbuf,
-                recvbuf,
-                n,
-                at_root.then_some(cnt),
-                datatype,
-                op,
-                at_root,
-            )?;
-            Ok((x, r))
-        })(),
-    )?;
-    let mut b = builder(rt, idx);
-    reducer(&mut b, op, datatype);
+    let (idx, (x, r)) = checked(rt, comm, |rt, idx| {
+        let (r, me, _) = rooted(rt, idx, r)?;
+        let at_root = me == r;
+        let cnt = count(n, "count")?;
+        let recv_n = at_root.then_some(cnt);
+        let x = red(rt, sendbuf, recvbuf, n, recv_n, datatype, op, at_root)?;
+        Ok((x, r))
+    })?;
+    let mut b = reducer(rt, idx, op, datatype);
     if x.n > 0 {
         reduce::reduce(
             &mut b,
@@ -932,16 +887,7 @@ fn allreduce_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let x = on(
-        idx,
-        (|| {
-            let cnt = count(n, "count")?;
-            red(rt, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
-        })(),
-    )?;
-    let mut b = builder(rt, idx);
-    reducer(&mut b, op, datatype);
+    let (x, mut b) = red_everywhere(rt, sendbuf, recvbuf, n, datatype, op, comm)?;
     let send = (!x.in_place).then_some(x.send);
     reduce::allreduce(&mut b, send, recvbuf.cast(), x.n, &x.lay, x.commutative);
     Ok(b.finish())
@@ -983,8 +929,7 @@ fn reduce_scatter_counts(
             Ok((x, rc))
         })(),
     )?;
-    let mut b = builder(rt, idx);
-    reducer(&mut b, op, datatype);
+    let mut b = reducer(rt, idx, op, datatype);
     reduce::reduce_scatter(&mut b, x.send, recvbuf.cast(), &rc, &x.lay, x.commutative);
     Ok(b.finish())
 }
@@ -1047,16 +992,7 @@ fn scan_any(
     comm: MPI_Comm,
     exclusive: bool,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let x = on(
-        idx,
-        (|| {
-            let cnt = count(n, "count")?;
-            red(rt, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
-        })(),
-    )?;
-    let mut b = builder(rt, idx);
-    reducer(&mut b, op, datatype);
+    let (x, mut b) = red_everywhere(rt, sendbuf, recvbuf, n, datatype, op, comm)?;
     reduce::scan(
         &mut b,
         x.send,

@@ -61,22 +61,31 @@ pub(crate) fn bcast(b: &mut Builder, buf: *mut u8, count: usize, lay: &Layout, r
 fn binomial(b: &mut Builder, buf: *mut u8, count: usize, lay: &Layout, root: usize) {
     let n = b.size;
     let rel = (b.rank + n - root) % n;
+    let (parent, children) = tree(rel, n);
+    if let Some(m) = parent {
+        b.recv((rel - m + root) % n, 0, buf, count, lay);
+        b.fence();
+    }
+    for m in children {
+        b.send((rel + m + root) % n, 0, buf, count, lay);
+    }
+}
+
+/// `rel`'s place in a binomial tree over the relative ranks `0..n` rooted at 0: the mask `m`
+/// of its parent `rel - m` (`None` at the root), and the masks `m` of its children `rel + m`,
+/// largest first. The subtree at `rel` is the relative ranks `rel..rel + m` (within `0..n`)
+/// for the mask `m` of its parent.
+fn tree(rel: usize, n: usize) -> (Option<usize>, Vec<usize>) {
     let mut mask = 1;
-    while mask < n {
-        if rel & mask != 0 {
-            b.recv((rel - mask + root) % n, 0, buf, count, lay);
-            b.fence();
-            break;
-        }
+    while mask < n && rel & mask == 0 {
         mask <<= 1;
     }
-    mask >>= 1;
-    while mask > 0 {
-        if rel + mask < n {
-            b.send((rel + mask + root) % n, 0, buf, count, lay);
-        }
-        mask >>= 1;
-    }
+    let parent = (mask < n).then_some(mask);
+    let children = std::iter::successors(Some(mask >> 1), |m| Some(m >> 1))
+        .take_while(|&m| m > 0)
+        .filter(|&m| rel + m < n)
+        .collect();
+    (parent, children)
 }
 
 /// Scatters `bytes` from `root` in `size` chunks over a binomial tree, then circulates the
@@ -92,24 +101,16 @@ fn scatter_ring_allgather(b: &mut Builder, data: *mut u8, bytes: usize, root: us
         (lo, hi - lo)
     };
     let at = |off: usize| data.wrapping_add(off);
-    // Binomial scatter: a subtree of relative ranks [rel, rel + mask) gets its chunks.
-    let mut mask = 1;
-    while mask < n {
-        if rel & mask != 0 {
-            let (off, len) = range(rel, (rel + mask).min(n));
-            b.recv((rel - mask + root) % n, 1, at(off), len, &Layout::BYTES);
-            b.fence();
-            break;
-        }
-        mask <<= 1;
+    // Binomial scatter: a subtree of relative ranks [rel, rel + m) gets its chunks.
+    let (parent, children) = tree(rel, n);
+    if let Some(m) = parent {
+        let (off, len) = range(rel, (rel + m).min(n));
+        b.recv((rel - m + root) % n, 1, at(off), len, &Layout::BYTES);
+        b.fence();
     }
-    mask >>= 1;
-    while mask > 0 {
-        if rel + mask < n {
-            let (off, len) = range(rel + mask, (rel + 2 * mask).min(n));
-            b.send((rel + mask + root) % n, 1, at(off), len, &Layout::BYTES);
-        }
-        mask >>= 1;
+    for m in children {
+        let (off, len) = range(rel + m, (rel + 2 * m).min(n));
+        b.send((rel + m + root) % n, 1, at(off), len, &Layout::BYTES);
     }
     b.fence();
     // Ring allgather of the chunks (by relative rank).

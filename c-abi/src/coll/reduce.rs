@@ -32,6 +32,11 @@ const STEP_FOLD_IN: u32 = 0x800;
 const STEP_FOLD_OUT: u32 = 0x801;
 const STEP_RESULT: u32 = 0x802;
 
+/// The largest power of two not above `n` (`n > 0`).
+fn pof2(n: usize) -> usize {
+    1 << n.ilog2()
+}
+
 /// Binomial reduce of `count` elements from `send` (every rank; at the root with
 /// `MPI_IN_PLACE` the receive buffer) into `recv` at the root.
 pub(crate) fn reduce(
@@ -44,7 +49,7 @@ pub(crate) fn reduce(
     commutative: bool,
 ) {
     let (n, r) = (b.size, b.rank);
-    let pof2 = 1 << n.ilog2();
+    let pof2 = pof2(n);
     if commutative && n > 1 && count * lay.size > REDUCE_SHORT && count >= pof2 {
         reduce_long(b, send, recv, count, lay, root);
         return;
@@ -114,7 +119,7 @@ fn reduce_long(
     root: usize,
 ) {
     let (n, r) = (b.size, b.rank);
-    let pof2 = 1 << n.ilog2();
+    let pof2 = pof2(n);
     let rem = n - pof2;
     let acc = if r == root { recv } else { b.temp(count, lay) };
     b.copy(send, count, lay, acc, count, lay);
@@ -184,7 +189,7 @@ pub(crate) fn allreduce(
     if n == 1 || count == 0 {
         return;
     }
-    let pof2 = 1 << n.ilog2();
+    let pof2 = pof2(n);
     let rem = n - pof2;
     let tmp = b.temp(count, lay);
     let newrank = fold_in(b, recv, tmp, count, lay, rem);

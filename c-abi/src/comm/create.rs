@@ -78,9 +78,9 @@ pub(crate) fn dup(rt: &mut Runtime, parent: CommIdx) -> MpiResult<(CommIdx, MPI_
     Ok((idx, handle))
 }
 
-/// The members of `parent`'s group with color `color`, ordered by (key, rank in `parent`),
-/// from everyone's `(color, key)`.
-fn split_group(c: &Comm, everyone: &[(c_int, c_int)], color: c_int) -> Group {
+/// The ranks (indices into `everyone`'s `(color, key)`) with color `color`, ordered by
+/// (key, rank): the members of a split's new group, in their new rank order.
+pub(super) fn by_key(everyone: &[(c_int, c_int)], color: c_int) -> Vec<usize> {
     let mut picked: Vec<(c_int, usize)> = everyone
         .iter()
         .enumerate()
@@ -88,10 +88,16 @@ fn split_group(c: &Comm, everyone: &[(c_int, c_int)], color: c_int) -> Group {
         .map(|(r, (_, key))| (*key, r))
         .collect();
     picked.sort();
+    picked.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The members of `parent`'s group with color `color`, ordered by (key, rank in `parent`),
+/// from everyone's `(color, key)`.
+fn split_group(c: &Comm, everyone: &[(c_int, c_int)], color: c_int) -> Group {
     GroupData::new(
-        picked
+        by_key(everyone, color)
             .into_iter()
-            .map(|(_, r)| c.local_global(r) as u32)
+            .map(|r| c.local_global(r) as u32)
             .collect(),
     )
 }
@@ -325,15 +331,19 @@ pub(crate) fn free(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
     Ok(())
 }
 
+/// Frees the communicator `*comm` and sets `*comm` to `MPI_COMM_NULL`.
+fn free_handle(rt: &mut Runtime, comm: *mut MPI_Comm) -> MpiResult<()> {
+    let h = Out::new(comm, "comm")?;
+    let (idx, _) = rt.comms.lookup(h.get())?;
+    free(rt, idx).map_err(|e| e.on(idx))?;
+    h.set(MPI_COMM_NULL);
+    Ok(())
+}
+
 mpi_fn! {
     /// `MPI_Comm_free`: frees `*comm` and sets it to `MPI_COMM_NULL`.
     fn MPI_Comm_free / PMPI_Comm_free(comm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
-        let h = Out::new(comm, "comm")?;
-        let (idx, _) = rt.comms.lookup(h.get())?;
-        free(rt, idx).map_err(|e| e.on(idx))?;
-        h.set(MPI_COMM_NULL);
-        Ok(())
+        free_handle(st.runtime()?, comm)
     }
 }
 
@@ -373,12 +383,7 @@ mpi_fn! {
     /// `MPI_Comm_disconnect`: frees `*comm` like `MPI_Comm_free`. Operations still pending on
     /// it complete through their requests (this library has no dynamic processes to detach).
     fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
-        let h = Out::new(comm, "comm")?;
-        let (idx, _) = rt.comms.lookup(h.get())?;
-        free(rt, idx).map_err(|e| e.on(idx))?;
-        h.set(MPI_COMM_NULL);
-        Ok(())
+        free_handle(st.runtime()?, comm)
     }
 }
 

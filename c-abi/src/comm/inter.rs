@@ -238,17 +238,10 @@ fn pairs(bytes: &[u8]) -> Vec<(c_int, c_int)> {
 
 /// The engine ranks of the members of `g` with color `color`, by (key, rank in `g`).
 fn pick(g: &GroupData, everyone: &[(c_int, c_int)], color: c_int) -> std::rc::Rc<GroupData> {
-    let mut picked: Vec<(c_int, usize)> = everyone
-        .iter()
-        .enumerate()
-        .filter(|(_, (col, _))| *col == color)
-        .map(|(r, (_, key))| (*key, r))
-        .collect();
-    picked.sort();
     GroupData::new(
-        picked
+        super::create::by_key(everyone, color)
             .into_iter()
-            .map(|(_, r)| g.global(r) as u32)
+            .map(|r| g.global(r) as u32)
             .collect(),
     )
 }

@@ -6,6 +6,8 @@
       PROGRAM ATTR
       IMPLICIT NONE
       INCLUDE 'mpif.h'
+      CHARACTER*8 TNAME
+      COMMON /MPITST/ TNAME
       INTEGER IERR, RANK, KDUP, KNONE, KUSER, K1, C1, C2, IVAL
       INTEGER(KIND=MPI_ADDRESS_KIND) VAL, EXTRA
       LOGICAL FLAG
@@ -15,6 +17,7 @@
 
       NCOPY = 0
       NDEL = 0
+      TNAME = 'attr'
       CALL MPI_INIT(IERR)
       CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
 
@@ -98,14 +101,4 @@
       IERR = MPI_SUCCESS
       END
 
-      SUBROUTINE CHECK(COND, WHAT)
-      LOGICAL COND
-      CHARACTER*(*) WHAT
-      INCLUDE 'mpif.h'
-      INTEGER RANK, IERR
-      IF (.NOT. COND) THEN
-         CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
-         PRINT '(A,A,A,I3)', 'FAIL attr: ', WHAT, ' rank', RANK
-         CALL MPI_ABORT(MPI_COMM_WORLD, 1, IERR)
-      END IF
-      END
+      INCLUDE 'mpitest.fh'

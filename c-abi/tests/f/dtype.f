@@ -7,6 +7,8 @@
       PROGRAM DTYPE
       IMPLICIT NONE
       INCLUDE 'mpif.h'
+      CHARACTER*8 TNAME
+      COMMON /MPITST/ TNAME
       INTEGER IERR, RANK, NP, I, J, ROWT, STRT, SZ
       INTEGER STATUS(MPI_STATUS_SIZE), COUNT
       INTEGER BLENS(2), TYPES(2)
@@ -19,6 +21,7 @@
 !     them, which is what a receive into MPI_BOTTOM does.
       COMMON /SBUF/ X, K
 
+      TNAME = 'dtype'
       CALL MPI_INIT(IERR)
       CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
       CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NP, IERR)
@@ -132,14 +135,4 @@
       IF (RANK .EQ. 0) PRINT '(A)', 'OK dtype'
       END
 
-      SUBROUTINE CHECK(COND, WHAT)
-      LOGICAL COND
-      CHARACTER*(*) WHAT
-      INCLUDE 'mpif.h'
-      INTEGER RANK, IERR
-      IF (.NOT. COND) THEN
-         CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
-         PRINT '(A,A,A,I3)', 'FAIL dtype: ', WHAT, ' rank', RANK
-         CALL MPI_ABORT(MPI_COMM_WORLD, 1, IERR)
-      END IF
-      END
+      INCLUDE 'mpitest.fh'
