@@ -16,8 +16,10 @@
 //!   algorithm for long data (recursive-halving reduce-scatter, then recursive-doubling
 //!   allgather: about `2 * bytes` moved per rank instead of `log2(size) * bytes`); finally
 //!   the folded ranks get the result.
-//! * Reduce-scatter(-block): reduce to rank 0, then a binomial scatter of the blocks (any
-//!   operation, `2 * log2(size)` rounds).
+//! * Reduce-scatter(-block): for commutative operations MPICH's recursive halving (ranks
+//!   beyond a power of two folded in; each step hands the partner the half of the remaining
+//!   blocks on its side); for the others a reduce to rank 0, then a binomial scatter of the
+//!   blocks (`2 * log2(size)` rounds).
 //! * Scan and exscan: recursive doubling, keeping the partial result of the ranks below.
 
 use super::buf::Layout;
@@ -331,7 +333,9 @@ fn rabenseifner(
 }
 
 /// Reduce-scatter: `counts[i]` elements of the result go to rank `i`. `send` holds
-/// `sum(counts)` elements (with `MPI_IN_PLACE`, the receive buffer does).
+/// `sum(counts)` elements (with `MPI_IN_PLACE`, the receive buffer does). Commutative
+/// operations use recursive halving ([`reduce_scatter_halving`]); others a reduce to rank 0
+/// (which keeps the operands in rank order) and a binomial scatter of the blocks.
 pub(crate) fn reduce_scatter(
     b: &mut Builder,
     send: *const u8,
@@ -341,6 +345,9 @@ pub(crate) fn reduce_scatter(
     commutative: bool,
 ) {
     let total: usize = counts.iter().sum();
+    if commutative && b.size > 1 && total > 0 {
+        return reduce_scatter_halving(b, send, recv, counts, lay);
+    }
     let r = b.rank;
     let result = if r == 0 {
         b.temp(total, lay)
@@ -352,6 +359,80 @@ pub(crate) fn reduce_scatter(
     }
     b.fence();
     scatter_blocks(b, result, recv, counts, lay);
+}
+
+/// Reduce-scatter by recursive halving (MPICH's algorithm for commutative operations): the
+/// ranks beyond a power of two first fold their data into a partner ([`fold_in`]); then in
+/// each of `log2(pof2)` steps a rank sends the half of its remaining blocks that belongs to
+/// its partner's side and reduces the half it keeps with what the partner sends, so every
+/// element moves about once in total. A folded-in pair's odd rank ends with both ranks'
+/// blocks and hands the even one its own.
+fn reduce_scatter_halving(
+    b: &mut Builder,
+    send: *const u8,
+    recv: *mut u8,
+    counts: &[usize],
+    lay: &Layout,
+) {
+    let (n, r) = (b.size, b.rank);
+    let total: usize = counts.iter().sum();
+    let mut disps = vec![0; n + 1];
+    for i in 0..n {
+        disps[i + 1] = disps[i] + counts[i];
+    }
+    let acc = b.temp(total, lay);
+    let tmp = b.temp(total, lay);
+    b.copy(send, total, lay, acc, total, lay);
+    let pof2 = pof2(n);
+    let rem = n - pof2;
+    let newrank = fold_in(b, acc, tmp, total, lay, rem);
+    b.fence();
+    if let Some(nr) = newrank {
+        // The blocks of the pof2 participants, as ranges of the original ranks' blocks:
+        // participant i < rem stands for ranks 2i and 2i+1, the others for rank i + rem.
+        let first = |i: usize| if i < rem { 2 * i } else { i + rem };
+        let end = |i: usize| if i < rem { 2 * i + 2 } else { i + rem + 1 };
+        let real = |i: usize| if i < rem { 2 * i + 1 } else { i + rem };
+        let span =
+            |from: usize, to: usize| (disps[first(from)], disps[end(to - 1)] - disps[first(from)]);
+        let (mut send_idx, mut recv_idx, mut last_idx) = (0, 0, pof2);
+        let mut mask = pof2 / 2;
+        let mut step = 0x300;
+        while mask > 0 {
+            let partner = nr ^ mask;
+            if nr < partner {
+                send_idx = recv_idx + mask;
+            } else {
+                recv_idx = send_idx + mask;
+            }
+            let (sent, kept) = if nr < partner {
+                (span(send_idx, last_idx), span(recv_idx, send_idx))
+            } else {
+                (span(send_idx, recv_idx), span(recv_idx, last_idx))
+            };
+            let dst = real(partner);
+            b.send(dst, step, lay.at(acc, sent.0), sent.1, lay);
+            b.recv(dst, step, lay.at_mut(tmp, kept.0), kept.1, lay);
+            b.reduce(lay.at(tmp, kept.0), lay.at_mut(acc, kept.0), kept.1);
+            b.fence();
+            send_idx = recv_idx;
+            last_idx = recv_idx + mask;
+            mask /= 2;
+            step += 1;
+        }
+        if r < 2 * rem {
+            b.send(
+                r - 1,
+                STEP_RESULT,
+                lay.at(acc, disps[r - 1]),
+                counts[r - 1],
+                lay,
+            );
+        }
+        b.copy(lay.at(acc, disps[r]), counts[r], lay, recv, counts[r], lay);
+    } else {
+        b.recv(r + 1, STEP_RESULT, recv, counts[r], lay);
+    }
 }
 
 /// Binomial scatter from rank 0 of consecutive blocks of `counts[i]` elements (rank 0's
