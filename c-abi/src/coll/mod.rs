@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   MPI_Allreduce ─▶ checks (api) ─▶ algorithm (reduce.rs, ...) fills a Builder ─▶ Schedule
-//!        blocking:    Schedule::run: rounds of engine transfers and local steps, to the end
+//!        blocking:    Plan::run: rounds of engine transfers and local steps, to the end
 //!        nonblocking: stored in Schedules, advanced by MPI_Test / MPI_Wait (Op::Coll)
 //! ```
 //!
@@ -56,6 +56,8 @@ pub(crate) type CollId = u32;
 pub(crate) struct Schedules {
     live: HashMap<CollId, Schedule>,
     next_id: CollId,
+    /// A finished schedule whose allocations the next one reuses.
+    spare: Option<Schedule>,
 }
 
 impl Schedules {
@@ -69,6 +71,16 @@ impl Schedules {
         self.live.insert(id, s);
         id
     }
+}
+
+/// The finished schedule kept for reuse, if any.
+pub(crate) fn take_spare(rt: &mut Runtime) -> Option<Schedule> {
+    rt.colls.spare.take()
+}
+
+/// Keeps a finished, emptied schedule for the next one to reuse.
+pub(crate) fn keep_spare(rt: &mut Runtime, s: Schedule) {
+    rt.colls.spare = Some(s);
 }
 
 /// The sequence number of the next collective on `comm` (all ranks of `comm` count alike).

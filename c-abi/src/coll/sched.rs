@@ -7,8 +7,8 @@
 //! ```
 //!
 //! An algorithm is written once, as a function that fills a [`Builder`] with what this rank
-//! does; the result runs to completion at once (blocking collectives, [`Schedule::run`]) or is
-//! stored and advanced from `MPI_Test`/`MPI_Wait` (nonblocking ones, [`Schedule::poll`]).
+//! does; the result runs to completion at once (blocking collectives, [`Plan::run`]) or is
+//! stored and advanced from `MPI_Test`/`MPI_Wait` (nonblocking ones, [`Plan::poll`]).
 //! Local steps placed after transfers start a new round, so a step always sees the data the
 //! transfers before it moved.
 //!
@@ -100,8 +100,12 @@ struct Active {
     expect: usize,
 }
 
+/// A collective operation of this process ([`Plan`]), boxed: it moves between the builder,
+/// the caller and the table of nonblocking collectives, and a pointer moves cheaply.
+pub(crate) type Schedule = Box<Plan>;
+
 /// A collective operation of this process: its rounds and where it is in them.
-pub(crate) struct Schedule {
+pub(crate) struct Plan {
     rounds: Vec<Round>,
     next: usize,
     active: Vec<Active>,
@@ -113,7 +117,16 @@ pub(crate) struct Schedule {
     ctx: u16,
     seq: u32,
     pub comm: CommIdx,
+    /// Allocations kept from earlier schedules for this one to reuse ([`Plan::recycle`]):
+    /// emptied rounds, temporary buffers, and the builder's rank table.
+    spare_rounds: Vec<Round>,
+    spare_temps: Vec<Vec<u128>>,
+    spare_globals: Vec<usize>,
 }
+
+/// Temporary buffers kept for reuse, at most this many and none larger (in 16-byte words).
+const SPARE_TEMPS: usize = 8;
+const SPARE_TEMP_WORDS: usize = (4 << 20) / 16;
 
 /// Fills a schedule for this rank: the algorithms' interface.
 pub(crate) struct Builder {
@@ -126,22 +139,36 @@ pub(crate) struct Builder {
 
 impl Builder {
     /// An empty schedule on communicator `comm`, taking its next collective sequence number.
+    /// A blocking collective on small data is a few messages, and allocating its schedule
+    /// afresh cost about as much as sending them, so the allocations of the last finished
+    /// schedule are reused (`rt.colls`' spare).
     pub fn new(rt: &mut Runtime, comm: CommIdx) -> Builder {
         let seq = super::next_seq(rt, comm);
-        let c = rt.comms.get(comm);
-        let globals = (0..c.size).map(|r| c.to_global(r)).collect();
-        Builder {
-            s: Schedule {
-                rounds: vec![Round::default()],
+        let mut s = super::take_spare(rt).unwrap_or_else(|| {
+            Box::new(Plan {
+                rounds: Vec::new(),
                 next: 0,
                 active: Vec::new(),
                 _temps: Vec::new(),
                 reducer: None,
                 error: None,
-                ctx: c.coll_ctx,
-                seq,
+                ctx: 0,
+                seq: 0,
                 comm,
-            },
+                spare_rounds: Vec::new(),
+                spare_temps: Vec::new(),
+                spare_globals: Vec::new(),
+            })
+        });
+        let c = rt.comms.get(comm);
+        let mut globals = std::mem::take(&mut s.spare_globals);
+        globals.clear();
+        globals.extend((0..c.size).map(|r| c.to_global(r)));
+        let first = s.spare_rounds.pop().unwrap_or_default();
+        s.rounds.push(first);
+        (s.ctx, s.seq, s.comm) = (c.coll_ctx, seq, comm);
+        Builder {
+            s,
             globals,
             rank: c.rank,
             size: c.size,
@@ -154,8 +181,17 @@ impl Builder {
 
     /// Room for `count` elements of `lay`, as an element base address.
     pub fn temp(&mut self, count: usize, lay: &Layout) -> *mut u8 {
-        let bytes = lay.span(count);
-        let mut v = vec![0u128; bytes.div_ceil(16).max(1)];
+        let words = lay.span(count).div_ceil(16).max(1);
+        let spare = self
+            .s
+            .spare_temps
+            .iter()
+            .position(|t| t.capacity() >= words);
+        let mut v = spare
+            .map(|i| self.s.spare_temps.swap_remove(i))
+            .unwrap_or_default();
+        v.clear();
+        v.resize(words, 0);
         let p = v.as_mut_ptr().cast::<u8>();
         self.s._temps.push(v);
         p.wrapping_offset(-lay.true_lb)
@@ -170,16 +206,22 @@ impl Builder {
         self.s.rounds.last_mut().expect("a schedule has a round")
     }
 
+    /// Starts a new round (reusing an emptied one if there is one).
+    fn new_round(&mut self) {
+        let r = self.s.spare_rounds.pop().unwrap_or_default();
+        self.s.rounds.push(r);
+    }
+
     /// Ends the current round: what follows waits for its transfers.
     pub fn fence(&mut self) {
         if !self.round().xfers.is_empty() || !self.round().locals.is_empty() {
-            self.s.rounds.push(Round::default());
+            self.new_round();
         }
     }
 
     fn local(&mut self, l: Local) {
         if !self.round().xfers.is_empty() {
-            self.s.rounds.push(Round::default());
+            self.new_round();
         }
         self.round().locals.push(l);
     }
@@ -250,19 +292,22 @@ impl Builder {
             && self.round().locals.is_empty()
             && self.s.rounds.len() > 1
         {
-            self.s.rounds.pop();
+            let r = self.s.rounds.pop().expect("more than one round");
+            self.s.spare_rounds.push(r);
         }
+        self.s.spare_globals = self.globals;
         self.s
     }
 }
 
-impl Schedule {
+impl Plan {
     /// Runs the schedule to completion (blocking collectives, and `MPI_Wait` on a
     /// nonblocking one), advancing the other nonblocking collectives in flight meanwhile.
-    pub fn run(mut self, rt: &mut Runtime) -> MpiResult<()> {
+    pub fn run(mut self: Box<Self>, rt: &mut Runtime) -> MpiResult<()> {
         let mut w = Waiter::new();
         loop {
             if self.poll(rt)? {
+                self.recycle(rt);
                 return Ok(());
             }
             // The nonblocking collectives in flight move on too: a peer may be waiting in
@@ -316,13 +361,36 @@ impl Schedule {
         Ok(())
     }
 
+    /// Hands a finished schedule's allocations to the next schedule built (see
+    /// [`Builder::new`]). Only a schedule with nothing in the engine may be recycled: its
+    /// buffers are then nobody's.
+    fn recycle(mut self: Box<Self>, rt: &mut Runtime) {
+        debug_assert!(
+            self.active.is_empty(),
+            "a finished schedule has no transfer in flight"
+        );
+        for mut t in self._temps.drain(..) {
+            if self.spare_temps.len() < SPARE_TEMPS && t.capacity() <= SPARE_TEMP_WORDS {
+                t.clear();
+                self.spare_temps.push(t);
+            }
+        }
+        self.rounds.clear();
+        (self.next, self.reducer, self.error) = (0, None, None);
+        super::keep_spare(rt, self);
+    }
+
     fn start_round(&mut self, rt: &mut Runtime) -> MpiResult<()> {
-        let round = std::mem::take(&mut self.rounds[self.next]);
+        let mut round = std::mem::take(&mut self.rounds[self.next]);
         self.next += 1;
         for l in &round.locals {
             self.run_local(rt, l)?;
         }
-        for x in round.xfers {
+        round.locals.clear();
+        let xfers = std::mem::take(&mut round.xfers);
+        self.spare_rounds.push(round);
+        let mut xfers = xfers;
+        for x in xfers.drain(..) {
             let tag = tag(self.seq, x.step);
             let bytes = x.lay.size * x.count;
             let a = if x.send {
@@ -371,6 +439,11 @@ impl Schedule {
                 }
             };
             self.active.push(a);
+        }
+        if let Some(r) = self.spare_rounds.last_mut() {
+            if r.xfers.capacity() == 0 {
+                r.xfers = xfers;
+            }
         }
         Ok(())
     }
