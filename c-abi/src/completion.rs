@@ -352,8 +352,7 @@ mpi_fn! {
         for i in 0..n {
             let set = |c: &Completion| statuses.set(i, c);
             while complete_into(rt, &requests, i, How::Look, set, &mut failures).is_none() {
-                coll::progress_all(rt)?;
-                rt.adi.progress_or_idle(&mut waiter)?;
+                coll::progress_or_idle(rt, &mut waiter)?;
             }
         }
         failures.result()
@@ -443,10 +442,7 @@ mpi_fn! {
                     status.set(&Completion::EMPTY);
                     return Ok(());
                 }
-                Err(true) => {
-                coll::progress_all(rt)?;
-                rt.adi.progress_or_idle(&mut waiter)?
-            },
+                Err(true) => coll::progress_or_idle(rt, &mut waiter)?,
             }
         }
     }
@@ -553,10 +549,7 @@ fn some(
                 outcount.set(done as c_int);
                 return failures.result();
             }
-            Some(_) => {
-                coll::progress_all(rt)?;
-                rt.adi.progress_or_idle(&mut waiter)?
-            }
+            Some(_) => coll::progress_or_idle(rt, &mut waiter)?,
         }
     }
 }

@@ -299,8 +299,7 @@ fn probe_progressing(
         if let Some(s) = rt.adi.iprobe(src, op.tag, op.ctx)? {
             return Ok(s);
         }
-        coll::progress_all(rt)?;
-        rt.adi.progress_or_idle(&mut waiter)?;
+        coll::progress_or_idle(rt, &mut waiter)?;
     }
 }
 

@@ -9,8 +9,10 @@
 use crate::abi::*;
 use crate::comm::Comm;
 use crate::cptr::{read, Out};
+use crate::datatype::Datatype;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
+use crate::state::Mpi;
 use mpich_channel::Status;
 use std::ffi::c_int;
 
@@ -118,6 +120,18 @@ fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
     read(status, "status")
 }
 
+/// The datatype a status's contents are counted in, and the bytes the status says arrived
+/// (the shared start of `MPI_Get_count` and `MPI_Get_elements(_x)`).
+fn received_in(
+    st: &mut Mpi,
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+) -> MpiResult<(&Datatype, usize)> {
+    let rt = st.runtime()?;
+    let s = status_in(status)?;
+    Ok((rt.types.get(datatype)?, decode(&s).0 as usize))
+}
+
 /// `Some(n)` as a C int, `None` as `MPI_UNDEFINED`; counts above `INT_MAX` are `MPI_UNDEFINED`
 /// too (MPI's rule for the `int` versions).
 fn as_int_count(n: Option<usize>) -> c_int {
@@ -132,11 +146,8 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut c_int,
     ) |st| {
-        let rt = st.runtime()?;
-        let s = status_in(status)?;
-        let info = rt.types.get(datatype)?;
-        let out = Out::new(count, "count")?;
-        out.set(as_int_count(info.count_in(decode(&s).0 as usize)));
+        let (info, bytes) = received_in(st, status, datatype)?;
+        Out::new(count, "count")?.set(as_int_count(info.count_in(bytes)));
         Ok(())
     }
 }
@@ -148,11 +159,8 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut c_int,
     ) |st| {
-        let rt = st.runtime()?;
-        let s = status_in(status)?;
-        let info = rt.types.get(datatype)?;
-        let out = Out::new(count, "count")?;
-        out.set(as_int_count(info.elements_in(decode(&s).0 as usize)));
+        let (info, bytes) = received_in(st, status, datatype)?;
+        Out::new(count, "count")?.set(as_int_count(info.elements_in(bytes)));
         Ok(())
     }
 }
@@ -164,12 +172,9 @@ mpi_fn! {
         datatype: MPI_Datatype,
         count: *mut MPI_Count,
     ) |st| {
-        let rt = st.runtime()?;
-        let s = status_in(status)?;
-        let info = rt.types.get(datatype)?;
-        let out = Out::new(count, "count")?;
-        let n = info.elements_in(decode(&s).0 as usize);
-        out.set(n.map(|n| n as MPI_Count).unwrap_or(MPI_UNDEFINED as MPI_Count));
+        let (info, bytes) = received_in(st, status, datatype)?;
+        let n = info.elements_in(bytes);
+        Out::new(count, "count")?.set(n.map(|n| n as MPI_Count).unwrap_or(MPI_UNDEFINED as MPI_Count));
         Ok(())
     }
 }

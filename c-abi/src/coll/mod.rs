@@ -131,28 +131,37 @@ pub(crate) fn wait_engine(rt: &mut Runtime, id: ReqId) -> MpiResult<Status> {
         if let Some(s) = rt.adi.test(id)? {
             return Ok(s);
         }
-        progress_all(rt)?;
-        rt.adi.progress_or_idle(&mut waiter)?;
+        progress_or_idle(rt, &mut waiter)?;
     }
 }
 
+/// One turn of a waiting loop of the library: moves every nonblocking collective in flight on
+/// ([`progress_all`]), then drives the engine and backs off when nothing happened
+/// (`Adi::progress_or_idle`). The library's blocking waits go through here (the buffered-send
+/// buffer's wait for space, which has only the engine, aside).
+pub(crate) fn progress_or_idle(rt: &mut Runtime, waiter: &mut Waiter) -> MpiResult<()> {
+    progress_all(rt)?;
+    Ok(rt.adi.progress_or_idle(waiter)?)
+}
+
 /// Advances every nonblocking collective in flight without blocking (completed ones stay
-/// stored until their request is tested or waited for). Called while any collective waits;
-/// also meant for the other waiting loops (blocking point-to-point calls), so that a program
-/// blocked elsewhere still lets its nonblocking collectives move on, as MPI's progress rule
-/// asks.
+/// stored until their request is tested or waited for). Called by the waiting loops
+/// ([`progress_or_idle`]), so a program blocked anywhere still lets its nonblocking
+/// collectives move on, as MPI's progress rule asks; it allocates nothing, as it runs on each
+/// turn of those loops.
 pub(crate) fn progress_all(rt: &mut Runtime) -> MpiResult<()> {
     if rt.colls.live.is_empty() {
         return Ok(());
     }
-    let ids: Vec<CollId> = rt.colls.live.keys().copied().collect();
-    for id in ids {
-        if let Some(mut s) = rt.colls.live.remove(&id) {
-            // An error stays with its schedule: its own request reports it when tested.
-            let _ = s.poll(rt);
-            rt.colls.live.insert(id, s);
-        }
+    // The table is taken out while its schedules are polled (each needs the runtime); polling
+    // starts no collective, but any that appeared meanwhile is kept.
+    let mut live = std::mem::take(&mut rt.colls.live);
+    for s in live.values_mut() {
+        // An error stays with its schedule: its own request reports it when tested.
+        let _ = s.poll(rt);
     }
+    live.extend(rt.colls.live.drain());
+    rt.colls.live = live;
     Ok(())
 }
 

@@ -312,8 +312,7 @@ impl Plan {
             }
             // The nonblocking collectives in flight move on too: a peer may be waiting in
             // one of them for this rank's next round before it can serve this schedule.
-            super::progress_all(rt)?;
-            rt.adi.progress_or_idle(&mut w).map_err(MpiError::from)?;
+            super::progress_or_idle(rt, &mut w)?;
         }
     }
 
