@@ -4,10 +4,8 @@
 //! same code ([`measure`]) behind the same interface ([`transport::Transport`]), so that the
 //! ratio between a layer and the one below it is a fair measure of what the layer costs.
 //! `benches/c/mpi_pingpong.c` is the same method written in C against MPI, for running the
-//! same measurement over MPICH (and, later, over this project's own `libmpi.so`).
-//!
-//! Layers today: `nic` (raw packets through the NIC's rings), `bip`, `fm` (FM 2.x streams)
-//! and `fm1` (FM 1.x). The MPI layers will join as their crate lands.
+//! same measurement over MPICH and over this project's own `libmpi.so`.
 
 pub mod measure;
+pub mod plot;
 pub mod transport;
