@@ -141,6 +141,10 @@ struct Engine {
     counters: BipCounters,
     deferred: Vec<Deferred>,
     poll_from: usize,
+    /// Some peer may have queued control packets or send work: set by every push onto
+    /// `Peer::ctrl`/`Peer::sendq`, cleared by `pump_pending` once all are empty, so that a poll
+    /// with nothing queued skips the sweep over the peers.
+    tx_backlog: bool,
     /// When `test` next checks its peers' liveness.
     next_liveness_check: std::time::Instant,
     idle_tests: u32,
@@ -192,6 +196,7 @@ impl<D: Device> Bip<D> {
             counters: BipCounters::default(),
             deferred: Vec::new(),
             poll_from: 0,
+            tx_backlog: false,
             next_liveness_check: std::time::Instant::now(),
             idle_tests: 0,
             cfg,
@@ -199,7 +204,7 @@ impl<D: Device> Bip<D> {
         for p in 0..n {
             let mut h = Header::new(Kind::Credit);
             h.len = grant as u64;
-            e.peers[p].ctrl.push_back(h);
+            e.queue_ctrl(p, h);
         }
         let mut bip = Bip { dev, e };
         for p in 0..n {
@@ -353,13 +358,19 @@ impl<D: Device> Bip<D> {
         }
     }
 
-    /// Lends the oldest buffered message of `tag`, if it is complete.
-    #[inline]
+    /// Lends the oldest buffered message of `tag`, if it is complete. (Every poll of `lend`
+    /// asks: the empty case is inline, the rest out of line.)
+    #[inline(always)]
     fn lend_buffered<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
-        let q = &mut self.e.tags[tag as usize].unexpected;
-        if q.is_empty() {
+        if self.e.tags[tag as usize].unexpected.is_empty() {
             return Ok(None);
         }
+        self.lend_buffered_front(tag, f)
+    }
+
+    #[inline(never)]
+    fn lend_buffered_front<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
+        let q = &mut self.e.tags[tag as usize].unexpected;
         match q.front().map(|u| &u.body) {
             Some(Body::Short { data, total }) if data.len() == *total => {}
             Some(Body::Rts { len, .. }) => return Err(BipError::NotLendable { len: *len }),
@@ -390,7 +401,7 @@ impl<D: Device> Bip<D> {
             return Ok(r);
         }
         let work = if len <= self.e.cfg.eager_max { SendWork::Eager { req: r.idx, offset: 0 } } else { SendWork::Rts { req: r.idx } };
-        self.e.peers[dest].sendq.push_back(work);
+        self.e.queue_send(dest, work);
         self.pump(dest)?;
         Ok(r)
     }
@@ -575,7 +586,7 @@ impl<D: Device> Bip<D> {
                     self.e.dma_proven = true;
                     let mut h = Header::new(Kind::Fin);
                     h.id = send_id;
-                    self.e.peers[src].ctrl.push_back(h);
+                    self.e.queue_ctrl(src, h);
                     self.e.counters.rendezvous_single_copy += 1;
                     self.e.finish_recv(req, src, len);
                     self.pump(src)?;
@@ -597,7 +608,7 @@ impl<D: Device> Bip<D> {
         let mut h = Header::new(Kind::Cts);
         h.id = send_id;
         h.aux = req as u64;
-        self.e.peers[src].ctrl.push_back(h);
+        self.e.queue_ctrl(src, h);
         self.e.counters.rendezvous_packets += 1;
         if len == 0 {
             self.e.finish_recv(req, src, 0);
@@ -618,7 +629,7 @@ impl<D: Device> Bip<D> {
         h.tag = req;
         h.len = want as u64;
         h.aux = buf as u64;
-        self.e.peers[src].ctrl.push_back(h);
+        self.e.queue_ctrl(src, h);
         self.pump(src)?;
         if let Some(Op::Recv { src: s, total, got, .. }) = self.e.reqs.by_id(req).map(|e| &mut e.op) {
             *s = src;
@@ -659,7 +670,7 @@ impl<D: Device> Bip<D> {
         h.flags = u8::from(!written);
         h.len = (want - at) as u64;
         h.aux = buf as u64 + at as u64;
-        self.e.peers[dest].ctrl.push_back(h);
+        self.e.queue_ctrl(dest, h);
         self.pump(dest)?;
         Ok(())
     }
@@ -771,7 +782,7 @@ impl Engine {
         if done {
             let mut h = Header::new(Kind::Fin);
             h.id = send_id;
-            self.peers[src].ctrl.push_back(h);
+            self.queue_ctrl(src, h);
             self.finish_recv(req, src, total);
         }
     }

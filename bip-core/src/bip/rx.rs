@@ -20,6 +20,7 @@ impl Engine {
             h.len = p.owed as u64;
             p.owed = 0;
             p.ctrl.push_back(h);
+            self.tx_backlog = true;
         }
     }
 
@@ -276,7 +277,7 @@ impl Engine {
                 self.finish_send(req, len);
             }
             Kind::Cts => {
-                self.peers[src].sendq.push_back(SendWork::Data { req: h.id as u32, recv_id: h.aux as u16, offset: 0 });
+                self.queue_send(src, SendWork::Data { req: h.id as u32, recv_id: h.aux as u16, offset: 0 });
             }
             Kind::Data => {
                 let req = h.id as u32;

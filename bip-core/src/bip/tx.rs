@@ -1,7 +1,7 @@
 //! The send side: the one-packet fast path, the send queues, packet emission, and (over an
 //! unreliable device) the link's timers and resends.
 
-use super::{Bip, SendWork};
+use super::{Bip, Engine, SendWork};
 use crate::config::ENVELOPE_COST;
 use crate::error::{BipError, Result};
 use crate::link::MAX_RETRIES;
@@ -44,15 +44,32 @@ impl<D: Device> Bip<D> {
         true
     }
 
-    /// Sends what waits for any peer.
+    /// Sends what waits for any peer. Every poll calls this: with nothing queued it is one
+    /// test of a flag (see `Engine::tx_backlog`).
     #[inline]
     pub(super) fn pump_pending(&mut self) -> Result<bool> {
+        if !self.e.tx_backlog {
+            return Ok(false);
+        }
+        self.pump_backlog()
+    }
+
+    #[inline(never)]
+    fn pump_backlog(&mut self) -> Result<bool> {
         let mut did = false;
+        let mut left = false;
         for p in 0..self.e.n {
             let peer = &self.e.peers[p];
             if !peer.sendq.is_empty() || !peer.ctrl.is_empty() {
                 did |= self.pump(p)?;
+                let peer = &self.e.peers[p];
+                left |= !peer.sendq.is_empty() || !peer.ctrl.is_empty();
             }
+        }
+        // A push made meanwhile (by `pump`'s own handlers) set the flag again; only a sweep
+        // that left every queue empty clears it.
+        if !left {
+            self.e.tx_backlog = false;
         }
         Ok(did)
     }
@@ -237,5 +254,21 @@ impl<D: Device> Bip<D> {
         }
         self.e.counters.retransmits += sent;
         sent > 0
+    }
+}
+
+impl Engine {
+    /// Queues a control packet for `dest` (sent by the next pump).
+    #[inline]
+    pub(super) fn queue_ctrl(&mut self, dest: Rank, h: Header) {
+        self.peers[dest].ctrl.push_back(h);
+        self.tx_backlog = true;
+    }
+
+    /// Queues send work for `dest`.
+    #[inline]
+    pub(super) fn queue_send(&mut self, dest: Rank, work: SendWork) {
+        self.peers[dest].sendq.push_back(work);
+        self.tx_backlog = true;
     }
 }
