@@ -83,7 +83,11 @@ fn read_pieces(s: &mut Stream<'_>, pieces: &[usize]) -> Vec<u8> {
     let (mut at, mut k) = (0, 0);
     while at < total {
         let n = pieces[k % pieces.len()].min(total - at);
-        assert_eq!(s.receive(&mut buf[at..at + n]), n, "short receive at {at} of {total}");
+        assert_eq!(
+            s.receive(&mut buf[at..at + n]),
+            n,
+            "short receive at {at} of {total}"
+        );
         at += n;
         k += 1;
     }
@@ -98,7 +102,10 @@ fn extract_until(fm: &mut Fm<AnyNic>, what: &str, mut done: impl FnMut() -> bool
         if fm.extract(usize::MAX).unwrap() == 0 {
             std::thread::yield_now();
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
     }
 }
 
@@ -153,7 +160,9 @@ fn launch(name: &str, n: usize, env: &[(&str, &str)], slots: Option<usize>) {
 
 const H_MIX: u32 = 1;
 const MIX_MSGS: usize = 30;
-const MIX_SIZES: &[usize] = &[16, 300, 4000, 4096, 9000, 20_000, 32_768, 50_000, 100_000, 300_000];
+const MIX_SIZES: &[usize] = &[
+    16, 300, 4000, 4096, 9000, 20_000, 32_768, 50_000, 100_000, 300_000,
+];
 
 fn mix_size(sender: usize, seq: usize) -> usize {
     MIX_SIZES[(seq * 7 + sender * 3) % MIX_SIZES.len()]
@@ -175,7 +184,13 @@ fn many_senders_body() {
         let go = go_counter(&mut fm);
         extract_until(&mut fm, "the go-ahead", || go.get() == 1);
         for seq in 0..MIX_MSGS {
-            send_pieces(&mut fm, 0, H_MIX, &stamped(mix_size(me, seq), me, seq), mix_pieces(me));
+            send_pieces(
+                &mut fm,
+                0,
+                H_MIX,
+                &stamped(mix_size(me, seq), me, seq),
+                mix_pieces(me),
+            );
         }
         finish(&mut fm);
         return;
@@ -200,22 +215,36 @@ fn many_senders_body() {
     }
     // Let all three start sending before anything is taken, so that their messages interleave.
     std::thread::sleep(Duration::from_millis(100));
-    extract_until(&mut fm, "90 messages", || got.borrow().len() == 3 * MIX_MSGS);
+    extract_until(&mut fm, "90 messages", || {
+        got.borrow().len() == 3 * MIX_MSGS
+    });
     let mut next = [0usize; 4];
     for (from, data) in got.borrow().iter() {
         assert!((1..4).contains(from), "message from rank {from}");
         let seq = next[*from];
         next[*from] += 1;
         let want = stamped(mix_size(*from, seq), *from, seq);
-        assert_eq!(data.len(), want.len(), "length of message {seq} from rank {from}");
-        assert!(*data == want, "message {seq} from rank {from} ({} B) differs (out of order or corrupt)", want.len());
+        assert_eq!(
+            data.len(),
+            want.len(),
+            "length of message {seq} from rank {from}"
+        );
+        assert!(
+            *data == want,
+            "message {seq} from rank {from} ({} B) differs (out of order or corrupt)",
+            want.len()
+        );
     }
     assert_eq!(next[1..], [MIX_MSGS; 3]);
     let c = fm.counters();
     assert_eq!(c.messages_received, 3 * MIX_MSGS as u64, "{c:?}");
     assert!(c.bulk_direct + c.bulk_staged > 0, "no bulk transfer: {c:?}");
     assert!(c.suspensions > 0, "no handler ever waited: {c:?}");
-    assert!(most_live.get() >= 2, "messages of different senders never overlapped (at most {} handler live)", most_live.get());
+    assert!(
+        most_live.get() >= 2,
+        "messages of different senders never overlapped (at most {} handler live)",
+        most_live.get()
+    );
     finish(&mut fm);
 }
 
@@ -275,17 +304,34 @@ fn deschedule_body() {
             extract_until(&mut fm, "the start of A", || a_got.get() >= 1000);
             assert_eq!(*log.borrow(), ["A start"]);
             // A's handler is suspended inside a receive: rank 1 has not sent the rest.
-            assert!(a_got.get() <= A_FIRST, "A's handler read {} bytes, more than were sent", a_got.get());
+            assert!(
+                a_got.get() <= A_FIRST,
+                "A's handler read {} bytes, more than were sent",
+                a_got.get()
+            );
             send_all(&mut fm, 2, H_GO, b"go");
             extract_until(&mut fm, "B", || b_data.borrow().is_some());
-            assert_eq!(*log.borrow(), ["A start", "B start", "B done"], "B must complete while A waits");
-            assert!(a_got.get() <= A_FIRST && a_data.borrow().is_none(), "A progressed without its data");
+            assert_eq!(
+                *log.borrow(),
+                ["A start", "B start", "B done"],
+                "B must complete while A waits"
+            );
+            assert!(
+                a_got.get() <= A_FIRST && a_data.borrow().is_none(),
+                "A progressed without its data"
+            );
             assert_eq!(fm.counters().messages_received, 1);
             send_all(&mut fm, 1, H_GO, b"go");
             extract_until(&mut fm, "the rest of A", || a_data.borrow().is_some());
             assert_eq!(*log.borrow(), ["A start", "B start", "B done", "A done"]);
-            assert!(*a_data.borrow().as_ref().unwrap() == pattern(A_LEN, 0xA), "A differs");
-            assert!(*b_data.borrow().as_ref().unwrap() == pattern(B_LEN, 0xB), "B differs");
+            assert!(
+                *a_data.borrow().as_ref().unwrap() == pattern(A_LEN, 0xA),
+                "A differs"
+            );
+            assert!(
+                *b_data.borrow().as_ref().unwrap() == pattern(B_LEN, 0xB),
+                "B differs"
+            );
             let c = fm.counters();
             assert_eq!(c.messages_received, 2, "{c:?}");
             assert!(c.suspensions > 0, "A's handler never suspended: {c:?}");
@@ -317,7 +363,12 @@ fn handler_suspended_mid_message_while_another_completes() {
     if is_rank() {
         return deschedule_body();
     }
-    launch("handler_suspended_mid_message_while_another_completes", 3, &[], None);
+    launch(
+        "handler_suspended_mid_message_while_another_completes",
+        3,
+        &[],
+        None,
+    );
 }
 
 // ---- 3. extract's budget ------------------------------------------------------------------
@@ -347,7 +398,12 @@ fn budget_body() {
     }
     let got: Shared<Vec<Vec<u8>>> = shared(Vec::new());
     let g = got.clone();
-    fm.set_handler(H_EX, move |s: &mut Stream<'_>| g.borrow_mut().push(read_pieces(s, &[EX_LEN]))).unwrap();
+    fm.set_handler(H_EX, move |s: &mut Stream<'_>| {
+        // Read first: a handler waiting for pieces is suspended, and must not hold the borrow meanwhile.
+        let m = read_pieces(s, &[EX_LEN]);
+        g.borrow_mut().push(m)
+    })
+    .unwrap();
     send_all(&mut fm, 1, H_HELLO, b"hello");
     // Rank 1 sends its 200 messages at once (the routes have room for all); let them arrive.
     std::thread::sleep(Duration::from_millis(300));
@@ -357,7 +413,11 @@ fn budget_body() {
     assert!(pkt <= max_pkt);
     assert_eq!(fm.extract(0).unwrap(), 0, "a budget of 0 processes nothing");
     assert_eq!(got.borrow().len(), 0);
-    assert_eq!(fm.extract(1).unwrap(), pkt, "a budget of 1 processes exactly one packet");
+    assert_eq!(
+        fm.extract(1).unwrap(),
+        pkt,
+        "a budget of 1 processes exactly one packet"
+    );
     assert_eq!(got.borrow().len(), 1);
     let mut calls = 0;
     while got.borrow().len() < EX_MSGS {
@@ -365,11 +425,26 @@ fn budget_body() {
         let n = fm.extract(BUDGET).unwrap();
         let handled = got.borrow().len() - before;
         calls += 1;
-        assert!(n > 0 && handled > 0, "call {calls}: no progress with {} messages waiting", EX_MSGS - before);
-        assert!(n < BUDGET + pkt && n <= BUDGET + max_pkt, "call {calls}: {n} bytes for a budget of {BUDGET}");
-        assert_eq!(n, handled * pkt, "call {calls}: bytes reported against messages handled");
+        assert!(
+            n > 0 && handled > 0,
+            "call {calls}: no progress with {} messages waiting",
+            EX_MSGS - before
+        );
+        assert!(
+            n < BUDGET + pkt && n <= BUDGET + max_pkt,
+            "call {calls}: {n} bytes for a budget of {BUDGET}"
+        );
+        assert_eq!(
+            n,
+            handled * pkt,
+            "call {calls}: bytes reported against messages handled"
+        );
         // Packets are taken until the budget is reached: ceil(2500 / 1008) = 3 a call.
-        assert_eq!(handled, BUDGET.div_ceil(pkt).min(EX_MSGS - before), "call {calls}");
+        assert_eq!(
+            handled,
+            BUDGET.div_ceil(pkt).min(EX_MSGS - before),
+            "call {calls}"
+        );
     }
     assert_eq!(calls, (EX_MSGS - 1).div_ceil(BUDGET.div_ceil(pkt)));
     assert_eq!(fm.extract(BUDGET).unwrap(), 0, "nothing left");
@@ -406,33 +481,57 @@ fn flood_body() {
     if fm.rank() == 1 {
         let big: Shared<Option<Vec<u8>>> = shared(None);
         let b = big.clone();
-        fm.set_handler(H_BIG, move |s: &mut Stream<'_>| *b.borrow_mut() = Some(read_pieces(s, &[BIG_LEN]))).unwrap();
+        fm.set_handler(H_BIG, move |s: &mut Stream<'_>| {
+            *b.borrow_mut() = Some(read_pieces(s, &[BIG_LEN]))
+        })
+        .unwrap();
         for seq in 0..FLOOD_MSGS {
             send_all(&mut fm, 0, H_FLOOD, &stamped(FLOOD_LEN, 1, seq));
         }
         extract_until(&mut fm, "rank 0's message", || big.borrow().is_some());
-        assert!(*big.borrow().as_ref().unwrap() == pattern(BIG_LEN, 77), "rank 0's message differs");
+        assert!(
+            *big.borrow().as_ref().unwrap() == pattern(BIG_LEN, 77),
+            "rank 0's message differs"
+        );
         let b = fm.bip().counters();
-        assert!(b.credit_waits > 0, "the flood never waited for credit: {b:?}");
+        assert!(
+            b.credit_waits > 0,
+            "the flood never waited for credit: {b:?}"
+        );
         println!("rank 1: {b:?}");
         finish(&mut fm);
         return;
     }
     let got: Shared<Vec<Vec<u8>>> = shared(Vec::new());
     let g = got.clone();
-    fm.set_handler(H_FLOOD, move |s: &mut Stream<'_>| g.borrow_mut().push(read_pieces(s, &[100, 400]))).unwrap();
+    fm.set_handler(H_FLOOD, move |s: &mut Stream<'_>| {
+        // Read first: a handler waiting for pieces is suspended, and must not hold the borrow meanwhile.
+        let m = read_pieces(s, &[100, 400]);
+        g.borrow_mut().push(m)
+    })
+    .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     // A blocking send polls the routes while it waits: BIP buffers what the flood left there.
     send_pieces(&mut fm, 1, H_BIG, &pattern(BIG_LEN, 77), &[BIG_LEN]);
     extract_until(&mut fm, "the flood", || got.borrow().len() == FLOOD_MSGS);
     for (seq, m) in got.borrow().iter().enumerate() {
-        assert!(*m == stamped(FLOOD_LEN, 1, seq), "message {seq} differs (lost, reordered or corrupt)");
+        assert!(
+            *m == stamped(FLOOD_LEN, 1, seq),
+            "message {seq} differs (lost, reordered or corrupt)"
+        );
     }
     assert_eq!(fm.counters().messages_received, FLOOD_MSGS as u64);
     let b = fm.bip().counters();
     println!("rank 0: grant {grant}, {b:?}");
-    assert!(b.buffered_peak as usize <= grant, "buffered {} bytes, beyond the credit of {grant}", b.buffered_peak);
-    assert!(b.buffered_peak > 0, "nothing was ever buffered; the bound was not exercised: {b:?}");
+    assert!(
+        b.buffered_peak as usize <= grant,
+        "buffered {} bytes, beyond the credit of {grant}",
+        b.buffered_peak
+    );
+    assert!(
+        b.buffered_peak > 0,
+        "nothing was ever buffered; the bound was not exercised: {b:?}"
+    );
     finish(&mut fm);
 }
 
@@ -441,14 +540,36 @@ fn flood_against_slow_receiver_stays_within_credit() {
     if is_rank() {
         return flood_body();
     }
-    launch("flood_against_slow_receiver_stays_within_credit", 2, &[("BIP_SHORT_LIMIT", "65536")], None);
+    launch(
+        "flood_against_slow_receiver_stays_within_credit",
+        2,
+        &[("BIP_SHORT_LIMIT", "65536")],
+        None,
+    );
 }
 
 // ---- 5. FM 1.x ----------------------------------------------------------------------------
 
 const H1_DATA: u32 = 1;
 const H1_WORDS: u32 = 2;
-const FM1_SIZES: &[usize] = &[0, 1, 2, 16, 100, 4000, 4032, 4033, 8192, 20_000, 32_767, 32_768, 40_000, 100_003, 1 << 20, 2 << 20];
+const FM1_SIZES: &[usize] = &[
+    0,
+    1,
+    2,
+    16,
+    100,
+    4000,
+    4032,
+    4033,
+    8192,
+    20_000,
+    32_767,
+    32_768,
+    40_000,
+    100_003,
+    1 << 20,
+    2 << 20,
+];
 
 fn fm1_words(i: usize) -> [u32; 4] {
     [i as u32, FM1_SIZES[i] as u32, 0xdead_beef, !(i as u32)]
@@ -468,7 +589,10 @@ fn fm1_body() {
     let words: Shared<Vec<(usize, [u32; 4])>> = shared(Vec::new());
     {
         let got = got.clone();
-        fm.set_handler1(H1_DATA, move |src, data: &[u8]| got.borrow_mut().push((src, data.to_vec()))).unwrap();
+        fm.set_handler1(H1_DATA, move |src, data: &[u8]| {
+            got.borrow_mut().push((src, data.to_vec()))
+        })
+        .unwrap();
         let words = words.clone();
         fm.set_handler1(H1_WORDS, move |src, data: &[u8]| {
             assert_eq!(data.len(), 16, "send4 delivers 16 bytes");
@@ -478,21 +602,36 @@ fn fm1_body() {
         .unwrap();
     }
     // FM 1.x and FM 2.x handler ids are separate spaces.
-    fm.set_handler(H1_DATA, |_: &mut Stream<'_>| panic!("an FM 2.x handler ran for an FM 1.x message")).unwrap();
+    fm.set_handler(H1_DATA, |_: &mut Stream<'_>| {
+        panic!("an FM 2.x handler ran for an FM 1.x message")
+    })
+    .unwrap();
     let n = FM1_SIZES.len();
-    extract_until(&mut fm, "the FM 1.x messages", || got.borrow().len() == n && words.borrow().len() == n);
+    extract_until(&mut fm, "the FM 1.x messages", || {
+        got.borrow().len() == n && words.borrow().len() == n
+    });
     for (i, (src, data)) in got.borrow().iter().enumerate() {
         assert_eq!(*src, 1);
         assert_eq!(data.len(), FM1_SIZES[i], "message {i}");
-        assert!(*data == pattern(FM1_SIZES[i], i as u64), "message {i} ({} B) differs", FM1_SIZES[i]);
+        assert!(
+            *data == pattern(FM1_SIZES[i], i as u64),
+            "message {i} ({} B) differs",
+            FM1_SIZES[i]
+        );
     }
     for (i, (src, w)) in words.borrow().iter().enumerate() {
         assert_eq!((*src, *w), (1, fm1_words(i)), "send4 number {i}");
     }
     let c = fm.counters();
     assert_eq!(c.messages_received, 2 * n as u64, "{c:?}");
-    let bulk = FM1_SIZES.iter().filter(|&&l| l >= fm_streams::DEFAULT_BULK_MIN).count() as u64;
-    assert_eq!(c.bulk_direct, bulk, "one single-copy segment per message of 32 KiB or more: {c:?}");
+    let bulk = FM1_SIZES
+        .iter()
+        .filter(|&&l| l >= fm_streams::DEFAULT_BULK_MIN)
+        .count() as u64;
+    assert_eq!(
+        c.bulk_direct, bulk,
+        "one single-copy segment per message of 32 KiB or more: {c:?}"
+    );
     finish(&mut fm);
 }
 
@@ -509,7 +648,12 @@ fn fm1_whole_messages_packet_fallback() {
     if is_rank() {
         return fm1_body();
     }
-    launch("fm1_whole_messages_packet_fallback", 2, &[("MPI_NIC_DMA", "off")], None);
+    launch(
+        "fm1_whole_messages_packet_fallback",
+        2,
+        &[("MPI_NIC_DMA", "off")],
+        None,
+    );
 }
 
 // ---- 6. two processes flooding each other ---------------------------------------------
@@ -539,17 +683,35 @@ fn mutual_body() {
     })
     .unwrap();
     for seq in 0..MUT_MSGS {
-        send_pieces(&mut fm, peer, H_MUT, &stamped(mutual_len(seq), me, seq), &[100_000]);
+        send_pieces(
+            &mut fm,
+            peer,
+            H_MUT,
+            &stamped(mutual_len(seq), me, seq),
+            &[100_000],
+        );
     }
     let during = got.borrow().len();
-    extract_until(&mut fm, "the peer's messages", || got.borrow().len() == MUT_MSGS);
+    extract_until(&mut fm, "the peer's messages", || {
+        got.borrow().len() == MUT_MSGS
+    });
     for (seq, (from, data)) in got.borrow().iter().enumerate() {
         assert_eq!(*from, peer);
-        assert!(*data == stamped(mutual_len(seq), peer, seq), "message {seq} differs");
+        assert!(
+            *data == stamped(mutual_len(seq), peer, seq),
+            "message {seq} differs"
+        );
     }
     let c = fm.counters();
-    assert_eq!((c.messages_sent, c.messages_received), (MUT_MSGS as u64, MUT_MSGS as u64 + finished()), "{c:?}");
-    println!("rank {me}: {during} of the peer's messages handled while sending; {c:?}; {:?}", fm.bip().counters());
+    assert_eq!(
+        (c.messages_sent, c.messages_received),
+        (MUT_MSGS as u64, MUT_MSGS as u64 + finished()),
+        "{c:?}"
+    );
+    println!(
+        "rank {me}: {during} of the peer's messages handled while sending; {c:?}; {:?}",
+        fm.bip().counters()
+    );
     finish(&mut fm);
 }
 
@@ -566,7 +728,12 @@ fn mutual_flood_small_credit_packet_fallback() {
     if is_rank() {
         return mutual_body();
     }
-    launch("mutual_flood_small_credit_packet_fallback", 2, &[("BIP_SHORT_LIMIT", "65536"), ("MPI_NIC_DMA", "off")], None);
+    launch(
+        "mutual_flood_small_credit_packet_fallback",
+        2,
+        &[("BIP_SHORT_LIMIT", "65536"), ("MPI_NIC_DMA", "off")],
+        None,
+    );
 }
 
 // ---- 7. error cases ---------------------------------------------------------------------
@@ -582,7 +749,11 @@ fn errors_body() {
         let mut s = fm.begin_message(0, 100, H_OK).unwrap();
         fm.send_piece(&mut s, &first[..60]).unwrap();
         match fm.send_piece(&mut s, &[0u8; 50]) {
-            Err(FmError::SizeMismatch { dest: 0, declared: 100, sent: 110 }) => {}
+            Err(FmError::SizeMismatch {
+                dest: 0,
+                declared: 100,
+                sent: 110,
+            }) => {}
             other => panic!("send_piece beyond the size: {other:?}"),
         }
         // A second message to the same destination while one is open.
@@ -597,12 +768,22 @@ fn errors_body() {
         let mut s = fm.begin_message(0, 50, H_OK).unwrap();
         fm.send_piece(&mut s, &[9u8; 20]).unwrap();
         match fm.end_message(s) {
-            Err(FmError::SizeMismatch { dest: 0, declared: 50, sent: 20 }) => {}
+            Err(FmError::SizeMismatch {
+                dest: 0,
+                declared: 50,
+                sent: 20,
+            }) => {}
             other => panic!("short end_message: {other:?}"),
         }
         // Bad handler ids and ranks are refused without opening anything.
-        assert!(matches!(fm.begin_message(0, 1, 1 << 24), Err(FmError::BadHandlerId(_))));
-        assert!(matches!(fm.set_handler(1 << 24, |_: &mut Stream<'_>| {}), Err(FmError::BadHandlerId(_))));
+        assert!(matches!(
+            fm.begin_message(0, 1, 1 << 24),
+            Err(FmError::BadHandlerId(_))
+        ));
+        assert!(matches!(
+            fm.set_handler(1 << 24, |_: &mut Stream<'_>| {}),
+            Err(FmError::BadHandlerId(_))
+        ));
         assert!(matches!(fm.begin_message(7, 1, H_OK), Err(FmError::Bip(_))));
         send_all(&mut fm, 0, H_OK, &pattern(30, 2));
         // Messages for handlers rank 0 never registered (FM 2.x, then FM 1.x), then a good one.
@@ -614,7 +795,12 @@ fn errors_body() {
     }
     let got: Shared<Vec<Vec<u8>>> = shared(Vec::new());
     let g = got.clone();
-    fm.set_handler(H_OK, move |s: &mut Stream<'_>| g.borrow_mut().push(read_pieces(s, &[16]))).unwrap();
+    fm.set_handler(H_OK, move |s: &mut Stream<'_>| {
+        // Read first: a handler waiting for pieces is suspended, and must not hold the borrow meanwhile.
+        let m = read_pieces(s, &[16]);
+        g.borrow_mut().push(m)
+    })
+    .unwrap();
     let mut errors = Vec::new();
     let t = Instant::now();
     while got.borrow().len() < 4 {
@@ -622,20 +808,41 @@ fn errors_body() {
             Ok(_) => {}
             Err(e) => errors.push((got.borrow().len(), e)),
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "timed out; errors so far: {errors:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "timed out; errors so far: {errors:?}"
+        );
     }
     assert_eq!(errors.len(), 2, "{errors:?}");
     for (seen, e) in &errors {
         assert_eq!(*seen, 3, "the error came out of order: {e:?}");
-        assert!(matches!(e, FmError::UnknownHandler { src: 1, id: H_MISSING }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                FmError::UnknownHandler {
+                    src: 1,
+                    id: H_MISSING
+                }
+            ),
+            "{e:?}"
+        );
     }
     let got = got.borrow();
-    assert!(got[0] == pattern(100, 1), "the message with the refused piece differs");
+    assert!(
+        got[0] == pattern(100, 1),
+        "the message with the refused piece differs"
+    );
     let mut padded = vec![9u8; 20];
     padded.resize(50, 0);
-    assert!(got[1] == padded, "the short message was not completed with zeros");
+    assert!(
+        got[1] == padded,
+        "the short message was not completed with zeros"
+    );
     assert!(got[2] == pattern(30, 2));
-    assert!(got[3] == pattern(50, 5), "the message after the unknown handlers differs");
+    assert!(
+        got[3] == pattern(50, 5),
+        "the message after the unknown handlers differs"
+    );
     assert_eq!(fm.counters().messages_received, 4);
     finish(&mut fm);
 }
@@ -658,7 +865,11 @@ fn short_end_after_flush_body() {
         let mut s = fm.begin_message(0, 10_000, H_OK).unwrap();
         fm.send_piece(&mut s, &big[..6000]).unwrap(); // more than a packet: the first one leaves
         match fm.end_message(s) {
-            Err(FmError::SizeMismatch { dest: 0, declared: 10_000, sent: 6000 }) => {}
+            Err(FmError::SizeMismatch {
+                dest: 0,
+                declared: 10_000,
+                sent: 6000,
+            }) => {}
             other => panic!("short end_message: {other:?}"),
         }
         send_all(&mut fm, 0, H_OK, &pattern(64, 7));
@@ -667,17 +878,33 @@ fn short_end_after_flush_body() {
     }
     let got: Shared<Vec<Vec<u8>>> = shared(Vec::new());
     let g = got.clone();
-    fm.set_handler(H_OK, move |s: &mut Stream<'_>| g.borrow_mut().push(read_pieces(s, &[1000]))).unwrap();
+    fm.set_handler(H_OK, move |s: &mut Stream<'_>| {
+        // Read first: a handler waiting for pieces is suspended, and must not hold the borrow meanwhile.
+        let m = read_pieces(s, &[1000]);
+        g.borrow_mut().push(m)
+    })
+    .unwrap();
     let t = Instant::now();
     while !got.borrow().iter().any(|m| m.len() == 64) {
         if let Err(e) = fm.extract(usize::MAX) {
             panic!("the message after a short end_message was refused: {e}");
         }
-        assert!(t.elapsed() < Duration::from_secs(5), "the message after a short end_message never arrived");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the message after a short end_message never arrived"
+        );
     }
     assert!(*got.borrow().last().unwrap() == pattern(64, 7));
-    let padded = got.borrow().iter().find(|m| m.len() == 10_000).cloned().expect("the short message was completed");
-    assert!(padded[..6000] == pattern(10_000, 6)[..6000] && padded[6000..].iter().all(|&b| b == 0), "completed with zeros");
+    let padded = got
+        .borrow()
+        .iter()
+        .find(|m| m.len() == 10_000)
+        .cloned()
+        .expect("the short message was completed");
+    assert!(
+        padded[..6000] == pattern(10_000, 6)[..6000] && padded[6000..].iter().all(|&b| b == 0),
+        "completed with zeros"
+    );
     finish(&mut fm);
 }
 
@@ -686,5 +913,10 @@ fn short_end_message_after_flush_keeps_the_pair_usable() {
     if is_rank() {
         return short_end_after_flush_body();
     }
-    launch("short_end_message_after_flush_keeps_the_pair_usable", 2, &[], None);
+    launch(
+        "short_end_message_after_flush_keeps_the_pair_usable",
+        2,
+        &[],
+        None,
+    );
 }

@@ -203,8 +203,10 @@ impl Device for Nic {
 
     #[inline]
     fn receive(&mut self, src: Rank) -> Option<NicRxToken<'_>> {
-        let a = self.rx[src].peek()?;
+        let ring = &mut self.rx[src];
+        let a = ring.peek()?;
         if a.deliver_at != 0 && a.deliver_at > now_ns() {
+            ring.publish();
             return None;
         }
         Some(NicRxToken { nic: self, src, len: a.len })

@@ -224,8 +224,9 @@ impl Supervisor {
             .envs(options.env.iter().map(|(name, value)| (name, value)))
             .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
+        // Its own session, so its own process group too (signals reach it through that group).
+        super::os::in_new_session(&mut command);
         self.job.prepare(&mut command, rank);
         // Spawned from this thread, the one the runtime runs on: the parent-death signal is
         // tied to it and fires only when mpirun ends.
