@@ -78,16 +78,20 @@ static inline char nas_class(int argc, char **argv, const char *kernel, const ch
     return c;
 }
 
-/* Prints the result line on rank 0 and returns the exit status (0 verified, 1 not). */
+/* Prints the result line on rank 0 and returns the exit status (0 verified, 1 not), the same
+ * on every rank: rank 0's verdict. Collective. The closing barrier keeps any rank from exiting
+ * (a failing status ends the job) before rank 0 has printed the line. */
 static inline int nas_report(const char *kernel, char cls, int verified, double seconds, double mops)
 {
     int rank = 0, np = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    MPI_Bcast(&verified, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("%s %c np=%d %s %.3f s %.1f Mop/s\n", kernel, cls, np, verified ? "VERIFIED" : "FAILED", seconds, mops);
         fflush(stdout);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
     return verified ? 0 : 1;
 }
 
