@@ -1,0 +1,203 @@
+//! The three MPI libraries being compared: how to find their compiler wrapper and launcher,
+//! how to build `mpibench.c` with them, and how to start a job with each, ranks bound one per
+//! core where there are enough cores.
+//!
+//! What each launcher needs on this kind of machine (found by trying, and made automatic):
+//! - ours: `mpirun --bind-to core` (rank r on CPU r modulo the CPUs).
+//! - MPICH (Hydra): `-bind-to core`; with more ranks than cores Hydra binds round-robin.
+//! - Open MPI 4: as root it refuses to start without `--allow-run-as-root` (we also set
+//!   `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`); beyond the number of cores
+//!   it needs `--oversubscribe`, and binding must then be `core:overload-allowed`. Its
+//!   shared-memory transport (vader, with CMA single copy) works here without `--mca` options.
+//!
+//! Every job gets `MPIEXEC_TIMEOUT` (honoured by all three launchers) so that a hung library
+//! cannot stall a comparison.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C source of the micro-benchmarks, carried inside the binary so it builds from anywhere.
+pub const SOURCE: &str = include_str!("../../c/mpibench.c");
+
+/// Seconds after which a launcher ends a job that has not finished.
+pub const JOB_TIMEOUT_S: u32 = 600;
+
+/// One MPI library under comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Library {
+    /// This project's `libmpi.so`, with `mpicc` and `mpirun` found beside the running tool.
+    Ours,
+    /// Debian's MPICH (`mpicc.mpich`, `mpirun.mpich`).
+    Mpich,
+    /// Debian's Open MPI (`mpicc.openmpi`, `mpirun.openmpi`).
+    OpenMpi,
+}
+
+impl Library {
+    /// Every library, ours first.
+    pub const ALL: [Library; 3] = [Library::Ours, Library::Mpich, Library::OpenMpi];
+
+    /// The name used on the command line, in tables and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Ours => "ours",
+            Library::Mpich => "mpich",
+            Library::OpenMpi => "openmpi",
+        }
+    }
+
+    /// Parses a `--libs` entry.
+    pub fn from_name(name: &str) -> Result<Library, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "ours" => Ok(Library::Ours),
+            "mpich" => Ok(Library::Mpich),
+            "openmpi" | "open-mpi" | "ompi" => Ok(Library::OpenMpi),
+            other => Err(format!(
+                "unknown library {other:?}: choose from ours, mpich, openmpi"
+            )),
+        }
+    }
+
+    /// The compiler wrapper and the launcher; `tools_dir` holds ours.
+    pub fn tools(self, tools_dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+        match self {
+            Library::Ours => {
+                let (cc, run) = (tools_dir.join("mpicc"), tools_dir.join("mpirun"));
+                for tool in [&cc, &run] {
+                    if !tool.is_file() {
+                        return Err(format!(
+                            "{} not found: build the whole workspace first (cargo build --release)",
+                            tool.display()
+                        ));
+                    }
+                }
+                Ok((cc, run))
+            }
+            Library::Mpich => Ok((
+                system_tool("mpicc.mpich", "mpich libmpich-dev")?,
+                system_tool("mpirun.mpich", "mpich libmpich-dev")?,
+            )),
+            Library::OpenMpi => Ok((
+                system_tool("mpicc.openmpi", "openmpi-bin libopenmpi-dev")?,
+                system_tool("mpirun.openmpi", "openmpi-bin libopenmpi-dev")?,
+            )),
+        }
+    }
+
+    /// Builds the benchmark with this library's `mpicc` into `dir/mpibench-<name>`.
+    pub fn build(self, tools_dir: &Path, dir: &Path) -> Result<Built, String> {
+        let (mpicc, mpirun) = self.tools(tools_dir)?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let source = dir.join("mpibench.c");
+        std::fs::write(&source, SOURCE)
+            .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
+        let exe = dir.join(format!("mpibench-{}", self.name()));
+        let mut compile = Command::new(&mpicc);
+        if self != Library::Ours {
+            without_our_library_path(&mut compile);
+        }
+        let out = compile
+            .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-o"])
+            .arg(&exe)
+            .arg(&source)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", mpicc.display()))?;
+        let messages = String::from_utf8_lossy(&out.stderr).into_owned();
+        if !out.status.success() {
+            return Err(format!(
+                "{} failed to build {}:\n{messages}",
+                mpicc.display(),
+                source.display()
+            ));
+        }
+        Ok(Built {
+            library: self,
+            exe,
+            mpirun,
+            warnings: messages.trim().to_string(),
+        })
+    }
+}
+
+/// Finds a system MPI tool on `PATH`, or says which packages provide it.
+fn system_tool(name: &str, packages: &str) -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| {
+            format!("{name} not found: apt-get install {packages} (or run scripts/install-deps)")
+        })
+}
+
+/// Our `libmpi.so` answers to MPICH's library names (same ABI), so a directory of ours on
+/// `LD_LIBRARY_PATH` (as `cargo test` sets it) would make an MPICH-built program load our
+/// library under MPICH's launcher. Such directories are left out of the command's path.
+fn without_our_library_path(cmd: &mut Command) {
+    let Some(path) = std::env::var_os("LD_LIBRARY_PATH") else {
+        return;
+    };
+    let ours = |dir: &Path| {
+        ["libmpi.so.12", "libmpich.so.12", "libmpi.so"]
+            .iter()
+            .any(|n| dir.join(n).exists())
+            && !dir.starts_with("/usr")
+    };
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !ours(dir))
+        .collect();
+    match std::env::join_paths(kept) {
+        Ok(joined) if !joined.is_empty() => cmd.env("LD_LIBRARY_PATH", joined),
+        _ => cmd.env_remove("LD_LIBRARY_PATH"),
+    };
+}
+
+/// The number of CPUs this process may run on.
+pub fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// A benchmark executable built against one library, with the launcher that runs it.
+#[derive(Clone, Debug)]
+pub struct Built {
+    pub library: Library,
+    pub exe: PathBuf,
+    pub mpirun: PathBuf,
+    /// What the compiler printed (empty when the build was clean).
+    pub warnings: String,
+}
+
+impl Built {
+    /// The command that starts `np` ranks of the benchmark with `args`, bound one per core.
+    pub fn job(&self, np: usize, args: &[String]) -> Command {
+        let mut cmd = Command::new(&self.mpirun);
+        cmd.env("MPIEXEC_TIMEOUT", JOB_TIMEOUT_S.to_string());
+        if self.library != Library::Ours {
+            without_our_library_path(&mut cmd);
+        }
+        let np_text = np.to_string();
+        match self.library {
+            Library::Ours => {
+                cmd.args(["-n", &np_text, "--bind-to", "core"]);
+            }
+            Library::Mpich => {
+                cmd.args(["-n", &np_text, "-bind-to", "core"]);
+            }
+            Library::OpenMpi => {
+                cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+                cmd.args(["--allow-run-as-root", "-n", &np_text]);
+                if np > cores() {
+                    cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
+                } else {
+                    cmd.args(["--bind-to", "core"]);
+                }
+            }
+        }
+        cmd.arg(&self.exe).args(args);
+        cmd
+    }
+}

@@ -1,0 +1,16 @@
+//! Side-by-side MPI micro-benchmarks: our `libmpi.so` against Debian's MPICH and Open MPI.
+//!
+//! `benches/c/mpibench.c` is one C program (latency, bandwidth, bidirectional and multi-pair
+//! bandwidth, Allreduce, Bcast, Alltoall, Barrier) that builds against any of the three
+//! `mpi.h`'s. This module builds it with each library's `mpicc` ([`library`]), runs one
+//! benchmark under each library's launcher and reads its result lines ([`run`]), and turns the
+//! runs of several rounds into medians, ratios, a Markdown table, JSON and charts ([`report`]).
+//! The `mpibench` binary is the command line over it.
+
+pub mod library;
+pub mod report;
+pub mod run;
+
+pub use library::{Built, Library};
+pub use report::{Comparison, Row};
+pub use run::{parse_results, Benchmark, Measurement, RunRecord};

@@ -1,0 +1,463 @@
+//! From runs to a comparison: the median over rounds of every (benchmark, size, library), the
+//! ratio ours/theirs, and the outputs: a Markdown table, `mpibench.json` and the charts drawn
+//! with [`crate::plot::draw`].
+
+use super::library::Library;
+use super::run::{Benchmark, RunRecord};
+use crate::plot::{self, Chart, Series};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One line of the table: the medians of one benchmark at one size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub benchmark: String,
+    pub np: usize,
+    pub size: u64,
+    pub unit: String,
+    /// `true` for times (lower is better), `false` for bandwidths (higher is better).
+    pub lower_is_better: bool,
+    /// Median over rounds, by library name.
+    pub medians: BTreeMap<String, f64>,
+    /// ours / theirs, by the other library's name.
+    pub ratios: BTreeMap<String, f64>,
+}
+
+impl Row {
+    /// Whether ours is at least as good as `other` in this row (`None` if either is missing).
+    pub fn ours_at_least_equal(&self, other: &str) -> Option<bool> {
+        let ratio = *self.ratios.get(other)?;
+        Some(if self.lower_is_better {
+            ratio <= 1.0
+        } else {
+            ratio >= 1.0
+        })
+    }
+
+    /// How much faster ours is than `other`: above 1 means ours is faster, whatever the unit.
+    pub fn speedup(&self, other: &str) -> Option<f64> {
+        let ratio = *self.ratios.get(other)?;
+        Some(if self.lower_is_better {
+            1.0 / ratio
+        } else {
+            ratio
+        })
+    }
+}
+
+/// All runs of a comparison and the medians computed from them.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub np: usize,
+    pub repeat: usize,
+    pub quick: bool,
+    pub cores: usize,
+    pub libraries: Vec<String>,
+    pub runs: Vec<RunRecord>,
+    pub rows: Vec<Row>,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+impl Comparison {
+    /// Computes the medians and ratios of `runs`.
+    pub fn new(
+        np: usize,
+        repeat: usize,
+        quick: bool,
+        libraries: &[Library],
+        runs: Vec<RunRecord>,
+    ) -> Comparison {
+        let mut rows = Vec::new();
+        for benchmark in Benchmark::ALL {
+            let of_benchmark: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|r| r.benchmark == benchmark.name())
+                .collect();
+            let Some(first) = of_benchmark.first() else {
+                continue;
+            };
+            let mut figures: BTreeMap<u64, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+            for run in &of_benchmark {
+                for m in &run.results {
+                    figures
+                        .entry(m.size)
+                        .or_default()
+                        .entry(run.library.clone())
+                        .or_default()
+                        .push(m.value);
+                }
+            }
+            for (size, by_library) in figures {
+                let medians: BTreeMap<String, f64> = by_library
+                    .into_iter()
+                    .map(|(lib, mut values)| (lib, median(&mut values)))
+                    .collect();
+                let mut ratios = BTreeMap::new();
+                if let Some(&ours) = medians.get(Library::Ours.name()) {
+                    for (lib, &theirs) in &medians {
+                        if lib != Library::Ours.name() && theirs > 0.0 {
+                            ratios.insert(lib.clone(), ours / theirs);
+                        }
+                    }
+                }
+                rows.push(Row {
+                    benchmark: benchmark.name().to_string(),
+                    np: first.np,
+                    size,
+                    unit: benchmark.unit().to_string(),
+                    lower_is_better: benchmark.is_time(),
+                    medians,
+                    ratios,
+                });
+            }
+        }
+        Comparison {
+            np,
+            repeat,
+            quick,
+            cores: super::library::cores(),
+            libraries: libraries.iter().map(|l| l.name().to_string()).collect(),
+            runs,
+            rows,
+        }
+    }
+
+    fn others(&self) -> Vec<&str> {
+        self.libraries
+            .iter()
+            .map(String::as_str)
+            .filter(|l| *l != Library::Ours.name())
+            .collect()
+    }
+
+    /// The Markdown table, with a header saying how to read the ratios and a summary per library.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# MPI micro-benchmarks: ours against {}\n",
+            self.others().join(" and ")
+        );
+        let _ =
+            writeln!(
+            s,
+            "Medians over {} round(s); each round runs every library once in turn. Point-to-point \
+             latency, bw and bibw at np=2; multibw and the collectives at np={} on {} core(s){}. \
+             Ranks are bound one per core.\n",
+            self.repeat,
+            self.np,
+            self.cores,
+            if self.quick { "; quick mode (short runs, figures are rough)" } else { "" }
+        );
+        if self.np > self.cores {
+            let _ = writeln!(
+                s,
+                "np={} is more ranks than this machine's {} core(s): ranks share cores. MPICH waits \
+                 for messages by spinning without yielding, so a waiting rank can burn its whole time \
+                 slice while the rank it waits for sits descheduled on the same core; Open MPI, \
+                 started with `--oversubscribe`, yields when idle. Oversubscribed figures measure the \
+                 scheduler as much as the library.\n",
+                self.np, self.cores
+            );
+        }
+        let _ = writeln!(
+            s,
+            "Ratios are ours/theirs. Times (us): below 1 means ours is faster. \
+             Bandwidths (MB/s, 10^6 bytes/s): above 1 means ours is faster. \
+             A `!` marks a row where ours is slower.\n"
+        );
+        let mut header = String::from("| benchmark | np | size (B) | unit |");
+        let mut rule = String::from("|---|---:|---:|---|");
+        for lib in &self.libraries {
+            let _ = write!(header, " {lib} |");
+            rule.push_str("---:|");
+        }
+        for other in self.others() {
+            let _ = write!(header, " ours/{other} |");
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(s, "{header}\n{rule}");
+        for row in &self.rows {
+            let mut line = format!(
+                "| {} | {} | {} | {} |",
+                row.benchmark, row.np, row.size, row.unit
+            );
+            for lib in &self.libraries {
+                match row.medians.get(lib) {
+                    Some(v) => {
+                        let _ = write!(line, " {} |", figure(*v));
+                    }
+                    None => line.push_str(" - |"),
+                }
+            }
+            for other in self.others() {
+                match (row.ratios.get(other), row.ours_at_least_equal(other)) {
+                    (Some(r), Some(ok)) => {
+                        let _ = write!(line, " {r:.3}{} |", if ok { "" } else { " !" });
+                    }
+                    _ => line.push_str(" - |"),
+                }
+            }
+            let _ = writeln!(s, "{line}");
+        }
+        s.push('\n');
+        for other in self.others() {
+            let compared: Vec<&Row> = self
+                .rows
+                .iter()
+                .filter(|r| r.ratios.contains_key(other))
+                .collect();
+            let slower: Vec<String> = compared
+                .iter()
+                .filter(|r| r.ours_at_least_equal(other) == Some(false))
+                .map(|r| format!("{} {} B", r.benchmark, r.size))
+                .collect();
+            let _ = writeln!(
+                s,
+                "- Against {other}: ours at least equal in {} of {} rows{}",
+                compared.len() - slower.len(),
+                compared.len(),
+                if slower.is_empty() {
+                    ".".to_string()
+                } else {
+                    format!("; slower in: {}.", slower.join(", "))
+                }
+            );
+        }
+        s
+    }
+
+    /// Draws the charts into `dir` and returns the files written and the errors met (a chart
+    /// that cannot be drawn does not stop the others).
+    pub fn draw_charts(&self, dir: &Path) -> (Vec<PathBuf>, Vec<String>) {
+        let mut written = Vec::new();
+        let mut errors = Vec::new();
+        let mut draw = |chart: Chart, stem: &str| match plot::draw(&chart, &dir.join(stem)) {
+            Ok(paths) => written.extend(paths),
+            Err(e) => errors.push(format!("{stem}: {e}")),
+        };
+        for benchmark in Benchmark::ALL {
+            let series = self.library_series(benchmark);
+            if series.is_empty() {
+                continue;
+            }
+            let title = chart_title(benchmark, self.np);
+            let stem = format!("mpibench-{}", benchmark.name());
+            let y_label = if benchmark.is_time() {
+                "time per call (us)"
+            } else {
+                "bandwidth (MB/s)"
+            };
+            if benchmark == Benchmark::Barrier {
+                let rounds = self.barrier_rounds();
+                draw(
+                    Chart {
+                        title: &title,
+                        x_label: "round",
+                        y_label,
+                        log_x: false,
+                        log_y: false,
+                        series: &rounds,
+                    },
+                    &stem,
+                );
+            } else {
+                let y_label = if benchmark == Benchmark::Latency {
+                    "latency (us)"
+                } else {
+                    y_label
+                };
+                draw(
+                    Chart {
+                        title: &title,
+                        x_label: "message size (bytes)",
+                        y_label,
+                        log_x: true,
+                        log_y: true,
+                        series: &series,
+                    },
+                    &stem,
+                );
+            }
+        }
+        for other in self.others() {
+            let series = self.speedup_series(other);
+            if series.is_empty() {
+                continue;
+            }
+            let title = format!("Ours relative to {other} (above 1: ours faster)");
+            let y_label = format!("{other} time / ours, or ours bandwidth / {other}");
+            draw(
+                Chart {
+                    title: &title,
+                    x_label: "message size (bytes)",
+                    y_label: &y_label,
+                    log_x: true,
+                    log_y: true,
+                    series: &series,
+                },
+                &format!("mpibench-ratio-{other}"),
+            );
+        }
+        (written, errors)
+    }
+
+    /// One line per library of `benchmark`'s medians against size (size 0 left out: log axis).
+    fn library_series(&self, benchmark: Benchmark) -> Vec<Series> {
+        self.libraries
+            .iter()
+            .filter_map(|lib| {
+                let points: Vec<(f64, f64)> = self
+                    .rows
+                    .iter()
+                    .filter(|r| {
+                        r.benchmark == benchmark.name()
+                            && (r.size > 0 || benchmark == Benchmark::Barrier)
+                    })
+                    .filter_map(|r| r.medians.get(lib).map(|v| (r.size as f64, *v)))
+                    .filter(|(_, v)| *v > 0.0)
+                    .collect();
+                (!points.is_empty()).then(|| Series {
+                    label: lib.clone(),
+                    points,
+                    dashed: false,
+                })
+            })
+            .collect()
+    }
+
+    /// Barrier has one size: its chart shows each round's figure per library instead.
+    fn barrier_rounds(&self) -> Vec<Series> {
+        self.libraries
+            .iter()
+            .filter_map(|lib| {
+                let points: Vec<(f64, f64)> = self
+                    .runs
+                    .iter()
+                    .filter(|r| &r.library == lib && r.benchmark == Benchmark::Barrier.name())
+                    .filter_map(|r| r.results.first().map(|m| ((r.round + 1) as f64, m.value)))
+                    .collect();
+                (!points.is_empty()).then(|| Series {
+                    label: lib.clone(),
+                    points,
+                    dashed: false,
+                })
+            })
+            .collect()
+    }
+
+    /// One line per benchmark (except barrier, which has no size) of ours' speed relative to `other`.
+    fn speedup_series(&self, other: &str) -> Vec<Series> {
+        let mut series: Vec<Series> = Benchmark::ALL
+            .iter()
+            .filter(|b| **b != Benchmark::Barrier)
+            .filter_map(|b| {
+                let points: Vec<(f64, f64)> = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.benchmark == b.name() && r.size > 0)
+                    .filter_map(|r| r.speedup(other).map(|x| (r.size as f64, x)))
+                    .collect();
+                (!points.is_empty()).then(|| Series {
+                    label: b.name().to_string(),
+                    points,
+                    dashed: false,
+                })
+            })
+            .collect();
+        // A dashed line at 1 marks parity across the sizes drawn.
+        let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let (low, high) = xs.fold((f64::INFINITY, 0.0_f64), |(lo, hi), x| {
+            (lo.min(x), hi.max(x))
+        });
+        if low < high {
+            series.push(Series {
+                label: "equal".to_string(),
+                points: vec![(low, 1.0), (high, 1.0)],
+                dashed: true,
+            });
+        }
+        series
+    }
+}
+
+fn chart_title(benchmark: Benchmark, np: usize) -> String {
+    let ranks = benchmark.ranks(np);
+    match benchmark {
+        Benchmark::Latency => "Latency (half round trip), np=2".to_string(),
+        Benchmark::Bandwidth => "Streaming bandwidth, np=2".to_string(),
+        Benchmark::BidirectionalBandwidth => "Bidirectional bandwidth, np=2".to_string(),
+        Benchmark::MultiPairBandwidth => {
+            format!("Multi-pair bandwidth ({} pairs), np={ranks}", ranks / 2)
+        }
+        Benchmark::Allreduce => format!("MPI_Allreduce (sum of doubles), np={ranks}"),
+        Benchmark::Bcast => format!("MPI_Bcast, np={ranks}"),
+        Benchmark::Alltoall => format!("MPI_Alltoall (bytes per pair), np={ranks}"),
+        Benchmark::Barrier => format!("MPI_Barrier by round, np={ranks}"),
+    }
+}
+
+/// A figure with about four significant digits.
+fn figure(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::run::Measurement;
+
+    fn run(round: usize, library: &str, benchmark: &str, size: u64, value: f64) -> RunRecord {
+        RunRecord {
+            round,
+            library: library.into(),
+            benchmark: benchmark.into(),
+            np: 2,
+            results: vec![Measurement {
+                size,
+                value,
+                unit: "us".into(),
+                samples: 10,
+            }],
+        }
+    }
+
+    #[test]
+    fn medians_and_ratios_over_rounds() {
+        let runs = vec![
+            run(0, "ours", "latency", 8, 1.0),
+            run(1, "ours", "latency", 8, 3.0),
+            run(2, "ours", "latency", 8, 2.0),
+            run(0, "mpich", "latency", 8, 4.0),
+            run(1, "mpich", "latency", 8, 4.0),
+            run(2, "mpich", "latency", 8, 5.0),
+        ];
+        let c = Comparison::new(2, 3, false, &[Library::Ours, Library::Mpich], runs);
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(c.rows[0].medians["ours"], 2.0);
+        assert_eq!(c.rows[0].ratios["mpich"], 0.5);
+        assert_eq!(c.rows[0].ours_at_least_equal("mpich"), Some(true));
+        assert!(c
+            .markdown()
+            .contains("| latency | 2 | 8 | us | 2.00 | 4.00 | 0.500 |"));
+    }
+}
