@@ -241,6 +241,10 @@ pub fn mpirun(program: &Path, launch: &Launch) -> JobRun {
         .arg("--timeout")
         .arg((JOB_GUARD.as_secs() - 5).to_string());
     command.arg(program);
+    // `cargo test` puts target/<profile>/ on the library search path, ahead of the programs'
+    // rpath, and the library there is whatever the last `cargo build` left (stale, or missing
+    // on a fresh checkout): the ranks must load this build's library (a test may override).
+    command.env("LD_LIBRARY_PATH", library_dir());
     for (name, value) in &launch.env {
         command.env(name, value);
     }
