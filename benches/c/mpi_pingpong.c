@@ -14,7 +14,16 @@
  * small ack.  A repetition is a number of such windows; the reported value is
  * the median over repetitions, in 10^6 bytes per second.
  *
+ * Bidirectional bandwidth: both ranks post a window of MPI_Irecv and a window
+ * of MPI_Isend to each other at once and MPI_Waitall; rank 1 acks each
+ * repetition; the figure is the bytes moved both ways per second.
+ *
+ * Counting mode (--roundtrips N): only N untimed round trips at each size,
+ * then MPI_Finalize; with MPI_COUNTERS set, our library then dumps its
+ * counters, and a run with N = 0 gives the fixed cost to subtract.
+ *
  * Usage: mpirun -n 2 ./mpi_pingpong [--sizes a,b,c] [--json FILE]
+ *                                   [--roundtrips N]
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -35,6 +44,7 @@
 #define TAG_ACK 103
 #define TAG_CHECK 104
 #define TAG_PLAN 105
+#define TAG_BIDIR 106
 
 /* Latency parameters. */
 #define LAT_ITERS_SMALL 1000
@@ -65,6 +75,7 @@ struct result {
     size_t size;
     double latency_us;
     double bandwidth_mb_s;
+    double bidir_bandwidth_mb_s;
 };
 
 static int g_rank = -1;
@@ -388,6 +399,113 @@ static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
     return g_rank == 0 ? result : 0.0;
 }
 
+/*
+ * One bidirectional window: each rank receives `window` messages from the
+ * other into consecutive slots of rbuf while sending `window` out of sbuf
+ * (slot w at sbuf + w * sstride); then rank 1 acks.
+ */
+static void bidir_window_once(unsigned char *sbuf, size_t sstride,
+                              unsigned char *rbuf, size_t size, int window,
+                              MPI_Request *reqs, MPI_Status *stats)
+{
+    int n = (int)size;
+    int peer = 1 - g_rank;
+    char ack = 0;
+    for (int w = 0; w < window; w++)
+        MPI_Irecv(rbuf + (size_t)w * size, n, MPI_BYTE, peer, TAG_BIDIR,
+                  MPI_COMM_WORLD, &reqs[w]);
+    for (int w = 0; w < window; w++)
+        MPI_Isend(sbuf + (size_t)w * sstride, n, MPI_BYTE, peer, TAG_BIDIR,
+                  MPI_COMM_WORLD, &reqs[window + w]);
+    MPI_Waitall(2 * window, reqs, stats);
+    if (g_rank == 0)
+        MPI_Recv(&ack, 1, MPI_CHAR, 1, TAG_ACK, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    else
+        MPI_Send(&ack, 1, MPI_CHAR, 0, TAG_ACK, MPI_COMM_WORLD);
+}
+
+/* The pattern seed of message w of a window sent by `rank`. */
+static uint32_t bidir_seed(int rank, size_t size, int w)
+{
+    return (uint32_t)size * 197u + (uint32_t)w * 3u + (uint32_t)rank + 29u;
+}
+
+static double run_bidir(unsigned char *sbuf, unsigned char *rbuf, size_t size)
+{
+    if (size == 0)
+        return 0.0;
+
+    int window = bw_window(size);
+    MPI_Request reqs[2 * BW_WINDOW_MAX];
+    MPI_Status stats[2 * BW_WINDOW_MAX];
+
+    /* Verified window: each message of each rank carries its own pattern. */
+    for (int w = 0; w < window; w++)
+        fill_pattern(sbuf + (size_t)w * size, size, bidir_seed(g_rank, size, w));
+    memset(rbuf, 0, (size_t)window * size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    bidir_window_once(sbuf, size, rbuf, size, window, reqs, stats);
+    for (int w = 0; w < window; w++)
+        verify_or_die(rbuf + (size_t)w * size, size,
+                      bidir_seed(1 - g_rank, size, w),
+                      "bidirectional window");
+
+    /* Calibration window, timed on rank 0, which plans for both. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_s();
+    bidir_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
+    double t_window = now_s() - t0;
+    int plan[2] = {1, BW_MIN_REPS};
+    if (g_rank == 0) {
+        double iters = (BW_TARGET_TOTAL_S / BW_MAX_REPS) / (t_window > 0.0 ? t_window : 1e-9);
+        plan[0] = iters < 1.0 ? 1 : iters > 1e6 ? 1000000 : (int)iters;
+        double reps = BW_TARGET_TOTAL_S / (plan[0] * (t_window > 0.0 ? t_window : 1e-9));
+        plan[1] = reps < BW_MIN_REPS ? BW_MIN_REPS : reps > BW_MAX_REPS ? BW_MAX_REPS : (int)reps;
+        MPI_Send(plan, 2, MPI_INT, 1, TAG_PLAN, MPI_COMM_WORLD);
+    } else {
+        MPI_Recv(plan, 2, MPI_INT, 0, TAG_PLAN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+
+    double *mbs = malloc((size_t)plan[1] * sizeof *mbs);
+    if (!mbs)
+        die("%s", "out of memory");
+    for (int r = 0; r < plan[1]; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double start = now_s();
+        for (int it = 0; it < plan[0]; it++)
+            bidir_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
+        double elapsed = now_s() - start;
+        mbs[r] = 2.0 * (double)plan[0] * (double)window * (double)size / elapsed / 1e6;
+    }
+    double result = median(mbs, (size_t)plan[1]);
+    free(mbs);
+    return g_rank == 0 ? result : 0.0;
+}
+
+/* Counting mode: `n` untimed round trips of `size` bytes, the last one checked. */
+static void run_roundtrips(unsigned char *sbuf, unsigned char *rbuf,
+                           size_t size, long n)
+{
+    int count = (int)size;
+    int peer = 1 - g_rank;
+    uint32_t seed = (uint32_t)size * 11u + 5u;
+    fill_pattern(sbuf, size, seed);
+    for (long i = 0; i < n; i++) {
+        if (g_rank == 0) {
+            MPI_Send(sbuf, count, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, count, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(rbuf, count, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            MPI_Send(sbuf, count, MPI_BYTE, peer, TAG_LAT, MPI_COMM_WORLD);
+        }
+    }
+    if (n > 0)
+        verify_or_die(rbuf, size, seed, "counting round trip");
+}
+
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -429,9 +547,9 @@ static void write_json(const char *path, const char *library,
     fputs(", \"results\": [", f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s{\"size\": %zu, \"latency_us\": %.4f, "
-                   "\"bandwidth_mb_s\": %.3f}",
+                   "\"bandwidth_mb_s\": %.3f, \"bidir_bandwidth_mb_s\": %.3f}",
                 i ? ", " : "", res[i].size, res[i].latency_us,
-                res[i].bandwidth_mb_s);
+                res[i].bandwidth_mb_s, res[i].bidir_bandwidth_mb_s);
     }
     fputs("]}\n", f);
     if (fclose(f) != 0)
@@ -442,7 +560,9 @@ static void usage_and_exit(const char *prog, int code)
 {
     if (g_rank == 0)
         fprintf(code ? stderr : stdout,
-                "usage: mpirun -n 2 %s [--sizes a,b,c] [--json FILE]\n", prog);
+                "usage: mpirun -n 2 %s [--sizes a,b,c] [--json FILE] "
+                "[--roundtrips N]\n",
+                prog);
     MPI_Finalize();
     exit(code);
 }
@@ -458,6 +578,7 @@ int main(int argc, char **argv)
     const size_t *sizes = default_sizes;
     size_t nsizes = sizeof default_sizes / sizeof default_sizes[0];
     size_t *own_sizes = NULL;
+    long roundtrips = -1;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -472,6 +593,8 @@ int main(int argc, char **argv)
             json_path = argv[++i];
         } else if (strncmp(argv[i], "--json=", 7) == 0) {
             json_path = argv[i] + 7;
+        } else if (strcmp(argv[i], "--roundtrips") == 0 && i + 1 < argc) {
+            roundtrips = (long)parse_size(argv[++i]);
         } else if (strcmp(argv[i], "--help") == 0 ||
                    strcmp(argv[i], "-h") == 0) {
             usage_and_exit(argv[0], 0);
@@ -512,6 +635,17 @@ int main(int argc, char **argv)
     if (!res)
         die("%s", "out of memory");
 
+    if (roundtrips >= 0) {
+        for (size_t i = 0; i < nsizes; i++)
+            run_roundtrips(sbuf, rbuf, sizes[i], roundtrips);
+        free(res);
+        free(sbuf);
+        free(rbuf);
+        free(own_sizes);
+        MPI_Finalize();
+        return 0;
+    }
+
     if (g_rank == 0) {
         printf("# %s\n", libver);
         printf("# latency: median of round-trip/2 (%d iters, %d for >= 1 MiB)\n",
@@ -519,7 +653,8 @@ int main(int argc, char **argv)
         printf("# bandwidth: median over repetitions, window %d (%d for >= 1 MiB), "
                "MB/s = 10^6 B/s\n",
                BW_WINDOW_SMALL, BW_WINDOW_LARGE);
-        printf("%12s %14s %16s\n", "size(B)", "latency(us)", "bandwidth(MB/s)");
+        printf("%12s %14s %16s %16s\n", "size(B)", "latency(us)",
+               "bandwidth(MB/s)", "bidir(MB/s)");
         fflush(stdout);
     }
 
@@ -528,9 +663,10 @@ int main(int argc, char **argv)
         res[i].size = size;
         res[i].latency_us = run_latency(sbuf, rbuf, size);
         res[i].bandwidth_mb_s = run_bandwidth(sbuf, rbuf, size);
+        res[i].bidir_bandwidth_mb_s = run_bidir(sbuf, rbuf, size);
         if (g_rank == 0) {
-            printf("%12zu %14.3f %16.2f\n", size, res[i].latency_us,
-                   res[i].bandwidth_mb_s);
+            printf("%12zu %14.3f %16.2f %16.2f\n", size, res[i].latency_us,
+                   res[i].bandwidth_mb_s, res[i].bidir_bandwidth_mb_s);
             fflush(stdout);
         }
     }

@@ -6,6 +6,10 @@
 //! `benches/c/mpi_pingpong.c` is the same method written in C against MPI, for running the
 //! same measurement over MPICH and over this project's own `libmpi.so`.
 
+pub mod compare;
+pub mod counters;
 pub mod measure;
+pub mod nas;
 pub mod plot;
+pub mod report;
 pub mod transport;

@@ -8,6 +8,11 @@
 //!   1 MiB up), the receiver takes them into separate buffers, and a zero-byte reply closes
 //!   each timed repetition; the figure is the median over repetitions of bytes / time, in
 //!   10^6 bytes per second.
+//! * Bidirectional bandwidth: both ranks stream the same windows to each other at once (each
+//!   receives into separate buffers); a zero-byte reply closes each timed repetition; the
+//!   figure is the bytes moved both ways / time, median over repetitions.
+//! * Counters: [`count_round_trips`] runs a short loop of round trips at one size between two
+//!   reads of the layer's counters, for the per-message counts of the report.
 
 use crate::transport::Transport;
 use std::time::{Duration, Instant};
@@ -18,12 +23,13 @@ pub struct Point {
     pub size: usize,
     pub latency_us: f64,
     pub bandwidth_mb_s: f64,
+    /// Both directions at once: total bytes / time, 10^6 B/s.
+    #[serde(default)]
+    pub bidir_bandwidth_mb_s: f64,
 }
 
 /// Message sizes of the standard sweep: 0 B to 8 MiB.
-pub const SIZES: &[usize] = &[
-    0, 1, 8, 64, 256, 1024, 4096, 16384, 65536, 262_144, 1 << 20, 4 << 20, 8 << 20,
-];
+pub const SIZES: &[usize] = &[0, 1, 8, 64, 256, 1024, 4096, 16384, 65536, 262_144, 1 << 20, 4 << 20, 8 << 20];
 
 fn window_for(size: usize) -> usize {
     if size >= 1 << 20 {
@@ -76,11 +82,7 @@ pub fn sweep(t: &mut dyn Transport, sizes: &[usize], min_iters: usize) -> Vec<Po
             round_trip(t, me, &sendbuf[..size], &mut recvbuf[..size]);
         }
         let per = warm.elapsed() / 5;
-        let iters = if size <= 65536 {
-            min_iters
-        } else {
-            ((Duration::from_millis(500).as_nanos() / per.as_nanos().max(1)) as usize).clamp(20, min_iters)
-        };
+        let iters = if size <= 65536 { min_iters } else { ((Duration::from_millis(500).as_nanos() / per.as_nanos().max(1)) as usize).clamp(20, min_iters) };
         let iters = agree(t, iters as u64) as usize;
         let mut samples = Vec::with_capacity(iters);
         for _ in 0..iters {
@@ -93,10 +95,11 @@ pub fn sweep(t: &mut dyn Transport, sizes: &[usize], min_iters: usize) -> Vec<Po
         }
         let latency_us = median(&mut samples);
 
-        // Bandwidth.
-        let bandwidth_mb_s = if size == 0 { 0.0 } else { stream(t, me, size, &sendbuf[..size]) };
+        // Bandwidth, one way then both ways.
+        let bandwidth_mb_s = if size == 0 { 0.0 } else { stream(t, me, size, &sendbuf[..size], false) };
+        let bidir_bandwidth_mb_s = if size == 0 { 0.0 } else { stream(t, me, size, &sendbuf[..size], true) };
         if me == 0 {
-            points.push(Point { size, latency_us, bandwidth_mb_s });
+            points.push(Point { size, latency_us, bandwidth_mb_s, bidir_bandwidth_mb_s });
         }
     }
     points
@@ -113,13 +116,22 @@ fn round_trip(t: &mut dyn Transport, me: usize, out: &[u8], inb: &mut [u8]) {
     }
 }
 
-fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8]) -> f64 {
+/// Streams `size`-byte messages from rank 0 to rank 1 (`both`: each way at once); returns
+/// the bytes moved (both ways) per second, 10^6 B/s.
+fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8], both: bool) -> f64 {
     let window = window_for(size);
-    let mut bufs: Vec<Vec<u8>> = if me == 1 { (0..window).map(|_| vec![0u8; size]).collect() } else { Vec::new() };
+    let mut bufs: Vec<Vec<u8>> = if me == 1 || both { (0..window).map(|_| vec![0u8; size]).collect() } else { Vec::new() };
     let mut ack = [0u8; 0];
     let mut one_rep = |t: &mut dyn Transport, count: usize| -> Duration {
         let t0 = Instant::now();
-        if me == 0 {
+        if both {
+            t.exchange(out, &mut bufs, count, window);
+            if me == 0 {
+                t.recv(&mut ack);
+            } else {
+                t.send(&ack);
+            }
+        } else if me == 0 {
             t.stream_send(out, count, window);
             t.recv(&mut ack);
         } else {
@@ -134,11 +146,38 @@ fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8]) -> f64 {
     let count = agree(t, count as u64) as usize;
     let reps = agree(t, if probe > Duration::from_millis(200) { 3 } else { 7 }) as usize;
     let mut rates = Vec::with_capacity(reps);
+    let directions = if both { 2 } else { 1 };
     for _ in 0..reps {
         let d = one_rep(t, count);
-        rates.push((count * size) as f64 / d.as_secs_f64() / 1e6);
+        rates.push((directions * count * size) as f64 / d.as_secs_f64() / 1e6);
+    }
+    if both {
+        assert!(bufs.iter().all(|b| b[..] == out[..]), "data corrupted at {size} bytes (both ways)");
     }
     median(&mut rates)
+}
+
+/// Runs `round_trips` round trips of `size` bytes between two reads of the layer's counters;
+/// returns this rank's counts of the loop alone (after minus before, every numeric field).
+pub fn count_round_trips(t: &mut dyn Transport, size: usize, round_trips: usize) -> serde_json::Value {
+    let me = t.rank();
+    let sendbuf: Vec<u8> = (0..size).map(|i| (i * 13 + 1) as u8).collect();
+    let mut recvbuf = vec![0u8; size];
+    // Two warm-up round trips (first-use costs: credits, buffers), then both sides agree that
+    // the loop starts, so that neither reads its counters with the other's warm-up in flight.
+    for _ in 0..2 {
+        round_trip(t, me, &sendbuf, &mut recvbuf);
+    }
+    agree(t, 0);
+    let before = t.counters();
+    for _ in 0..round_trips {
+        round_trip(t, me, &sendbuf, &mut recvbuf);
+    }
+    let after = t.counters();
+    assert!(recvbuf == sendbuf, "data corrupted at {size} bytes");
+    // Let the peer read its counters before this side moves on.
+    agree(t, 0);
+    crate::counters::difference(&after, &before)
 }
 
 /// Size at which bandwidth reaches half of the peak of `values(point)`, interpolated
@@ -182,9 +221,9 @@ mod tests {
     #[test]
     fn n_half_interpolates() {
         let pts = vec![
-            Point { size: 1000, latency_us: 1.0, bandwidth_mb_s: 10.0 },
-            Point { size: 4000, latency_us: 1.0, bandwidth_mb_s: 30.0 },
-            Point { size: 16000, latency_us: 1.0, bandwidth_mb_s: 100.0 },
+            Point { size: 1000, latency_us: 1.0, bandwidth_mb_s: 10.0, bidir_bandwidth_mb_s: 0.0 },
+            Point { size: 4000, latency_us: 1.0, bandwidth_mb_s: 30.0, bidir_bandwidth_mb_s: 0.0 },
+            Point { size: 16000, latency_us: 1.0, bandwidth_mb_s: 100.0, bidir_bandwidth_mb_s: 0.0 },
         ];
         let n = n_half(&pts, |p| p.bandwidth_mb_s).unwrap();
         assert!(n > 4000.0 && n < 16000.0, "{n}");

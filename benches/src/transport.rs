@@ -1,5 +1,12 @@
 //! The layers under test, each behind the same small interface so that every layer is
 //! measured by exactly the same code.
+//!
+//! Counters ([`Transport::counters`]) have one shape for every layer, the shape the MPI
+//! library's `MPI_COUNTERS` dump also has (see `mpich_channel::adi::AdiCounters`), so the
+//! report reads all seven layers the same way: `{"nic": {...}, "bip": {...}, "fm": {...},
+//! "layer": {"copies", "bytes_copied"}}` (absent layers omitted; `layer` is what the
+//! benchmark's side of the layer copied itself: the raw NIC layer's packet copies, FM's
+//! handler copies into the posted buffers).
 
 use bip_core::{Bip, BipConfig, Request};
 use nic_model::wait::Backoff;
@@ -16,6 +23,9 @@ pub trait Transport {
     fn stream_send(&mut self, buf: &[u8], count: usize, window: usize);
     /// Receives `count` messages into the buffers of `bufs` in turn.
     fn stream_recv(&mut self, bufs: &mut [Vec<u8>], count: usize, window: usize);
+    /// Both ways at once: sends `count` messages of `out.len()` bytes to the peer while
+    /// receiving the peer's `count` into the buffers of `bufs` in turn (both ranks call it).
+    fn exchange(&mut self, out: &[u8], bufs: &mut [Vec<u8>], count: usize, window: usize);
     /// What the layer counted (JSON object).
     fn counters(&self) -> serde_json::Value;
     fn finish(self: Box<Self>);
@@ -26,12 +36,61 @@ pub trait Transport {
 pub struct NicLayer {
     pub nic: AnyNic,
     mtu: usize,
+    /// Copies into and out of packet buffers: (copies, bytes).
+    copied: (u64, u64),
+}
+
+/// Bidirectional streaming over the raw NIC: where the next packet to send or receive is.
+struct Cursor {
+    message: usize,
+    offset: usize,
 }
 
 impl NicLayer {
     pub fn new(nic: AnyNic) -> Self {
         let mtu = nic.capabilities().mtu;
-        NicLayer { nic, mtu }
+        NicLayer { nic, mtu, copied: (0, 0) }
+    }
+
+    /// Sends the next packet of `out` at `c` if the route has room; true if it did.
+    fn try_send_packet(&mut self, peer: usize, out: &[u8], c: &mut Cursor) -> bool {
+        let Some(tok) = self.nic.transmit(peer) else { return false };
+        let l = (out.len() - c.offset).min(self.mtu);
+        tok.consume(l, |p| p.copy_from_slice(&out[c.offset..c.offset + l]));
+        self.count_copy(l);
+        c.offset += l;
+        if c.offset >= out.len() {
+            c.message += 1;
+            c.offset = 0;
+        }
+        true
+    }
+
+    /// Receives the next packet into message `c` (in `bufs` in turn) if one is there.
+    fn try_recv_packet(&mut self, peer: usize, bufs: &mut [Vec<u8>], c: &mut Cursor) -> bool {
+        let Some(tok) = self.nic.receive(peer) else { return false };
+        let k = bufs.len();
+        let buf = &mut bufs[c.message % k];
+        let off = c.offset;
+        let n = tok.consume(|p| {
+            buf[off..off + p.len()].copy_from_slice(p);
+            p.len()
+        });
+        self.count_copy(n);
+        c.offset += n;
+        if c.offset >= buf.len() {
+            c.message += 1;
+            c.offset = 0;
+        }
+        true
+    }
+
+    #[inline]
+    fn count_copy(&mut self, bytes: usize) {
+        if bytes > 0 {
+            self.copied.0 += 1;
+            self.copied.1 += bytes as u64;
+        }
     }
 
     fn peer(&self) -> usize {
@@ -58,6 +117,7 @@ impl Transport for NicLayer {
                 backoff.snooze();
             };
             tok.consume(l, |p| p.copy_from_slice(&buf[off..off + l]));
+            self.count_copy(l);
             off += l;
             if off >= buf.len() {
                 return;
@@ -83,6 +143,7 @@ impl Transport for NicLayer {
                 buf[off..off + p.len()].copy_from_slice(p);
                 p.len()
             });
+            self.count_copy(n);
             off += n;
             if off >= buf.len() {
                 return;
@@ -103,8 +164,28 @@ impl Transport for NicLayer {
         }
     }
 
+    fn exchange(&mut self, out: &[u8], bufs: &mut [Vec<u8>], count: usize, _window: usize) {
+        let peer = self.peer();
+        let (mut tx, mut rx) = (Cursor { message: 0, offset: 0 }, Cursor { message: 0, offset: 0 });
+        let mut backoff = Backoff::new();
+        // Sending and receiving in turn, a packet at a time: neither side may wait for room
+        // to send while the other's packets fill its own receive ring.
+        while tx.message < count || rx.message < count {
+            let sent = tx.message < count && self.try_send_packet(peer, out, &mut tx);
+            let got = rx.message < count && self.try_recv_packet(peer, bufs, &mut rx);
+            if sent || got {
+                backoff.reset();
+            } else if backoff.snooze() {
+                assert!(self.nic.peer_status(peer) != nic_model::PeerStatus::Dead, "peer died");
+            }
+        }
+    }
+
     fn counters(&self) -> serde_json::Value {
-        serde_json::to_value(self.nic.counters()).unwrap()
+        serde_json::json!({
+            "nic": serde_json::to_value(self.nic.counters()).unwrap(),
+            "layer": { "copies": self.copied.0, "bytes_copied": self.copied.1 },
+        })
     }
 
     fn finish(mut self: Box<Self>) {
@@ -178,22 +259,50 @@ impl Transport for BipLayer {
         }
     }
 
+    fn exchange(&mut self, out: &[u8], bufs: &mut [Vec<u8>], count: usize, window: usize) {
+        let peer = self.peer();
+        let mut reqs: Vec<Request> = Vec::with_capacity(2 * window);
+        let mut done = 0;
+        while done < count {
+            let w = window.min(count - done).min(bufs.len());
+            // Receives first, so that long messages find their rendezvous posted.
+            for b in bufs.iter_mut().take(w) {
+                // SAFETY: each buffer is used by one request at a time and outlives it.
+                reqs.push(unsafe { self.bip.irecv(self.tag, b.as_mut_ptr(), b.len()) }.expect("irecv"));
+            }
+            for _ in 0..w {
+                // SAFETY: `out` outlives the requests, which are waited for below.
+                reqs.push(unsafe { self.bip.isend(peer, self.tag, out.as_ptr(), out.len()) }.expect("isend"));
+            }
+            for r in reqs.drain(..) {
+                self.bip.wait(r).expect("wait");
+            }
+            done += w;
+        }
+    }
+
     fn counters(&self) -> serde_json::Value {
-        let c = self.bip.counters();
         serde_json::json!({
             "nic": serde_json::to_value(self.bip.device().counters()).unwrap(),
-            "bip": {
-                "messages_sent": c.messages_sent, "messages_received": c.messages_received,
-                "copies": c.copies, "bytes_copied": c.bytes_copied,
-                "rendezvous_single_copy": c.rendezvous_single_copy, "rendezvous_packets": c.rendezvous_packets,
-                "credit_waits": c.credit_waits, "retransmits": c.retransmits, "rejected": c.rejected,
-            }
+            "bip": bip_json(&self.bip.counters()),
+            "layer": { "copies": 0, "bytes_copied": 0 },
         })
     }
 
     fn finish(self: Box<Self>) {
         self.bip.finalize().expect("bip finalize");
     }
+}
+
+/// BIP's counters as JSON, named as the MPI library's `MPI_COUNTERS` dump names them.
+fn bip_json(c: &bip_core::BipCounters) -> serde_json::Value {
+    serde_json::json!({
+        "messages_sent": c.messages_sent, "messages_received": c.messages_received,
+        "copies": c.copies, "bytes_copied": c.bytes_copied,
+        "rendezvous_single_copy": c.rendezvous_single_copy, "rendezvous_packets": c.rendezvous_packets,
+        "rendezvous_split": c.rendezvous_split, "credit_waits": c.credit_waits,
+        "retransmits": c.retransmits, "rejected": c.rejected,
+    })
 }
 
 /// Where FM's handlers put arriving messages: the caller's buffers, in the order it posted
@@ -209,7 +318,19 @@ struct Sink {
     spare: Vec<Vec<u8>>,
     /// How many messages arrived early.
     early_count: u64,
+    /// Copies made here: FM 1.x messages into the posted buffers, early messages out of
+    /// their buffers: (copies, bytes).
+    copied: (u64, u64),
     done: usize,
+}
+
+impl Sink {
+    fn count_copy(&mut self, bytes: usize) {
+        if bytes > 0 {
+            self.copied.0 += 1;
+            self.copied.1 += bytes as u64;
+        }
+    }
 }
 
 type SharedSink = std::rc::Rc<std::cell::RefCell<Sink>>;
@@ -237,6 +358,7 @@ impl FmLayer {
                     let mut early = sink.spare.pop().unwrap_or_default();
                     early.clear();
                     early.extend_from_slice(data);
+                    sink.count_copy(data.len());
                     sink.early.push_back(early);
                     sink.early_count += 1;
                     return;
@@ -245,6 +367,7 @@ impl FmLayer {
                 // SAFETY: the target is a live buffer of `cap` bytes posted by `recv` or
                 // `stream_recv`, which wait for this handler before touching it again.
                 unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr, data.len()) };
+                sink.count_copy(data.len());
                 sink.done += 1;
             })
             .unwrap();
@@ -264,6 +387,7 @@ impl FmLayer {
                         assert!(len <= cap, "message longer than its buffer");
                         // SAFETY: as below.
                         unsafe { std::ptr::copy_nonoverlapping(early.as_ptr(), ptr, len) };
+                        sink.count_copy(len);
                         sink.spare.push(early);
                         sink.done += 1;
                     } else {
@@ -301,7 +425,34 @@ impl FmLayer {
     /// call while one message is awaited (the receiver paces itself to what it expects).
     fn await_messages(&mut self, n: usize) {
         let want = self.sink.borrow().done + n;
-        let budget = if n == 1 { 1 } else { usize::MAX };
+        self.await_landed(want, n == 1);
+    }
+
+    /// Takes `n` messages into `bufs` in turn: those that arrived early are copied in now,
+    /// buffers for the others are posted for the handler. Returns how many were posted.
+    fn post_receives(&mut self, bufs: &mut [Vec<u8>], n: usize) -> usize {
+        let k = bufs.len();
+        let mut sink = self.sink.borrow_mut();
+        let mut i = 0;
+        while i < n {
+            let Some(m) = sink.early.pop_front() else { break };
+            bufs[i % k][..m.len()].copy_from_slice(&m);
+            sink.count_copy(m.len());
+            sink.spare.push(m);
+            i += 1;
+        }
+        let posted = n - i;
+        for j in i..n {
+            let b = &mut bufs[j % k];
+            sink.targets.push_back((b.as_mut_ptr(), b.len()));
+        }
+        posted
+    }
+
+    /// Extracts until `want` messages in all have been handled (`one_packet`: one packet per
+    /// extract call).
+    fn await_landed(&mut self, want: usize, one_packet: bool) {
+        let budget = if one_packet { 1 } else { usize::MAX };
         let mut backoff = Backoff::new();
         while self.sink.borrow().done < want {
             if self.fm.extract(budget).expect("extract") > 0 {
@@ -328,7 +479,9 @@ impl Transport for FmLayer {
         let early = self.sink.borrow_mut().early.pop_front();
         if let Some(m) = early {
             buf[..m.len()].copy_from_slice(&m);
-            self.sink.borrow_mut().spare.push(m);
+            let mut sink = self.sink.borrow_mut();
+            sink.count_copy(m.len());
+            sink.spare.push(m);
             return;
         }
         self.sink.borrow_mut().targets.push_back((buf.as_mut_ptr(), buf.len()));
@@ -342,35 +495,41 @@ impl Transport for FmLayer {
     }
 
     fn stream_recv(&mut self, bufs: &mut [Vec<u8>], count: usize, _window: usize) {
-        let k = bufs.len();
-        let mut first = 0;
-        while first < count {
-            let Some(m) = self.sink.borrow_mut().early.pop_front() else { break };
-            bufs[first % k][..m.len()].copy_from_slice(&m);
-            self.sink.borrow_mut().spare.push(m);
-            first += 1;
-        }
-        {
-            let mut sink = self.sink.borrow_mut();
-            for i in first..count {
-                let b = &mut bufs[i % k];
-                sink.targets.push_back((b.as_mut_ptr(), b.len()));
+        let landed = self.sink.borrow().done;
+        let posted = self.post_receives(bufs, count);
+        self.await_landed(landed + posted, posted == 1);
+    }
+
+    fn exchange(&mut self, out: &[u8], bufs: &mut [Vec<u8>], count: usize, window: usize) {
+        // A round: buffers for up to `window` of the peer's messages, then as many of this
+        // side's (FM sends keep extracting while they wait, so the peer's messages land
+        // meanwhile), then the rest of the peer's. Each buffer is posted again only once its
+        // previous message has landed.
+        let k = bufs.len().min(window).max(1);
+        let mut done = 0;
+        while done < count {
+            let w = k.min(count - done);
+            let landed = self.sink.borrow().done;
+            let posted = self.post_receives(&mut bufs[..w], w);
+            for _ in 0..w {
+                self.send_one(out);
             }
+            self.await_landed(landed + posted, false);
+            done += w;
         }
-        self.await_messages(count - first);
     }
 
     fn counters(&self) -> serde_json::Value {
         let f = self.fm.counters();
-        let c = self.fm.bip().counters();
+        let sink = self.sink.borrow();
         serde_json::json!({
             "nic": serde_json::to_value(self.fm.bip().device().counters()).unwrap(),
-            "bip": { "messages_sent": c.messages_sent, "messages_received": c.messages_received, "copies": c.copies, "bytes_copied": c.bytes_copied,
-                     "rendezvous_single_copy": c.rendezvous_single_copy, "rendezvous_packets": c.rendezvous_packets, "credit_waits": c.credit_waits },
-            "early_messages": self.sink.borrow().early_count,
+            "bip": bip_json(&self.fm.bip().counters()),
             "fm": { "messages_sent": f.messages_sent, "messages_received": f.messages_received, "packets_sent": f.packets_sent,
                     "packets_received": f.packets_received, "bulk_direct": f.bulk_direct, "bulk_staged": f.bulk_staged,
-                    "suspensions": f.suspensions, "bytes_copied": f.bytes_copied },
+                    "suspensions": f.suspensions, "bytes_copied": f.bytes_copied, "copies": f.copies,
+                    "send_bytes_copied": f.send_bytes_copied },
+            "layer": { "copies": sink.copied.0, "bytes_copied": sink.copied.1, "early_messages": sink.early_count },
         })
     }
 

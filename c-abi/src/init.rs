@@ -138,8 +138,21 @@ mpi_fn! {
         let Phase::Running(rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
             unreachable!("checked running above")
         };
+        write_counters(&rt.adi);
         rt.adi.finalize()?;
         Ok(())
+    }
+}
+
+/// With `MPI_COUNTERS=<path>` set, writes this rank's counters (the engine's, its channel's
+/// and the layers' under it, see `mpich_channel::adi::AdiCounters`) to `<path>.<rank>.json`.
+/// A failure to write is reported on stderr and does not fail `MPI_Finalize`.
+fn write_counters(adi: &Adi) {
+    let Some(base) = std::env::var_os("MPI_COUNTERS").filter(|p| !p.is_empty()) else { return };
+    let mut path = base;
+    path.push(format!(".{}.json", adi.rank()));
+    if let Err(e) = std::fs::write(&path, adi.counters().to_json() + "\n") {
+        let _ = writeln!(std::io::stderr(), "MPI_COUNTERS: cannot write {}: {e}", std::path::Path::new(&path).display());
     }
 }
 

@@ -34,9 +34,10 @@
 //! creation, intercommunicators), `group`, `topo`, `attr`, `info`, `datatype` (flattened
 //! layouts, constructors, queries, pack), `op` (reduction kernels, user operations),
 //! `status`, `request`, `bsend`, `mem`. Calls: `init`, `args` (argument checking), `p2p`
-//! (blocking), `nonblocking` (nonblocking and persistent), `completion` (wait and test),
-//! `coll` (every collective, as schedules: blocking ones run at once, nonblocking ones are
-//! advanced by every wait), `env` (clocks, names, versions). `fortran`: the Fortran entry
+//! (blocking), `nonblocking` (nonblocking and persistent), `mprobe` (matched probes),
+//! `spawn` (dynamic processes, refused), `completion` (wait and test), `coll` (every
+//! collective, as schedules: blocking ones run at once, nonblocking ones are advanced by
+//! every wait), `env` (clocks, names, versions). `fortran`: the Fortran entry
 //! points (generated from `mpi.h` by `fortran/generate.rs`) and the Fortran sentinels. The
 //! tools (`mpicc`, `mpifort`, `mpirun`, ...) are binaries of this package built from
 //! `src/bin/` and `src/tools/`, independent of the library.
@@ -62,10 +63,12 @@ mod group;
 mod info;
 mod init;
 mod mem;
+mod mprobe;
 mod nonblocking;
 mod op;
 mod p2p;
 mod request;
+mod spawn;
 mod state;
 mod status;
 mod topo;

@@ -42,6 +42,11 @@ pub struct FmCounters {
     pub suspensions: u64,
     /// Bytes handlers copied out of packets (FM 2.x) or out of staging (FM 1.x staging copy).
     pub bytes_copied: u64,
+    /// Memory copies FM made: handlers' copies out of packets, FM 1.x staging, and short
+    /// pieces copied into the packet being built on the send side.
+    pub copies: u64,
+    /// Bytes of short pieces copied into the packet being built (send side).
+    pub send_bytes_copied: u64,
 }
 
 /// A message being sent (FM 2.x's `FM_stream` on the send side).
@@ -234,6 +239,8 @@ impl<D: Device> Fm<D> {
             }
             let n = room.min(rest.len());
             s.packet.extend_from_slice(&rest[..n]);
+            self.rx.counters.copies += 1;
+            self.rx.counters.send_bytes_copied += n as u64;
             rest = &rest[n..];
         }
         Ok(())
@@ -508,6 +515,7 @@ impl Rx {
         handler(&mut s);
         self.counters.messages_received += 1;
         self.counters.bytes_copied += inbox.copied;
+        self.counters.copies += inbox.copies;
         Ok(())
     }
 
@@ -544,6 +552,7 @@ impl Rx {
             // FM 1.x: stage the whole message before the handler runs.
             buf.extend_from_slice(data);
             self.counters.bytes_copied += data.len() as u64;
+            self.counters.copies += 1;
             a.inbox.remaining -= (data.len() as u64).min(a.inbox.remaining);
             return self.maybe_finish(src);
         }
@@ -676,6 +685,7 @@ impl Rx {
             self.counters.messages_received += 1;
             self.counters.suspensions += a.inbox.suspensions;
             self.counters.bytes_copied += a.inbox.copied;
+            self.counters.copies += a.inbox.copies;
         }
     }
 }

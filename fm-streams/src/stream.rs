@@ -32,6 +32,8 @@ pub(crate) struct Inbox {
     pub bulk_announced: u64,
     /// Bytes the handler copied (for the counters).
     pub copied: u64,
+    /// Copies the handler made (for the counters).
+    pub copies: u64,
     /// Times the handler was suspended.
     pub suspensions: u64,
 }
@@ -47,6 +49,7 @@ impl Inbox {
             pos: 0,
             bulk_announced: 0,
             copied: 0,
+            copies: 0,
             suspensions: 0,
         }
     }
@@ -121,6 +124,7 @@ impl Stream<'_> {
                 ib.pos += n;
                 ib.remaining -= n as u64;
                 ib.copied += n as u64;
+                ib.copies += 1;
                 got += n;
                 continue;
             }

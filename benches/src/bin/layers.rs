@@ -1,8 +1,21 @@
 //! `layers`: measures each layer of the stack between two processes, the same way for every
 //! layer, and prints a table (and the JSON of ../shared/DESIGN.md).
 //!
+//! For every profile asked for, each layer gets a sweep (latency, streaming and bidirectional
+//! bandwidth; N1/2 in the summary) and, at a few sizes, a short counted run of round trips
+//! whose counters, per message and both ranks summed, say where the layer's time goes
+//! (copies, bytes copied, packets, stalls: [`benches::counters`]). The MPI layers run
+//! `benches/c/mpi_pingpong.c` under our `mpirun`; their counters come from the dump our
+//! library writes at `MPI_Finalize` under `MPI_COUNTERS` (a run of N round trips minus a run
+//! of none).
+//!
+//! The JSON document of one profile: `{"profile", "layers": {LAYER: [{"size", "latency_us",
+//! "bandwidth_mb_s", "bidir_bandwidth_mb_s"}...]}, "summary": {LAYER: {...}}, "counters":
+//! {LAYER: [per-message counts at each counted size]}, "reference": {"mpich": [...]}}`.
+//!
 //! ```text
 //! layers --layers nic,bip,fm,fm1 --profile native --json layers.json
+//! layers --layers nic,bip,mpi-bip --profile all --report target/report   # every profile, report.md
 //! layers --layers bip --profile myrinet-lanai4
 //! layers --layers bip,mpi-bip,mpi-fm      # our MPI over each channel (benches/c/mpi_pingpong.c
 //!                                        # built with our mpicc, run with our mpirun)
@@ -10,6 +23,7 @@
 //! layers --calibrate                     # BIP's copy / single-copy threshold on this machine
 //! ```
 
+use benches::counters::{difference, per_message, sum};
 use benches::measure::{self, n_half, pingpong_mb_s, Point};
 use benches::transport::{BipLayer, FmLayer, NicLayer, Transport};
 use clap::Parser;
@@ -25,12 +39,25 @@ struct Args {
     /// Layers to measure, comma-separated: nic, bip, fm, fm1, mpi-bip, mpi-fm, mpi-fm1.
     #[arg(long, default_value = "nic,bip,fm,fm1", value_delimiter = ',')]
     layers: Vec<String>,
-    /// NIC timing profile: native, myrinet-lanai4, rdma-100g, or a path to a .toml file.
+    /// NIC timing profiles, comma-separated, measured one after the other: native,
+    /// myrinet-lanai4, rdma-100g, paths to .toml files, or `all` (every built-in profile).
     #[arg(long, env = "MPI_NIC_PROFILE", default_value = "native")]
     profile: String,
-    /// Write the results as JSON to this file.
+    /// Write the results as JSON to this file (with several profiles: FILE-<profile>.json each).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write DIR/layers-<profile>.json for every profile and the report (DIR/report.md, plots).
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Message sizes of the counted runs (copies, packets, stalls per message).
+    #[arg(long, value_delimiter = ',', default_value = "8,4096,65536,1048576")]
+    counter_sizes: Vec<usize>,
+    /// Round trips of each counted run up to 64 KiB (a fifth of that, at least 4, above).
+    #[arg(long, default_value_t = 50)]
+    counter_round_trips: usize,
+    /// Skip the counted runs.
+    #[arg(long)]
+    no_counters: bool,
     /// Message sizes in bytes, comma-separated (default: 0 B to 8 MiB).
     #[arg(long, value_delimiter = ',')]
     sizes: Option<Vec<usize>>,
@@ -56,6 +83,9 @@ struct Args {
     /// Internal: where the worker writes its result.
     #[arg(long, hide = true)]
     out: Option<PathBuf>,
+    /// Internal: the worker runs the counted round trips instead of the sweep.
+    #[arg(long, hide = true)]
+    count: bool,
 }
 
 const KNOWN: &[&str] = &["nic", "bip", "fm", "fm1", "mpi-bip", "mpi-fm", "mpi-fm1"];
@@ -84,32 +114,101 @@ fn worker(layer: &str, args: &Args) {
         "fm1" => Box::new(FmLayer::new(nic, true)),
         other => panic!("unknown layer {other}"),
     };
-    let sizes = args.sizes.clone().unwrap_or_else(|| measure::SIZES.to_vec());
-    let points = measure::sweep(t.as_mut(), &sizes, args.iters);
-    if t.rank() == 0 {
-        let out = serde_json::json!({ "points": points, "counters": t.counters() });
-        std::fs::write(args.out.as_ref().expect("--out"), out.to_string()).expect("writing the result");
+    let out = args.out.as_ref().expect("--out");
+    if args.count {
+        // Every rank writes its own counts; the parent sums them.
+        let counts: Vec<serde_json::Value> = args
+            .counter_sizes
+            .iter()
+            .map(|&size| {
+                let n = round_trips_for(size, args.counter_round_trips);
+                serde_json::json!({ "size": size, "round_trips": n, "counts": measure::count_round_trips(t.as_mut(), size, n) })
+            })
+            .collect();
+        let path = format!("{}.{}", out.display(), t.rank());
+        std::fs::write(path, serde_json::Value::from(counts).to_string()).expect("writing the counts");
+    } else {
+        let sizes = args.sizes.clone().unwrap_or_else(|| measure::SIZES.to_vec());
+        let points = measure::sweep(t.as_mut(), &sizes, args.iters);
+        if t.rank() == 0 {
+            std::fs::write(out, serde_json::json!({ "points": points }).to_string()).expect("writing the result");
+        }
     }
     t.finish();
 }
 
-/// Runs one layer as a two-process job; returns rank 0's points and counters.
-fn run_layer(layer: &str, args: &Args, extra_env: &[(&str, String)]) -> Result<(Vec<Point>, serde_json::Value), String> {
+/// Round trips of a counted run at `size`: fewer for long messages (a modeled 1997 NIC takes
+/// 8 ms per MiB), whose counts per message do not depend on how many there are.
+fn round_trips_for(size: usize, n: usize) -> usize {
+    if size > 65536 {
+        (n / 5).max(4)
+    } else {
+        n.max(1)
+    }
+}
+
+/// Runs one layer's sweep as a two-process job; returns rank 0's points.
+fn run_layer(layer: &str, profile: &str, args: &Args, extra_env: &[(&str, String)]) -> Result<Vec<Point>, String> {
+    let out = temp_path(layer);
+    let mut worker_args = vec!["--iters".to_string(), args.iters.to_string()];
+    if let Some(s) = &args.sizes {
+        worker_args.push("--sizes".into());
+        worker_args.push(join(s));
+    }
+    run_worker_job(layer, profile, args, &out, &worker_args, extra_env)?;
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    serde_json::from_value(v["points"].clone()).map_err(|e| e.to_string())
+}
+
+/// Runs one layer's counted round trips as a two-process job; returns the counts per message
+/// at each counted size (both ranks summed).
+fn count_layer(layer: &str, profile: &str, args: &Args) -> Result<Vec<serde_json::Value>, String> {
+    let out = temp_path(layer);
+    let worker_args =
+        vec!["--count".to_string(), "--counter-sizes".into(), join(&args.counter_sizes), "--counter-round-trips".into(), args.counter_round_trips.to_string()];
+    run_worker_job(layer, profile, args, &out, &worker_args, &[])?;
+    let mut ranks = Vec::new();
+    for rank in 0..2 {
+        let path = PathBuf::from(format!("{}.{rank}", out.display()));
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let _ = std::fs::remove_file(&path);
+        ranks.push(serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())?);
+    }
+    let (r0, r1) = (ranks[0].as_array().cloned().unwrap_or_default(), ranks[1].as_array().cloned().unwrap_or_default());
+    Ok(r0
+        .iter()
+        .zip(&r1)
+        .map(|(a, b)| {
+            let size = a["size"].as_u64().unwrap_or(0) as usize;
+            let round_trips = a["round_trips"].as_u64().unwrap_or(0);
+            per_message(&sum(&a["counts"], &b["counts"]), size, 2 * round_trips)
+        })
+        .collect())
+}
+
+fn temp_path(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("layers-{}-{what}-{}.json", std::process::id(), fastrand_u64()))
+}
+
+fn join(v: &[usize]) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Runs this binary as the two ranks of a job measuring `layer`, writing to `out`.
+fn run_worker_job(layer: &str, profile: &str, args: &Args, out: &Path, extra_args: &[String], extra_env: &[(&str, String)]) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = std::env::temp_dir().join(format!("layers-{}-{layer}-{}.json", std::process::id(), fastrand_u64()));
     let mut cfg = JobConfig::new(2);
     cfg.bind_cores = !args.no_bind;
     let job = Job::new(&cfg).map_err(|e| e.to_string())?;
-    let mut worker_args = vec!["--worker".to_string(), layer.to_string(), "--out".into(), out.display().to_string(), "--iters".into(), args.iters.to_string()];
-    if let Some(s) = &args.sizes {
-        worker_args.push("--sizes".into());
-        worker_args.push(s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
-    }
+    let mut worker_args = vec!["--worker".to_string(), layer.to_string(), "--out".into(), out.display().to_string()];
+    worker_args.extend(extra_args.iter().cloned());
     let outcome = job
         .run(
             |_| {
                 let mut c = Command::new(&exe);
-                c.args(&worker_args).env("MPI_NIC_PROFILE", &args.profile);
+                c.args(&worker_args).env("MPI_NIC_PROFILE", profile);
                 for (k, v) in extra_env {
                     c.env(k, v);
                 }
@@ -120,13 +219,9 @@ fn run_layer(layer: &str, args: &Args, extra_env: &[(&str, String)]) -> Result<(
         )
         .map_err(|e| e.to_string())?;
     if !outcome.success() {
-        return Err(format!("the {layer} measurement failed: {:?}", outcome.exits));
+        return Err(format!("the {layer} measurement (profile {profile}) failed: {:?}", outcome.exits));
     }
-    let text = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
-    let _ = std::fs::remove_file(&out);
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    let points: Vec<Point> = serde_json::from_value(v["points"].clone()).map_err(|e| e.to_string())?;
-    Ok((points, v["counters"].clone()))
+    Ok(())
 }
 
 fn fastrand_u64() -> u64 {
@@ -144,6 +239,7 @@ fn median_points(runs: &[Vec<Point>]) -> Vec<Point> {
             size: runs[0][i].size,
             latency_us: med(runs.iter().map(|r| r[i].latency_us).collect()),
             bandwidth_mb_s: med(runs.iter().map(|r| r[i].bandwidth_mb_s).collect()),
+            bidir_bandwidth_mb_s: med(runs.iter().map(|r| r[i].bidir_bandwidth_mb_s).collect()),
         })
         .collect()
 }
@@ -156,6 +252,7 @@ fn mean_points(runs: &[Vec<Point>]) -> Vec<Point> {
             size: runs[0][i].size,
             latency_us: runs.iter().map(|r| r[i].latency_us).sum::<f64>() / n,
             bandwidth_mb_s: runs.iter().map(|r| r[i].bandwidth_mb_s).sum::<f64>() / n,
+            bidir_bandwidth_mb_s: runs.iter().map(|r| r[i].bidir_bandwidth_mb_s).sum::<f64>() / n,
         })
         .collect()
 }
@@ -166,33 +263,91 @@ fn run(args: Args) -> Result<(), String> {
             return Err(format!("unknown layer {l:?}; the layers are {KNOWN:?}"));
         }
     }
-    nic_model::Profile::load(&args.profile).map_err(|e| e.to_string())?;
+    let profiles = profile_list(&args.profile);
+    for p in &profiles {
+        nic_model::Profile::load(p).map_err(|e| format!("profile {p:?}: {e} (the built-in profiles are {:?})", nic_model::timing::built_in_names()))?;
+    }
     if args.iters < 1000 {
         eprintln!("layers: note: {} round trips per latency figure; the method asks for at least 1000", args.iters);
     }
     if args.calibrate {
-        return calibrate(&args);
+        return calibrate(&args, &profiles[0]);
     }
     let mpich = if args.compare_mpich { Some(build_mpich_bench()?) } else { None };
     let ours = if args.layers.iter().any(|l| l.starts_with("mpi-")) { Some(build_our_mpi_bench()?) } else { None };
+    let mut docs = Vec::new();
+    for (i, profile) in profiles.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        let doc = measure_profile(profile, &args, ours.as_deref(), mpich.as_deref())?;
+        if let Some(path) = &args.json {
+            let path = if profiles.len() == 1 { path.clone() } else { with_profile_suffix(path, profile) };
+            write_json(&path, &doc)?;
+        }
+        if let Some(dir) = &args.report {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the report directory {}: {e}", dir.display()))?;
+            write_json(&dir.join(format!("layers-{}.json", file_safe(profile))), &doc)?;
+        }
+        docs.push(doc);
+    }
+    if let Some(dir) = &args.report {
+        let page = benches::report::write_report(dir, &docs)?;
+        println!("report written to {}", page.display());
+    }
+    Ok(())
+}
+
+/// The profiles named by `--profile`: a comma list, or `all` for every built-in one.
+fn profile_list(arg: &str) -> Vec<String> {
+    if arg.trim() == "all" {
+        return nic_model::timing::built_in_names().into_iter().map(String::from).collect();
+    }
+    let v: Vec<String> = arg.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    if v.is_empty() {
+        vec!["native".into()]
+    } else {
+        v
+    }
+}
+
+/// A profile's name as a file name part (a profile may be a path to a .toml file).
+fn file_safe(profile: &str) -> String {
+    let stem = Path::new(profile).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| profile.to_string());
+    stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// `dir/name.json` becomes `dir/name-<profile>.json`.
+fn with_profile_suffix(path: &Path, profile: &str) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "layers".into());
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "json".into());
+    path.with_file_name(format!("{stem}-{}.{ext}", file_safe(profile)))
+}
+
+fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), String> {
+    std::fs::write(path, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!("JSON written to {}", path.display());
+    Ok(())
+}
+
+/// Measures every layer under `profile` (sweeps, `--repeat` times alternating, then the
+/// counted runs); prints the tables and returns the profile's JSON document.
+fn measure_profile(profile: &str, args: &Args, ours: Option<&Path>, mpich: Option<&Path>) -> Result<serde_json::Value, String> {
     let mut runs: BTreeMap<String, Vec<Vec<Point>>> = BTreeMap::new();
-    let mut counters = serde_json::Map::new();
     for _ in 0..args.repeat.max(1) {
         for layer in &args.layers {
-            if let (Some(channel), Some(exe)) = (layer.strip_prefix("mpi-"), &ours) {
-                runs.entry(layer.clone()).or_default().push(run_our_mpi(exe, channel, &args)?);
-                continue;
-            }
-            let (pts, c) = run_layer(layer, &args, &[])?;
+            let pts = match (layer.strip_prefix("mpi-"), ours) {
+                (Some(channel), Some(exe)) => run_our_mpi(exe, channel, profile, args)?,
+                _ => run_layer(layer, profile, args, &[])?,
+            };
             runs.entry(layer.clone()).or_default().push(pts);
-            counters.insert(layer.clone(), c);
         }
-        if let Some(exe) = &mpich {
-            runs.entry("mpich".into()).or_default().push(run_mpich(exe, &args)?);
+        if let Some(exe) = mpich {
+            runs.entry("mpich".into()).or_default().push(run_mpich(exe, args)?);
         }
     }
     let results: BTreeMap<String, Vec<Point>> = runs.iter().map(|(k, v)| (k.clone(), median_points(v))).collect();
-    print_table(&args, &results);
+    print_table(profile, args, &results);
     if let Some(m) = runs.get("mpich") {
         print_pairwise(&runs, m, "MPICH");
     }
@@ -203,29 +358,71 @@ fn run(args: Args) -> Result<(), String> {
             runs.iter().filter(|(k, _)| **k != args.layers[0] && *k != "mpich").map(|(k, v)| (k.clone(), v.clone())).collect();
         print_pairwise(&others, base, &args.layers[0]);
     }
-    if let Some(path) = &args.json {
-        let layers: serde_json::Map<String, serde_json::Value> =
-            results.iter().filter(|(k, _)| *k != "mpich").map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap())).collect();
-        let mut doc = serde_json::json!({ "profile": args.profile, "layers": layers });
-        let summary: serde_json::Map<String, serde_json::Value> = results
-            .iter()
-            .map(|(k, v)| {
-                (k.clone(), serde_json::json!({
-                    "peak_bandwidth_mb_s": v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max),
-                    "n_half_streaming_bytes": n_half(v, |p| p.bandwidth_mb_s),
-                    "n_half_pingpong_bytes": n_half(v, pingpong_mb_s),
-                }))
-            })
-            .collect();
-        doc["summary"] = summary.into();
-        doc["counters"] = counters.into();
-        if let Some(m) = results.get("mpich") {
-            doc["reference"] = serde_json::json!({ "mpich": m });
+    let mut counters = serde_json::Map::new();
+    if !args.no_counters {
+        for layer in &args.layers {
+            let counts = match (layer.strip_prefix("mpi-"), ours) {
+                (Some(channel), Some(exe)) => count_our_mpi(exe, channel, profile, args)?,
+                _ => count_layer(layer, profile, args)?,
+            };
+            counters.insert(layer.clone(), counts.into());
         }
-        std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap()).map_err(|e| format!("writing {}: {e}", path.display()))?;
-        println!("JSON written to {}", path.display());
+        print_counters(args, &counters);
     }
-    Ok(())
+    let layers: serde_json::Map<String, serde_json::Value> =
+        results.iter().filter(|(k, _)| *k != "mpich").map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap())).collect();
+    let mut doc = serde_json::json!({ "profile": profile, "layers": layers });
+    let summary: serde_json::Map<String, serde_json::Value> = results
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::json!({
+                    "peak_bandwidth_mb_s": v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max),
+                    "peak_bidir_bandwidth_mb_s": v.iter().map(|p| p.bidir_bandwidth_mb_s).fold(0.0, f64::max),
+                    "n_half_streaming_bytes": n_half(v, |p| p.bandwidth_mb_s),
+                    "n_half_bidir_bytes": n_half(v, |p| p.bidir_bandwidth_mb_s),
+                    "n_half_pingpong_bytes": n_half(v, pingpong_mb_s),
+                    "latency_min_size_us": v.first().map(|p| p.latency_us),
+                }),
+            )
+        })
+        .collect();
+    doc["summary"] = summary.into();
+    doc["counters"] = counters.into();
+    if let Some(m) = results.get("mpich") {
+        doc["reference"] = serde_json::json!({ "mpich": m });
+    }
+    Ok(doc)
+}
+
+/// The counted runs' table: per message, both ranks summed.
+fn print_counters(args: &Args, counters: &serde_json::Map<String, serde_json::Value>) {
+    println!(
+        "\ncounters per message (counted runs of {} round trips, {} above 64 KiB; both ranks summed)",
+        args.counter_round_trips,
+        round_trips_for(1 << 20, args.counter_round_trips)
+    );
+    println!(
+        "{:>8} {:>9} | {:>7} {:>12} {:>7} | {:>8} {:>7} {:>7} {:>6}",
+        "layer", "size", "copies", "bytes copied", "passes", "packets", "stalls", "credit", "dma"
+    );
+    for layer in &args.layers {
+        for c in counters.get(layer).and_then(|v| v.as_array()).into_iter().flatten() {
+            let f = |k: &str| c[k].as_f64().unwrap_or(0.0);
+            let passes = c["copy_passes"].as_f64().map_or("-".to_string(), |p| format!("{p:.2}"));
+            println!(
+                "{layer:>8} {:>9} | {:>7.2} {:>12.1} {passes:>7} | {:>8.2} {:>7.2} {:>7.2} {:>6.2}",
+                human(c["size"].as_u64().unwrap_or(0) as usize),
+                f("copies_per_msg"),
+                f("bytes_copied_per_msg"),
+                f("packets_per_msg"),
+                f("stalls_per_msg"),
+                f("credit_waits_per_msg"),
+                f("dma_per_msg")
+            );
+        }
+    }
 }
 
 fn human(size: usize) -> String {
@@ -236,14 +433,14 @@ fn human(size: usize) -> String {
     }
 }
 
-fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
+fn print_table(profile: &str, args: &Args, results: &BTreeMap<String, Vec<Point>>) {
     let order: Vec<&str> = args.layers.iter().map(String::as_str).chain(results.contains_key("mpich").then_some("mpich")).collect();
     // The layering ratio: what the second layer delivers of the first's performance.
     let pair = (args.layers.len() >= 2).then(|| (args.layers[0].as_str(), args.layers[1].as_str()));
-    println!("profile: {}   (latency: median of round trip / 2; bandwidth: streaming, 10^6 B/s)", args.profile);
+    println!("profile: {profile}   (latency: median of round trip / 2; bandwidth: streaming one way, then both ways at once; 10^6 B/s)");
     let mut head = format!("{:>9}", "size");
     for l in &order {
-        head += &format!(" | {:>10} {:>10}", format!("{l} us"), "MB/s");
+        head += &format!(" | {:>10} {:>9} {:>9}", format!("{l} us"), "MB/s", "bidir");
     }
     if let Some((a, b)) = pair {
         head += &format!(" | {b} as % of {a}: lat  bw");
@@ -254,7 +451,7 @@ fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
         let mut line = format!("{:>9}", human(first.size));
         for l in &order {
             let p = &results[*l][i];
-            line += &format!(" | {:>10.3} {:>10.1}", p.latency_us, p.bandwidth_mb_s);
+            line += &format!(" | {:>10.3} {:>9.1} {:>9.1}", p.latency_us, p.bandwidth_mb_s, p.bidir_bandwidth_mb_s);
         }
         if let Some((a, b)) = pair {
             let (a, b) = (&results[a][i], &results[b][i]);
@@ -267,9 +464,11 @@ fn print_table(args: &Args, results: &BTreeMap<String, Vec<Point>>) {
         let v = &results[*l];
         let peak = v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max);
         let fmt = |x: Option<f64>| x.map(|b| format!("{:.0} B", b)).unwrap_or_else(|| "-".into());
+        let peak_bidir = v.iter().map(|p| p.bidir_bandwidth_mb_s).fold(0.0, f64::max);
         println!(
-            "{l:>6}: peak {peak:.1} MB/s, N1/2 {} (streaming), {} (ping-pong, the paper's method)",
+            "{l:>6}: peak {peak:.1} MB/s ({peak_bidir:.1} both ways), N1/2 {} (streaming), {} (both ways), {} (ping-pong, the paper's method)",
             fmt(n_half(v, |p| p.bandwidth_mb_s)),
+            fmt(n_half(v, |p| p.bidir_bandwidth_mb_s)),
             fmt(n_half(v, pingpong_mb_s))
         );
     }
@@ -303,14 +502,14 @@ fn print_pairwise(runs: &BTreeMap<String, Vec<Vec<Point>>>, mpich: &[Vec<Point>]
     }
 }
 
-fn calibrate(args: &Args) -> Result<(), String> {
+fn calibrate(args: &Args, profile: &str) -> Result<(), String> {
     let sizes: Vec<usize> = args.sizes.clone().unwrap_or_else(|| vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 131072, 262144]);
     let a = Args { sizes: Some(sizes.clone()), ..clone_args(args) };
     let mut copy_runs = Vec::new();
     let mut zc_runs = Vec::new();
     for _ in 0..args.repeat.max(3) {
-        copy_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", (1usize << 30).to_string()), ("BIP_SHORT_LIMIT", (1usize << 31).to_string())])?.0);
-        zc_runs.push(run_layer("bip", &a, &[("BIP_EAGER_MAX", "0".to_string())])?.0);
+        copy_runs.push(run_layer("bip", profile, &a, &[("BIP_EAGER_MAX", (1usize << 30).to_string()), ("BIP_SHORT_LIMIT", (1usize << 31).to_string())])?);
+        zc_runs.push(run_layer("bip", profile, &a, &[("BIP_EAGER_MAX", "0".to_string())])?);
     }
     // The mean over runs, not the median: on a machine whose speed shifts between runs (this
     // shared VM has two levels), the threshold should minimize the expected time.
@@ -348,6 +547,11 @@ fn clone_args(a: &Args) -> Args {
         layers: a.layers.clone(),
         profile: a.profile.clone(),
         json: None,
+        report: None,
+        counter_sizes: a.counter_sizes.clone(),
+        counter_round_trips: a.counter_round_trips,
+        no_counters: a.no_counters,
+        count: false,
         sizes: a.sizes.clone(),
         iters: a.iters,
         repeat: a.repeat,
@@ -422,12 +626,53 @@ fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
     run_mpi_bench(c, exe, args, "MPICH")
 }
 
-/// Our MPI over `channel`, under our `mpirun`.
-fn run_our_mpi(exe: &Path, channel: &str, args: &Args) -> Result<Vec<Point>, String> {
+/// Our `mpirun` starting two ranks over `channel` under `profile`.
+fn our_mpirun(channel: &str, profile: &str, args: &Args) -> Result<Command, String> {
     let mut c = Command::new(our_tool("mpirun")?);
-    c.args(["-n", "2", "--channel", channel, "--profile", &args.profile]);
+    c.args(["-n", "2", "--channel", channel, "--profile", profile]);
     c.args(["--bind-to", if args.no_bind { "none" } else { "core" }]);
-    run_mpi_bench(c, exe, args, &format!("mpi-{channel}"))
+    Ok(c)
+}
+
+/// Our MPI over `channel`, under our `mpirun`.
+fn run_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Result<Vec<Point>, String> {
+    run_mpi_bench(our_mpirun(channel, profile, args)?, exe, args, &format!("mpi-{channel}"))
+}
+
+/// Counts per message of our MPI over `channel`: at each counted size a run of N round trips
+/// minus a run of none (start-up and `MPI_Finalize` cost the same in both), from the counters
+/// our library dumps at `MPI_Finalize` under `MPI_COUNTERS`.
+fn count_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Result<Vec<serde_json::Value>, String> {
+    let counted = |size: usize, round_trips: usize| -> Result<serde_json::Value, String> {
+        let base = temp_path(&format!("mpi-{channel}-counters"));
+        let mut c = our_mpirun(channel, profile, args)?;
+        c.arg(exe).args(["--sizes", &size.to_string(), "--roundtrips", &round_trips.to_string()]).env("MPI_COUNTERS", &base);
+        let st = c.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
+        if !st.success() {
+            return Err(format!("the mpi-{channel} counted run failed ({st})"));
+        }
+        let mut total = serde_json::json!({});
+        for rank in 0..2 {
+            let path = PathBuf::from(format!("{}.{rank}.json", base.display()));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("reading {}: {e} (does this libmpi.so write MPI_COUNTERS? rebuild with cargo build --release)", path.display()))?;
+            let _ = std::fs::remove_file(&path);
+            let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            if let Some(o) = v.as_object_mut() {
+                o.retain(|_, part| part.is_object());
+            }
+            total = sum(&total, &v);
+        }
+        Ok(total)
+    };
+    let none = counted(args.counter_sizes.first().copied().unwrap_or(8), 0)?;
+    args.counter_sizes
+        .iter()
+        .map(|&size| {
+            let n = round_trips_for(size, args.counter_round_trips);
+            Ok(per_message(&difference(&counted(size, n)?, &none), size, 2 * n as u64))
+        })
+        .collect()
 }
 
 fn which(name: &str) -> Option<PathBuf> {

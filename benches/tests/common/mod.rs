@@ -32,16 +32,26 @@ pub fn tools_dir() -> PathBuf {
             if from.is_file() {
                 std::fs::copy(&from, dir.join(tool)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
             } else if matches!(tool, "mpicc" | "mpirun") {
-                panic!("{} is missing: run the tests with `cargo test --workspace` (it builds c-abi's tools)", from.display());
+                panic!(
+                    "{} is missing: run the tests with `cargo test --workspace` (it builds c-abi's tools)",
+                    from.display()
+                );
             }
         }
         let library = [built.join("deps").join("libmpi.so"), built.join("libmpi.so")]
             .into_iter()
             .find(|p| p.is_file())
-            .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/: run `cargo test --workspace`", built.display()));
-        std::fs::copy(&library, dir.join("libmpi.so")).unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
+            .unwrap_or_else(|| {
+                panic!(
+                    "no libmpi.so in {} or its deps/: run `cargo test --workspace`",
+                    built.display()
+                )
+            });
+        std::fs::copy(&library, dir.join("libmpi.so"))
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
         for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
-            std::os::unix::fs::symlink("libmpi.so", dir.join(alias)).unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
+            std::os::unix::fs::symlink("libmpi.so", dir.join(alias))
+                .unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
         }
         dir
     })

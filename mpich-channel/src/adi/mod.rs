@@ -14,6 +14,7 @@
 //! spin, then yield, then nap, so that more ranks than cores still run well, and check now and
 //! then that their peers are alive.
 
+mod counters;
 mod request;
 mod state;
 
@@ -21,6 +22,7 @@ use crate::channel::{self, Channel, ChannelError};
 use crate::envelope::{Envelope, Kind, FLAG_SYNC};
 use nic_model::wait::Backoff;
 use request::{wait, Op};
+pub use counters::AdiCounters;
 pub use request::MAX_REQUESTS;
 use state::{Direct, PendingData, Posted, State};
 
@@ -155,6 +157,11 @@ impl Adi {
     /// `"bip"`, `"fm"` or `"fm1"`.
     pub fn channel_name(&self) -> &'static str {
         self.name
+    }
+
+    /// What the engine, its channel and the layers under it have counted so far.
+    pub fn counters(&self) -> AdiCounters {
+        AdiCounters { channel_name: self.name, rank: self.rank, channel: self.ch.counters(), adi: self.st.copied }
     }
 
     /// The eager limit in use: longer messages take the rendezvous protocol.

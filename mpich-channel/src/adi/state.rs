@@ -110,6 +110,8 @@ pub struct State {
     spare: Vec<Vec<u8>>,
     /// The direct receive, while `Adi::recv` runs its fast path.
     pub direct: Option<Direct>,
+    /// The engine's own copies: unexpected eager data into the receive that matched it.
+    pub copied: crate::channel::CopyCount,
 }
 
 impl State {
@@ -204,6 +206,7 @@ impl State {
                 // SAFETY: the receive's buffer is valid for its capacity until it completes,
                 // `n` is at most that capacity and at most `data.len()`.
                 unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+                self.copied.add(n);
             }
             self.spare.push(data);
         }

@@ -16,7 +16,7 @@
 //!
 //! Queues: 0 control; `1..=CTS_TAGS` receiver-picked; then `per_sender` queues for each rank.
 
-use super::{deliver_whole, Channel, ChannelError, Cts, DataDone, Result, Sink};
+use super::{deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Cts, DataDone, Result, Sink};
 use crate::envelope::{Envelope, ENVELOPE_LEN};
 use bip_core::{Bip, BipConfig, BipError, Request};
 use nic_model::{AnyNic, Device};
@@ -70,6 +70,8 @@ pub struct BipChannel {
     /// Multi-packet control messages in flight, with their staging buffers.
     staged: Vec<(Request, Vec<u8>)>,
     spare: Vec<Vec<u8>>,
+    /// The channel's own copies (payloads out of packets into landings, staged messages).
+    copied: CopyCount,
 }
 
 impl BipChannel {
@@ -107,6 +109,7 @@ impl BipChannel {
             early_free: (0..n).map(|_| (0..per_sender).rev().collect()).collect(),
             staged: Vec::new(),
             spare: Vec::new(),
+            copied: CopyCount::default(),
             bip,
         })
     }
@@ -208,6 +211,7 @@ impl Channel for BipChannel {
         buf.clear();
         buf.extend_from_slice(&head);
         buf.extend_from_slice(payload);
+        self.copied.add(payload.len());
         // SAFETY: the buffer's heap block is kept in `staged` (moving the Vec does not move
         // it) until BIP reports the request complete.
         let r = unsafe { self.bip.isend(dest, CTRL_TAG, buf.as_ptr(), buf.len())? };
@@ -220,7 +224,7 @@ impl Channel for BipChannel {
         // a whole sweep of the routes on every arrival.
         let mut any = match self.bip.lend(CTRL_TAG, |src, msg| deliver_whole(sink, src, msg))? {
             Some(r) => {
-                r?;
+                self.copied.add(r?);
                 true
             }
             None => false,
@@ -304,5 +308,9 @@ impl Channel for BipChannel {
             )));
         }
         Ok(self.bip.finalize()?)
+    }
+
+    fn counters(&self) -> ChannelCounters {
+        ChannelCounters { nic: *self.bip.device().counters(), bip: self.bip.counters(), fm: None, channel: self.copied }
     }
 }

@@ -14,10 +14,10 @@
 //! FM sends block until FM has taken the data; FM keeps extracting meanwhile, so arrivals are
 //! delivered to the sink while a send waits.
 
-use super::{deliver_whole, Channel, ChannelError, Cts, DataDone, Landing, Result, Sink};
+use super::{deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Cts, DataDone, Landing, Result, Sink};
 use crate::envelope::{Envelope, Kind, ENVELOPE_LEN};
 use fm_streams::{Fm, Stream};
-use nic_model::AnyNic;
+use nic_model::{AnyNic, Device};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -38,6 +38,9 @@ type SinkPtr = *mut (dyn Sink + 'static);
 struct Shared {
     sink: Cell<Option<SinkPtr>>,
     error: RefCell<Option<ChannelError>>,
+    /// The channel's own copies (FM 1.x: payloads out of the staged message into landings,
+    /// and the send-side staging).
+    copied: Cell<CopyCount>,
 }
 
 impl Shared {
@@ -49,6 +52,12 @@ impl Shared {
         // inside FM calls made by that channel call, so the pointer is live and not otherwise
         // borrowed while a handler uses it.
         Some(f(unsafe { &mut *p }))
+    }
+
+    fn count_copy(&self, bytes: usize) {
+        let mut c = self.copied.get();
+        c.add(bytes);
+        self.copied.set(c);
     }
 
     fn fail(&self, e: ChannelError) {
@@ -74,8 +83,10 @@ impl FmChannel {
         let sh = shared.clone();
         if fm1 {
             fm.set_handler1(HANDLER, move |src, msg| {
-                if let Some(Err(e)) = sh.with_sink(|sink| deliver_whole(sink, src, msg)) {
-                    sh.fail(e);
+                match sh.with_sink(|sink| deliver_whole(sink, src, msg)) {
+                    Some(Err(e)) => sh.fail(e),
+                    Some(Ok(n)) => sh.count_copy(n),
+                    None => {}
                 }
             })?;
         } else {
@@ -107,6 +118,7 @@ impl FmChannel {
             staging.clear();
             staging.extend_from_slice(&head);
             staging.extend_from_slice(payload);
+            self.shared.count_copy(payload.len());
             let r = self.with_sink(sink, |fm| fm.send1(dest, HANDLER, &staging));
             self.staging = staging;
             return Ok(r??);
@@ -213,5 +225,10 @@ impl Channel for FmChannel {
 
     fn finalize(self: Box<Self>) -> Result<()> {
         Ok(self.fm.finalize()?)
+    }
+
+    fn counters(&self) -> ChannelCounters {
+        let bip = self.fm.bip();
+        ChannelCounters { nic: *bip.device().counters(), bip: bip.counters(), fm: Some(self.fm.counters()), channel: self.shared.copied.get() }
     }
 }

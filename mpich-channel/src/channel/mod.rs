@@ -30,7 +30,10 @@
 use crate::envelope::Envelope;
 
 pub mod bip;
+mod counters;
 pub mod fm;
+
+pub use counters::{ChannelCounters, CopyCount};
 
 /// Errors of a channel: its transport failed, or a peer is gone.
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +174,11 @@ pub trait Channel {
     fn check_peers(&mut self) -> Result<()>;
     /// Waits until everything sent has been delivered and leaves the job cleanly.
     fn finalize(self: Box<Self>) -> Result<()>;
+    /// What the channel and the layers under it have counted so far (all zero for a channel
+    /// that counts nothing).
+    fn counters(&self) -> ChannelCounters {
+        ChannelCounters::default()
+    }
 }
 
 /// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
@@ -200,9 +208,10 @@ pub enum OpenError {
 }
 
 /// Hands a whole control message that lies in memory (a BIP packet, an FM 1.x staging buffer)
-/// to `sink`: envelope first, then the payload copied once into the landing.
+/// to `sink`: envelope first, then the payload copied once into the landing. Returns the bytes
+/// copied (for the channel's counters).
 #[inline]
-pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Result<()> {
+pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Result<usize> {
     let bad = |why: &str| ChannelError::Transport(format!("malformed control message from rank {src}: {why}"));
     let env = Envelope::parse(msg).ok_or_else(|| bad("bad envelope"))?;
     let payload = &msg[crate::envelope::ENVELOPE_LEN..];
@@ -219,5 +228,5 @@ pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Resu
     if landing.token != Landing::NOWHERE.token {
         sink.landed(src, landing.token);
     }
-    Ok(())
+    Ok(n)
 }
