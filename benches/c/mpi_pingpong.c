@@ -321,6 +321,56 @@ static void bw_window_once(unsigned char *sbuf, size_t sstride,
     }
 }
 
+/* One window of a streaming measurement (bw_window_once or bidir_window_once). */
+typedef void (*window_fn)(unsigned char *sbuf, size_t sstride, unsigned char *rbuf,
+                          size_t size, int window, MPI_Request *reqs, MPI_Status *stats);
+
+/*
+ * The timed part of a streaming measurement: one window to warm up and calibrate (timed on
+ * rank 0, which plans windows per repetition and repetitions for both ranks), then the
+ * repetitions; returns, on rank 0, the median rate in 10^6 B/s of `directions` times the
+ * bytes of each window (0.0 on rank 1).
+ */
+static double timed_windows(window_fn once, unsigned char *sbuf, unsigned char *rbuf,
+                            size_t size, int window, MPI_Request *reqs, MPI_Status *stats,
+                            double directions)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_s();
+    once(sbuf, 0, rbuf, size, window, reqs, stats);
+    double t_window = now_s() - t0;
+    if (t_window <= 0.0)
+        t_window = 1e-9;
+
+    int plan[2] = {1, BW_MIN_REPS}; /* windows per repetition, repetitions */
+    if (g_rank == 0) {
+        double iters = (BW_TARGET_TOTAL_S / BW_MAX_REPS) / t_window;
+        plan[0] = iters < 1.0 ? 1 : iters > 1e6 ? 1000000 : (int)iters;
+        double reps = BW_TARGET_TOTAL_S / (plan[0] * t_window);
+        plan[1] = reps < BW_MIN_REPS ? BW_MIN_REPS : reps > BW_MAX_REPS ? BW_MAX_REPS : (int)reps;
+    }
+    /* Point-to-point only, so that the benchmark needs nothing but the core of MPI. */
+    if (g_rank == 0)
+        MPI_Send(plan, 2, MPI_INT, 1, TAG_PLAN, MPI_COMM_WORLD);
+    else
+        MPI_Recv(plan, 2, MPI_INT, 0, TAG_PLAN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+
+    double *mbs = malloc((size_t)plan[1] * sizeof *mbs);
+    if (!mbs)
+        die("%s", "out of memory");
+    for (int r = 0; r < plan[1]; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double start = now_s();
+        for (int it = 0; it < plan[0]; it++)
+            once(sbuf, 0, rbuf, size, window, reqs, stats);
+        double elapsed = now_s() - start;
+        mbs[r] = directions * (double)plan[0] * (double)window * (double)size / elapsed / 1e6;
+    }
+    double result = median(mbs, (size_t)plan[1]);
+    free(mbs);
+    return g_rank == 0 ? result : 0.0;
+}
+
 static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
                             size_t size)
 {
@@ -351,52 +401,7 @@ static double run_bandwidth(unsigned char *sbuf, unsigned char *rbuf,
                           "streaming window (0 -> 1)");
     }
 
-    /* Warm-up and calibration: time a second window on rank 0. */
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = now_s();
-    bw_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
-    double t_window = now_s() - t0;
-
-    /* Rank 0 decides the iteration counts; rank 1 follows. */
-    int plan[2] = {1, BW_MIN_REPS}; /* windows per repetition, repetitions */
-    if (g_rank == 0) {
-        if (t_window <= 0.0)
-            t_window = 1e-9;
-        double per_rep = BW_TARGET_TOTAL_S / BW_MAX_REPS;
-        double iters = per_rep / t_window;
-        if (iters < 1.0)
-            iters = 1.0;
-        if (iters > 1e6)
-            iters = 1e6;
-        plan[0] = (int)iters;
-        double reps = BW_TARGET_TOTAL_S / (plan[0] * t_window);
-        if (reps < BW_MIN_REPS)
-            reps = BW_MIN_REPS;
-        if (reps > BW_MAX_REPS)
-            reps = BW_MAX_REPS;
-        plan[1] = (int)reps;
-    }
-    /* Point-to-point only, so that the benchmark needs nothing but the core of MPI. */
-    if (g_rank == 0)
-        MPI_Send(plan, 2, MPI_INT, 1, TAG_PLAN, MPI_COMM_WORLD);
-    else
-        MPI_Recv(plan, 2, MPI_INT, 0, TAG_PLAN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-
-    double *mbs = malloc((size_t)plan[1] * sizeof *mbs);
-    if (!mbs)
-        die("%s", "out of memory");
-    for (int r = 0; r < plan[1]; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double start = now_s();
-        for (int it = 0; it < plan[0]; it++)
-            bw_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
-        double elapsed = now_s() - start;
-        double bytes = (double)plan[0] * (double)window * (double)size;
-        mbs[r] = bytes / elapsed / 1e6;
-    }
-    double result = median(mbs, (size_t)plan[1]);
-    free(mbs);
-    return g_rank == 0 ? result : 0.0;
+    return timed_windows(bw_window_once, sbuf, rbuf, size, window, reqs, stats, 1.0);
 }
 
 /*
@@ -451,36 +456,7 @@ static double run_bidir(unsigned char *sbuf, unsigned char *rbuf, size_t size)
                       bidir_seed(1 - g_rank, size, w),
                       "bidirectional window");
 
-    /* Calibration window, timed on rank 0, which plans for both. */
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = now_s();
-    bidir_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
-    double t_window = now_s() - t0;
-    int plan[2] = {1, BW_MIN_REPS};
-    if (g_rank == 0) {
-        double iters = (BW_TARGET_TOTAL_S / BW_MAX_REPS) / (t_window > 0.0 ? t_window : 1e-9);
-        plan[0] = iters < 1.0 ? 1 : iters > 1e6 ? 1000000 : (int)iters;
-        double reps = BW_TARGET_TOTAL_S / (plan[0] * (t_window > 0.0 ? t_window : 1e-9));
-        plan[1] = reps < BW_MIN_REPS ? BW_MIN_REPS : reps > BW_MAX_REPS ? BW_MAX_REPS : (int)reps;
-        MPI_Send(plan, 2, MPI_INT, 1, TAG_PLAN, MPI_COMM_WORLD);
-    } else {
-        MPI_Recv(plan, 2, MPI_INT, 0, TAG_PLAN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    }
-
-    double *mbs = malloc((size_t)plan[1] * sizeof *mbs);
-    if (!mbs)
-        die("%s", "out of memory");
-    for (int r = 0; r < plan[1]; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double start = now_s();
-        for (int it = 0; it < plan[0]; it++)
-            bidir_window_once(sbuf, 0, rbuf, size, window, reqs, stats);
-        double elapsed = now_s() - start;
-        mbs[r] = 2.0 * (double)plan[0] * (double)window * (double)size / elapsed / 1e6;
-    }
-    double result = median(mbs, (size_t)plan[1]);
-    free(mbs);
-    return g_rank == 0 ? result : 0.0;
+    return timed_windows(bidir_window_once, sbuf, rbuf, size, window, reqs, stats, 2.0);
 }
 
 /* Counting mode: `n` untimed round trips of `size` bytes, the last one checked. */
