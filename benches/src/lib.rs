@@ -4,7 +4,16 @@
 //! same code ([`measure`]) behind the same interface ([`transport::Transport`]), so that the
 //! ratio between a layer and the one below it is a fair measure of what the layer costs.
 //! `benches/c/mpi_pingpong.c` is the same method written in C against MPI, for running the
-//! same measurement over MPICH and over this project's own `libmpi.so`.
+//! same measurement over MPICH and over this project's own `libmpi.so`. [`counters`] turns
+//! each layer's counters into copies, bytes, packets and stalls per message, and [`report`]
+//! writes the layering report (tables and [`plot`] charts) from `layers`' JSON.
+//!
+//! Beside it, two tools that look at the stack from the user's side:
+//! * `mpibench` ([`compare`]): C micro-benchmarks (`benches/c/mpibench.c`) built with our
+//!   `mpicc`, MPICH's and Open MPI's, run alternately, compared in one table and in charts;
+//! * `nas` ([`nas`]): the NAS kernels EP, IS, CG, MG and FT (`benches/nas/`, C from the NPB
+//!   specification), built with our `mpicc` (and MPICH's), run and verified; and the fabric's
+//!   memory per rank.
 
 pub mod compare;
 pub mod counters;

@@ -34,7 +34,7 @@ pub struct Point {
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub name: String,
-    /// Layers in [`LAYER_ORDER`] (then any others by name), each with its points by size.
+    /// Layers in `LAYER_ORDER` (then any others by name), each with its points by size.
     pub layers: Vec<(String, Vec<Point>)>,
     /// `summary[LAYER]` as the document gives it.
     pub summary: BTreeMap<String, Value>,

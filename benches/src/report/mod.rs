@@ -2,11 +2,11 @@
 //! written from the JSON documents the `layers` binary produces (one per timing profile).
 //!
 //! [`write_report`] is the entry point. For each profile it reads the measured points
-//! ([`data`]), draws latency, bandwidth and efficiency charts with [`crate::plot`]
-//! ([`charts`]), adds the papers' published figures for the `myrinet-lanai4` profile
-//! ([`published`], from `benches/data/published.json`), and writes the tables, the N1/2 and
+//! (`data`), draws latency, bandwidth and efficiency charts with [`crate::plot`]
+//! (`charts`), adds the papers' published figures for the `myrinet-lanai4` profile
+//! (`published`, from `benches/data/published.json`), and writes the tables, the N1/2 and
 //! peak summary and the per-layer counters with a sentence on what each layer loses
-//! ([`tables`], [`counters`]).
+//! (`tables`, `counters`).
 
 mod charts;
 mod counters;
