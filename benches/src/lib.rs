@@ -21,4 +21,5 @@ pub mod measure;
 pub mod nas;
 pub mod plot;
 pub mod report;
+pub mod tools;
 pub mod transport;

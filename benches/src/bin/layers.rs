@@ -25,6 +25,7 @@
 
 use benches::counters::{difference, per_message, sum};
 use benches::measure::{self, n_half, pingpong_mb_s, Point};
+use benches::tools::{our_tool, system_tool};
 use benches::transport::{BipLayer, FmLayer, NicLayer, Transport};
 use clap::Parser;
 use nic_model::{AnyNic, Job, JobConfig};
@@ -584,20 +585,10 @@ fn build_mpi_bench(mpicc: &Path, dir: &str) -> Result<PathBuf, String> {
 
 /// Builds the benchmark with Debian's MPICH wrapper.
 fn build_mpich_bench() -> Result<PathBuf, String> {
-    let cc = which("mpicc.mpich").ok_or("mpicc.mpich not found: install Debian's mpich and libmpich-dev (apt-get install mpich libmpich-dev)")?;
+    let cc = system_tool("mpicc.mpich", "mpich libmpich-dev")?;
     build_mpi_bench(&cc, "mpich-baseline")
 }
 
-/// Our tools live beside this binary (`cargo build --release` puts them all in target/release).
-fn our_tool(name: &str) -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let tool = exe.with_file_name(name);
-    if tool.is_file() {
-        Ok(tool)
-    } else {
-        Err(format!("{} not found: build the whole workspace first (cargo build --release)", tool.display()))
-    }
-}
 
 /// Builds the benchmark with our `mpicc`.
 fn build_our_mpi_bench() -> Result<PathBuf, String> {
@@ -624,7 +615,7 @@ fn run_mpi_bench(mut launcher: Command, exe: &Path, args: &Args, what: &str) -> 
 
 /// MPICH's MPI, ranks pinned to cores as ours are.
 fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
-    let mut c = Command::new(which("mpirun.mpich").ok_or("mpirun.mpich not found: apt-get install mpich")?);
+    let mut c = Command::new(system_tool("mpirun.mpich", "mpich libmpich-dev")?);
     c.args(["-n", "2"]);
     if !args.no_bind {
         c.args(["-bind-to", "core"]);
@@ -681,6 +672,3 @@ fn count_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Resul
         .collect()
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
-}

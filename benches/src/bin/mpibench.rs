@@ -80,14 +80,14 @@ fn run(args: Args) -> Result<bool, String> {
         return Err("--repeat and --np must be at least 1".into());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
-    let tools_dir = exe
+    let exe_dir = exe
         .parent()
         .ok_or("this executable has no directory")?
         .to_path_buf();
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| tools_dir.join("mpibench-report"));
+        .unwrap_or_else(|| exe_dir.join("mpibench-report"));
     let sizes = args
         .sizes
         .clone()
@@ -97,14 +97,14 @@ fn run(args: Args) -> Result<bool, String> {
     // everything missing.
     let missing: Vec<String> = libraries
         .iter()
-        .filter_map(|l| l.tools(&tools_dir).err())
+        .filter_map(|l| l.tools().err())
         .collect();
     if !missing.is_empty() {
         return Err(missing.join("\n"));
     }
     let mut builds: Vec<Built> = Vec::new();
     for library in &libraries {
-        let built = library.build(&tools_dir, &out.join("build"))?;
+        let built = library.build(&out.join("build"))?;
         if !built.warnings.is_empty() {
             eprintln!(
                 "mpibench: {} compiler messages:\n{}",

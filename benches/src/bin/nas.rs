@@ -11,6 +11,7 @@
 //! Exit status: 0 when every kernel verified, 1 when one failed, 2 on bad usage.
 
 use benches::nas::{self, build, fabric, run};
+use benches::tools::{our_tool, system_tool};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -139,20 +140,19 @@ fn flavours(args: &Args, compare: bool, sources: &Path) -> Result<Vec<Flavour>, 
     }
     let mut list = vec![Flavour {
         name: "ours",
-        compiler: nas::our_tool("mpicc")?,
+        compiler: our_tool("mpicc")?,
         launcher: run::Launcher {
-            program: nas::our_tool("mpirun")?,
+            program: our_tool("mpirun")?,
             options,
         },
         out_dir: build_dir(&work, "ours", sources),
     }];
     if compare {
-        let hint = "apt-get install mpich libmpich-dev";
         list.push(Flavour {
             name: "mpich",
-            compiler: nas::on_path("mpicc.mpich", hint)?,
+            compiler: system_tool("mpicc.mpich", "mpich libmpich-dev")?,
             launcher: run::Launcher {
-                program: nas::on_path("mpirun.mpich", hint)?,
+                program: system_tool("mpirun.mpich", "mpich libmpich-dev")?,
                 options: Vec::new(),
             },
             out_dir: build_dir(&work, "mpich", sources),
@@ -276,8 +276,8 @@ fn fabric_memory(args: &Args) -> ExitCode {
         return usage("--ranks needs job sizes of at least 1, such as 2,8,32,64");
     }
     let result = (|| -> Result<Vec<fabric::FabricMemory>, String> {
-        let probe = fabric::build_probe(&nas::our_tool("mpicc")?, &nas::work_dir()?)?;
-        let mpirun = nas::our_tool("mpirun")?;
+        let probe = fabric::build_probe(&our_tool("mpicc")?, &nas::work_dir()?)?;
+        let mpirun = our_tool("mpirun")?;
         let limit = Duration::from_secs(args.timeout.unwrap_or(120));
         args.ranks
             .iter()

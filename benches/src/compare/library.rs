@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::tools::{our_tool, system_tool};
+
 /// The C source of the micro-benchmarks, carried inside the binary so it builds from anywhere.
 pub const SOURCE: &str = include_str!("../../c/mpibench.c");
 
@@ -58,21 +60,10 @@ impl Library {
         }
     }
 
-    /// The compiler wrapper and the launcher; `tools_dir` holds ours.
-    pub fn tools(self, tools_dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    /// The compiler wrapper and the launcher (ours beside this executable).
+    pub fn tools(self) -> Result<(PathBuf, PathBuf), String> {
         match self {
-            Library::Ours => {
-                let (cc, run) = (tools_dir.join("mpicc"), tools_dir.join("mpirun"));
-                for tool in [&cc, &run] {
-                    if !tool.is_file() {
-                        return Err(format!(
-                            "{} not found: build the whole workspace first (cargo build --release)",
-                            tool.display()
-                        ));
-                    }
-                }
-                Ok((cc, run))
-            }
+            Library::Ours => Ok((our_tool("mpicc")?, our_tool("mpirun")?)),
             Library::Mpich => Ok((
                 system_tool("mpicc.mpich", "mpich libmpich-dev")?,
                 system_tool("mpirun.mpich", "mpich libmpich-dev")?,
@@ -85,8 +76,8 @@ impl Library {
     }
 
     /// Builds the benchmark with this library's `mpicc` into `dir/mpibench-<name>`.
-    pub fn build(self, tools_dir: &Path, dir: &Path) -> Result<Built, String> {
-        let (mpicc, mpirun) = self.tools(tools_dir)?;
+    pub fn build(self, dir: &Path) -> Result<Built, String> {
+        let (mpicc, mpirun) = self.tools()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let source = dir.join("mpibench.c");
@@ -118,17 +109,6 @@ impl Library {
             warnings: messages.trim().to_string(),
         })
     }
-}
-
-/// Finds a system MPI tool on `PATH`, or says which packages provide it.
-fn system_tool(name: &str, packages: &str) -> Result<PathBuf, String> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| candidate.is_file())
-        .ok_or_else(|| {
-            format!("{name} not found: apt-get install {packages} (or run scripts/install-deps)")
-        })
 }
 
 /// Our `libmpi.so` answers to MPICH's library names (same ABI), so a directory of ours on
