@@ -10,7 +10,6 @@ mod common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const LAYERS: &[&str] = &["nic", "bip", "fm", "mpi-bip"];
 const PROFILES: &[&str] = &["native", "myrinet-lanai4"];
@@ -91,7 +90,7 @@ fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
 #[test]
 fn short_sweep_writes_the_report_for_two_profiles() {
     let dir = scratch("report");
-    let out = Command::new(common::tool("layers"))
+    let out = common::command("layers")
         .args(["--layers", &LAYERS.join(","), "--profile", &PROFILES.join(",")])
         .args(["--sizes", "8,65536", "--iters", "50", "--counter-sizes", "8,65536", "--counter-round-trips", "6", "--no-bind"])
         .arg("--report")
@@ -122,11 +121,11 @@ fn mpi_counters_dump_of_a_c_program() {
     let dir = scratch("dump");
     let exe = dir.join("mpi_pingpong");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/mpi_pingpong.c");
-    let st = Command::new(common::tool("mpicc")).args(["-O2", "-Wall", "-Wextra", "-o"]).arg(&exe).arg(&src).status().expect("running mpicc");
+    let st = common::command("mpicc").args(["-O2", "-Wall", "-Wextra", "-o"]).arg(&exe).arg(&src).status().expect("running mpicc");
     assert!(st.success(), "mpicc failed on {}", src.display());
     for channel in ["bip", "fm1"] {
         let base = dir.join(format!("counters-{channel}"));
-        let st = Command::new(common::tool("mpirun"))
+        let st = common::command("mpirun")
             .args(["-n", "2", "--channel", channel])
             .arg(&exe)
             .args(["--sizes", "1024", "--roundtrips", "20"])

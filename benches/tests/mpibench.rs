@@ -37,7 +37,7 @@ fn quick_run_reports_every_benchmark_with_positive_figures() {
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("mpibench-quick-{}", std::process::id()));
-    let result = Command::new(common::tool("mpibench"))
+    let result = common::command("mpibench")
         .args([
             "--quick",
             "--sizes",
@@ -133,7 +133,7 @@ fn quick_run_reports_every_benchmark_with_positive_figures() {
 
 #[test]
 fn unknown_library_is_refused_with_the_choices() {
-    let result = Command::new(common::tool("mpibench"))
+    let result = common::command("mpibench")
         .args(["--libs", "lam"])
         .output()
         .expect("mpibench starts");

@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const KERNELS: [&str; 5] = ["ep", "is", "cg", "mg", "ft"];
 
@@ -15,7 +15,7 @@ fn sources() -> PathBuf {
 }
 
 fn nas(args: &[&str]) -> Output {
-    Command::new(common::tool("nas"))
+    common::command("nas")
         .args(args)
         .output()
         .expect("the nas runner starts")
@@ -81,7 +81,7 @@ fn failing_crashing_and_missing_kernels_are_failed() {
          int main(int argc, char **argv)\n{\n    MPI_Init(&argc, &argv);\n    (void)argv;\n    abort();\n}\n",
     )
     .unwrap();
-    let out = Command::new(common::tool("nas"))
+    let out = common::command("nas")
         .args(["--class", "S", "--np", "2", "--kernels", "ep,is,cg"])
         .env("NAS_SOURCE_DIR", &dir)
         .output()

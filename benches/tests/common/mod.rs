@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::OnceLock;
 
 /// `target/debug/` of this build: where cargo put this package's binaries.
@@ -61,4 +62,13 @@ pub fn tools_dir() -> PathBuf {
 /// A tool from [`tools_dir`].
 pub fn tool(name: &str) -> PathBuf {
     tools_dir().join(name)
+}
+
+/// A command running tool `name` from [`tools_dir`], with the loader's path naming that
+/// directory: `cargo test` puts `target/debug/` on `LD_LIBRARY_PATH`, ahead of the programs'
+/// rpath, and the `libmpi.so.12` there is whatever the last `cargo build` left.
+pub fn command(name: &str) -> Command {
+    let mut command = Command::new(tool(name));
+    command.env("LD_LIBRARY_PATH", tools_dir());
+    command
 }
