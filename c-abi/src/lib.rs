@@ -39,8 +39,9 @@
 //! collective, as schedules: blocking ones run at once, nonblocking ones are advanced by
 //! every wait), `env` (clocks, names, versions). `fortran`: the Fortran entry
 //! points (generated from `mpi.h` by `fortran/generate.rs`) and the Fortran sentinels. The
-//! tools (`mpicc`, `mpifort`, `mpirun`, ...) are binaries of this package built from
-//! `src/bin/` and `src/tools/`, independent of the library.
+//! tools that build and start MPI programs (`mpicc`, `mpifort`, `mpirun`, ...) are not part of
+//! this library: they are the `mpi-tools` package (`tools/`), and find `mpi.h`, `libmpi.so`
+//! and the generated Fortran files where this package's build leaves them.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -21,9 +21,15 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The project's compiler wrapper and launcher, built by cargo for this test.
-pub const MPICC: &str = env!("CARGO_BIN_EXE_mpicc");
-pub const MPIRUN: &str = env!("CARGO_BIN_EXE_mpirun");
+/// Copies this build's tools (binaries of `mpi-tools`, found and kept up to date by the
+/// test-support crate `mpi-staging`, which the tests of `mpi-tools` share) and this test
+/// build's `libmpi.so` into a directory laid out like `target/<profile>/`.
+pub use mpi_staging::stage_build;
+
+/// This build's `mpirun` (see [`mpi_staging::tool`]).
+pub fn mpirun_path() -> PathBuf {
+    mpi_staging::tool("mpirun")
+}
 
 /// Flags every test program is compiled with. `-Werror`: a program that compiles cleanly
 /// against MPICH's `mpi.h` must compile cleanly against ours. GCC's `stringop-overflow`
@@ -66,33 +72,6 @@ pub fn library_dir() -> PathBuf {
         dir
     })
     .clone()
-}
-
-/// Fills `dir` as `cargo build` fills `target/debug/`, from this test build's own outputs:
-/// copies of `tools` (binaries of this package), the `libmpi.so` the test build produced (in
-/// `deps/`, else beside the tools), and the library's other names pointing to it.
-pub fn stage_build(dir: &Path, tools: &[&str]) {
-    let built = Path::new(MPIRUN)
-        .parent()
-        .expect("mpirun lives in a directory");
-    for name in tools {
-        let from = built.join(name);
-        std::fs::copy(&from, dir.join(name))
-            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
-    }
-    let library = [
-        built.join("deps").join("libmpi.so"),
-        built.join("libmpi.so"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .unwrap_or_else(|| panic!("no libmpi.so in {} or its deps/", built.display()));
-    std::fs::copy(&library, dir.join("libmpi.so"))
-        .unwrap_or_else(|e| panic!("cannot copy {}: {e}", library.display()));
-    for alias in ["libmpi.so.12", "libmpich.so.12", "libmpich.so"] {
-        std::os::unix::fs::symlink("libmpi.so", dir.join(alias))
-            .unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
-    }
 }
 
 /// This build's `mpicc`, beside this build's library (see [`library_dir`]).
@@ -231,7 +210,8 @@ pub struct Launch<'a> {
 
 /// Runs `program` under our `mpirun`, waits at most [`JOB_GUARD`], and collects the result.
 pub fn mpirun(program: &Path, launch: &Launch) -> JobRun {
-    let mut command = Command::new(MPIRUN);
+    let mpirun_path = mpirun_path();
+    let mut command = Command::new(&mpirun_path);
     command.arg("-n").arg(launch.ranks.to_string());
     if let Some(channel) = launch.channel {
         command.arg("--channel").arg(channel);
@@ -259,7 +239,7 @@ pub fn mpirun(program: &Path, launch: &Launch) -> JobRun {
     let started = Instant::now();
     let mut child = command
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {MPIRUN}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", mpirun_path.display()));
     let stdout = collect_lines(
         child.stdout.take().expect("piped stdout"),
         launch.watch_for.map(str::to_owned),

@@ -7,8 +7,6 @@
 //! link a real MPI program print a note and skip while the header or the library is not built
 //! yet.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -19,21 +17,25 @@ const MPICC: &str = env!("CARGO_BIN_EXE_mpicc");
 const MPICXX: &str = env!("CARGO_BIN_EXE_mpicxx");
 const MPI_INSTALL: &str = env!("CARGO_BIN_EXE_mpi-install");
 
-/// The header in the source tree, written by the library's authors.
+/// The header in the source tree (`c-abi/include/mpi.h`), written by the library's authors.
 fn source_header() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("include/mpi.h")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../c-abi/include/mpi.h")
 }
 
 /// A build directory as `cargo build` leaves it (`target/debug`), made of this test build's
-/// own outputs: copies of the tools and of the library the test build produced, with the
-/// library's other names. A test build leaves its `libmpi.so` in `target/debug/deps/` and
-/// does not update `target/debug/libmpi.so` (stale, or missing on a fresh checkout), so the
-/// real directory cannot be used as it is.
+/// own outputs: copies of the tools and of the library the test build produced (c-abi is a
+/// dev-dependency), with the library's other names. A test build leaves its `libmpi.so` in
+/// `target/debug/deps/` and does not update `target/debug/libmpi.so` (stale, or missing on a
+/// fresh checkout), so the real directory cannot be used as it is (see `mpi_staging`, which
+/// c-abi's tests use too).
 fn build_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = scratch("build");
-        common::stage_build(&dir, &["mpicc", "mpicxx", "mpi-install", "mpirun", "mpiexec"]);
+        mpi_staging::stage_build(
+            &dir,
+            &["mpicc", "mpicxx", "mpi-install", "mpirun", "mpiexec"],
+        );
         dir
     })
     .clone()

@@ -19,12 +19,12 @@
 //! - [`options`]: splits the command line into wrapper options and compiler arguments.
 //! - [`layout`]: where the headers and the library are, and the installed file names.
 //! - [`command`]: assembles the compiler's argument vector and prints it shell-quoted.
-//! - [`driver`]: the `main` of `mpicc` and `mpicxx`.
+//! - [`driver`]: the `main` of `mpicc`, `mpicxx` and the Fortran wrappers.
 //! - [`install`]: the `main` of `mpi-install`.
 //! - [`error`]: every failure, worded to tell the user what to do.
 //!
-//! Each binary includes this whole module with `#[path]` and uses only its part of it, so the
-//! binaries allow dead code on the `mod` line.
+//! The binaries `mpicc`, `mpicxx`, `mpifort`, `mpif77` and `mpif90` each call [`driver::main`]
+//! with their [`language::Language`]; `mpi-install` calls [`install::main`].
 
 pub mod command;
 pub mod driver;

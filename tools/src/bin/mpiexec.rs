@@ -1,8 +1,5 @@
 //! `mpiexec`: the MPI standard's name for the launcher; the same program as `mpirun`.
 
-#[path = "../tools/launcher/mod.rs"]
-mod launcher;
-
 fn main() {
-    launcher::main("mpiexec")
+    mpi_tools::launcher::main("mpiexec")
 }

@@ -21,11 +21,11 @@
 //! stdout and stderr are plain threads fed through bounded channels: a slow reader of
 //! `mpirun`'s output then holds back the ranks (their pipes fill) but never the supervisor.
 //!
-//! **Modules.** [`cli`]: the command line (clap, plus MPICH's single-dash spellings) and its
-//! validation; [`program`]: finding the program before anything starts; [`supervise`]: starting
-//! the ranks and the event loop that ends the job; [`output`]: line-by-line forwarding;
-//! [`status`]: how a rank ended and what `mpirun` exits with; [`guard`]: the helper process
-//! that cleans up after the ranks if `mpirun` is killed; [`os`]: the two system calls that
+//! **Modules.** `cli`: the command line (clap, plus MPICH's single-dash spellings) and its
+//! validation; `program`: finding the program before anything starts; `supervise`: starting
+//! the ranks and the event loop that ends the job; `output`: line-by-line forwarding;
+//! `status`: how a rank ended and what `mpirun` exits with; `guard`: the helper process
+//! that cleans up after the ranks if `mpirun` is killed; `os`: the two system calls that
 //! need `unsafe`.
 
 mod cli;
