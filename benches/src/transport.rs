@@ -10,7 +10,7 @@
 
 use bip_core::{Bip, BipConfig, Request};
 use nic_model::wait::Backoff;
-use nic_model::{AnyNic, Device, RxToken, TxToken};
+use nic_model::{Device, DeviceStack};
 
 /// One side of a two-process measurement.
 pub trait Transport {
@@ -34,7 +34,7 @@ pub trait Transport {
 /// The raw NIC: a message is a run of mtu-sized packets, copied into and out of the packet
 /// buffers (an empty message is one empty packet).
 pub struct NicLayer {
-    pub nic: AnyNic,
+    pub nic: DeviceStack,
     mtu: usize,
     /// Copies into and out of packet buffers: (copies, bytes).
     copied: (u64, u64),
@@ -47,16 +47,18 @@ struct Cursor {
 }
 
 impl NicLayer {
-    pub fn new(nic: AnyNic) -> Self {
+    pub fn new(nic: DeviceStack) -> Self {
         let mtu = nic.capabilities().mtu;
         NicLayer { nic, mtu, copied: (0, 0) }
     }
 
     /// Sends the next packet of `out` at `c` if the route has room; true if it did.
     fn try_send_packet(&mut self, peer: usize, out: &[u8], c: &mut Cursor) -> bool {
-        let Some(tok) = self.nic.transmit(peer) else { return false };
         let l = (out.len() - c.offset).min(self.mtu);
-        tok.consume(l, |p| p.copy_from_slice(&out[c.offset..c.offset + l]));
+        let piece = &out[c.offset..c.offset + l];
+        if !self.nic.send(peer, l, &mut |p| p.copy_from_slice(piece)) {
+            return false;
+        }
         self.count_copy(l);
         c.offset += l;
         if c.offset >= out.len() {
@@ -68,14 +70,16 @@ impl NicLayer {
 
     /// Receives the next packet into message `c` (in `bufs` in turn) if one is there.
     fn try_recv_packet(&mut self, peer: usize, bufs: &mut [Vec<u8>], c: &mut Cursor) -> bool {
-        let Some(tok) = self.nic.receive(peer) else { return false };
         let k = bufs.len();
         let buf = &mut bufs[c.message % k];
         let off = c.offset;
-        let n = tok.consume(|p| {
+        let mut n = 0;
+        if !self.nic.poll(peer, &mut |p| {
             buf[off..off + p.len()].copy_from_slice(p);
-            p.len()
-        });
+            n = p.len();
+        }) {
+            return false;
+        }
         self.count_copy(n);
         c.offset += n;
         if c.offset >= buf.len() {
@@ -109,14 +113,11 @@ impl Transport for NicLayer {
         let mut off = 0;
         loop {
             let l = (buf.len() - off).min(self.mtu);
+            let piece = &buf[off..off + l];
             let mut backoff = Backoff::new();
-            let tok = loop {
-                if let Some(t) = self.nic.transmit(peer) {
-                    break t;
-                }
+            while !self.nic.send(peer, l, &mut |p| p.copy_from_slice(piece)) {
                 backoff.snooze();
-            };
-            tok.consume(l, |p| p.copy_from_slice(&buf[off..off + l]));
+            }
             self.count_copy(l);
             off += l;
             if off >= buf.len() {
@@ -131,18 +132,15 @@ impl Transport for NicLayer {
         let mut off = 0;
         loop {
             let mut backoff = Backoff::new();
-            let tok = loop {
-                if let Some(t) = self.nic.receive(peer) {
-                    break t;
-                }
+            let mut n = 0;
+            while !self.nic.poll(peer, &mut |p| {
+                buf[off..off + p.len()].copy_from_slice(p);
+                n = p.len();
+            }) {
                 if backoff.snooze() {
                     assert!(self.nic.peer_status(peer) != nic_model::PeerStatus::Dead, "peer died");
                 }
-            };
-            let n = tok.consume(|p| {
-                buf[off..off + p.len()].copy_from_slice(p);
-                p.len()
-            });
+            }
             self.count_copy(n);
             off += n;
             if off >= buf.len() {
@@ -195,12 +193,12 @@ impl Transport for NicLayer {
 
 /// BIP: blocking send and recv for latency, `isend`/`irecv` windows for streaming.
 pub struct BipLayer {
-    pub bip: Bip<AnyNic>,
+    pub bip: Bip<DeviceStack>,
     tag: u32,
 }
 
 impl BipLayer {
-    pub fn new(nic: AnyNic) -> Self {
+    pub fn new(nic: DeviceStack) -> Self {
         BipLayer { bip: Bip::new(nic, BipConfig::from_env()).expect("BIP init"), tag: 1 }
     }
 
@@ -300,7 +298,7 @@ fn bip_json(c: &bip_core::BipCounters) -> serde_json::Value {
         "messages_sent": c.messages_sent, "messages_received": c.messages_received,
         "copies": c.copies, "bytes_copied": c.bytes_copied,
         "rendezvous_single_copy": c.rendezvous_single_copy, "rendezvous_packets": c.rendezvous_packets,
-        "rendezvous_split": c.rendezvous_split, "credit_waits": c.credit_waits,
+        "credit_waits": c.credit_waits,
         "retransmits": c.retransmits, "rejected": c.rejected,
     })
 }
@@ -339,7 +337,7 @@ type SharedSink = std::rc::Rc<std::cell::RefCell<Sink>>;
 /// (FM 1.x: `send1`); the receiving handler puts it in the next posted buffer (FM 2.x:
 /// `receive` straight into it; FM 1.x: a copy out of the staged message).
 pub struct FmLayer {
-    pub fm: fm_streams::Fm<AnyNic>,
+    pub fm: fm_streams::Fm<DeviceStack>,
     sink: SharedSink,
     fm1: bool,
 }
@@ -347,7 +345,7 @@ pub struct FmLayer {
 const FM_HANDLER: u32 = 7;
 
 impl FmLayer {
-    pub fn new(nic: AnyNic, fm1: bool) -> Self {
+    pub fn new(nic: DeviceStack, fm1: bool) -> Self {
         let mut fm = fm_streams::Fm::new(nic).expect("FM init");
         let sink: SharedSink = Default::default();
         let s = sink.clone();

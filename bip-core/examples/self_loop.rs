@@ -7,11 +7,11 @@
 //! valgrind --tool=callgrind --trace-children=yes target/release/examples/self_loop 20000
 //! ```
 //! The difference of the two totals over 10000 is the cost of one send plus one receive.
-//! `SELF_LOOP_PLAIN=1` runs BIP over the plain `Nic` instead of `AnyNic`, to see what the
+//! `SELF_LOOP_PLAIN=1` runs BIP over the plain `Nic` instead of `DeviceStack`, to see what the
 //! run-time choice of wrappers costs.
 
 use bip_core::{Bip, BipConfig};
-use nic_model::{AnyNic, Device, Nic};
+use nic_model::{DeviceStack, Device, Nic};
 
 fn main() {
     let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
@@ -22,7 +22,7 @@ fn main() {
     if std::env::var_os("SELF_LOOP_PLAIN").is_some() {
         run(Nic::from_env().expect("attach"), iters);
     } else {
-        run(AnyNic::from_env().expect("attach"), iters);
+        run(DeviceStack::from_env().expect("attach"), iters);
     }
 }
 

@@ -32,6 +32,10 @@ pub enum BipError {
     /// Over an unreliable device, a peer stopped acknowledging despite retransmissions.
     #[error("link to rank {peer} failed: no acknowledgement after {retries} retransmissions")]
     LinkFailed { peer: Rank, retries: u32 },
+    /// A long message's region was refused by its exporter (no such region, or not for these
+    /// bytes): nothing was read.
+    #[error("rank {rank} refused the read of a long message: {why}")]
+    Refused { rank: Rank, why: String },
     /// A packet that does not parse (only possible over an unreliable device, where it is
     /// caught by the checksum first, or from a bug).
     #[error("malformed packet from rank {src}: {why}")]

@@ -29,7 +29,7 @@ use crate::bip::Bip;
 use crate::config::BipConfig;
 use crate::error::BipError;
 use crate::request::{Completion, Request, MAX_REQUESTS};
-use nic_model::{AnyNic, NicError, Rank};
+use nic_model::{DeviceStack, NicError, Rank};
 use std::ffi::{c_char, c_int, c_long, c_void};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -87,12 +87,12 @@ fn encode(r: Request) -> c_int {
 
 /// The endpoint of an initialized process, with what decoding handles needs.
 struct Live {
-    bip: Bip<AnyNic>,
+    bip: Bip<DeviceStack>,
     /// `gens[idx]`: full generation of the last request handed to C at index `idx`.
     gens: Vec<u32>,
 }
 
-// SAFETY: `Bip<AnyNic>` is not `Send` only because it holds raw pointers, and none of them is
+// SAFETY: `Bip<DeviceStack>` is not `Send` only because it holds raw pointers, and none of them is
 // tied to a thread: the NIC's rings point into the job's shared mapping, which the NIC owns and
 // which is valid from any thread of the process (its owner, `SharedRegion`, is `Send + Sync`);
 // the request table points into the C caller's buffers, which `bip.h` requires to stay valid
@@ -175,7 +175,7 @@ fn code(e: &BipError) -> c_int {
         BipError::InvalidRequest => BIP_ERR_INVALID_REQUEST,
         BipError::TooManyRequests(_) => BIP_ERR_TOO_MANY_REQUESTS,
         BipError::LinkFailed { .. } => BIP_ERR_LINK_FAILED,
-        BipError::Protocol { .. } | BipError::NotLendable { .. } => BIP_ERR_OTHER,
+        BipError::Protocol { .. } | BipError::NotLendable { .. } | BipError::Refused { .. } => BIP_ERR_OTHER,
     }
 }
 
@@ -286,7 +286,7 @@ fn init() -> Result<(), (c_int, String)> {
         };
         (code(&e), msg)
     };
-    let nic = AnyNic::from_env().map_err(|e| describe(e.into()))?;
+    let nic = DeviceStack::from_env().map_err(|e| describe(e.into()))?;
     let bip = Bip::new(nic, BipConfig::from_env()).map_err(describe)?;
     *g = Global::Live(Box::new(Live {
         bip,

@@ -37,7 +37,7 @@ mod queues;
 mod request;
 mod wire;
 
-pub use crate::bip::{Bip, BipCounters};
+pub use crate::bip::{Bip, BipCounters, Event};
 pub use config::{BipConfig, PacketSizer};
 pub use error::{BipError, Result};
 pub use request::{Completion, Request};

@@ -3,13 +3,20 @@
 //!
 //! ```text
 //!  0 kind u8   1 flags u8   2 id u16   4 tag u32
-//!  8 len u64     message length (EAGER/RTS), credit bytes (CREDIT), cumulative ack (ACK/NACK)
-//! 16 aux u64     RTS: sender's buffer address; EAGER_CONT/DATA: byte offset; CTS: receiver id
+//!  8 len u64     message length (EAGER/RTS), credit bytes (CREDIT), cumulative ack (ACK/NACK),
+//!                bytes asked for (GET), total bytes of the read (DATA)
+//! 16 aux u64     EAGER_CONT/DATA: byte offset; GET: offset in the region; FIN: region key
 //! 24 seq u32     link sequence number   (only over an unreliable device)
 //! 28 csum u32    CRC-32 of the packet  (only over an unreliable device)
 //! ```
 //! With the NIC's 24-byte slot header in front, a 16-byte message fits in one cache line, and
-//! so does an 8-byte FM message with FM's 8-byte header.
+//! so does an 8-byte FM message with FM's 8-byte header. An RTS and a GET carry the region's
+//! 16-byte key ([`nic_model::RegionKey::emit`]) as their payload.
+//!
+//! The rendezvous of a long message is two packets: the sender's RTS names the region that
+//! holds the message, the receiver reads it and answers FIN (the region is then withdrawn).
+//! Where the receiver cannot read the sender's memory, it asks for the bytes with a GET, and
+//! the sender answers with DATA packets (or GET_REFUSED) before the FIN.
 
 /// Size of the header over a reliable device.
 pub const HEADER: usize = 24;
@@ -24,13 +31,13 @@ pub enum Kind {
     Eager = 1,
     /// Further packets of a short message.
     EagerCont = 2,
-    /// Request to send a long message (rendezvous).
+    /// Request to send a long message (rendezvous): `tag`, `len`, and the key of the region
+    /// that holds it as payload.
     Rts = 3,
-    /// Clear to send: the receiver cannot pull, please push DATA packets.
-    Cts = 4,
-    /// The receiver has pulled a long message: the send is complete.
+    /// The receiver has read region `tag` (key `aux`): the exporter withdraws it, and the send
+    /// it held is complete.
     Fin = 5,
-    /// A piece of a long message pushed after a CTS.
+    /// A piece of a region read with GET: read `tag`, byte offset `aux`, `len` bytes in all.
     Data = 6,
     /// The receiver returns buffer credits.
     Credit = 7,
@@ -38,14 +45,11 @@ pub enum Kind {
     Ack = 8,
     /// Negative acknowledgement: resend from `len` (unreliable devices only).
     Nack = 9,
-    /// Split transfer, receiver to sender: "write the second half of send `id` into my
-    /// receive `tag`": `len` bytes are taken in all, the receive buffer starts at `aux`, the
-    /// halves divide at `BipConfig::split_point(len)`.
-    Push = 10,
-    /// Split transfer, sender to receiver: the second half of receive `tag` is written
-    /// (`flags` 0), or could not be (`flags` 1: read it yourself, `len` bytes from `aux`);
-    /// `id` names the send.
-    Pushed = 11,
+    /// "Send me `len` bytes from offset `aux` of the region whose key is the payload, as DATA
+    /// for read `tag`": the receiver of a long message that cannot read the sender's memory.
+    Get = 10,
+    /// The exporter refuses GET `tag` (no such region, or bytes outside it): nothing is sent.
+    GetRefused = 11,
 }
 
 impl Kind {
@@ -55,14 +59,13 @@ impl Kind {
             1 => Eager,
             2 => EagerCont,
             3 => Rts,
-            4 => Cts,
             5 => Fin,
             6 => Data,
             7 => Credit,
             8 => Ack,
             9 => Nack,
-            10 => Push,
-            11 => Pushed,
+            10 => Get,
+            11 => GetRefused,
             _ => return None,
         })
     }

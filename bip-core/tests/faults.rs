@@ -5,11 +5,11 @@
 
 use bip_core::{Bip, BipConfig, BipError};
 use nic_model::testing::{is_rank, run_ranks};
-use nic_model::{AnyNic, Device};
+use nic_model::{DeviceStack, Device};
 use std::time::{Duration, Instant};
 
-fn bip() -> Bip<AnyNic> {
-    let bip = Bip::new(AnyNic::from_env().unwrap(), BipConfig::from_env()).unwrap();
+fn bip() -> Bip<DeviceStack> {
+    let bip = Bip::new(DeviceStack::from_env().unwrap(), BipConfig::from_env()).unwrap();
     assert!(!bip.device().capabilities().reliable, "MPI_NIC_FAULTS should make the device unreliable");
     bip
 }

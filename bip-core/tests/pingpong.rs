@@ -84,8 +84,8 @@ fn long_messages_truncate_cleanly() {
         return truncation_body();
     }
     for split in ["16384", "0"] {
-        let out = run_ranks("long_messages_truncate_cleanly", 2, &[("BIP_SPLIT_MIN", split)]);
-        assert!(out.success(), "BIP_SPLIT_MIN={split}: {out:?}");
+        let out = run_ranks("long_messages_truncate_cleanly", 2, &[("MPI_NIC_SPLIT_MIN", split)]);
+        assert!(out.success(), "MPI_NIC_SPLIT_MIN={split}: {out:?}");
     }
 }
 

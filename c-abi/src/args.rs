@@ -203,6 +203,11 @@ impl Drop for Outgoing {
 impl Staged {
     /// Unpacks the first `received` bytes into the user's buffer.
     pub fn finish(self, received: usize) {
+        self.unpack(received);
+    }
+
+    /// Unpacks the first `received` bytes into the user's buffer (once per receive).
+    pub fn unpack(&self, received: usize) {
         // SAFETY: the staging buffer holds `received <= cap` bytes of the message; `dst` is the
         // receive buffer, with room for `count` elements (the caller's contract), untouched by
         // the program until the receive completes.

@@ -17,7 +17,7 @@ use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use mpich_channel::{Adi, ReqId, SendMode, Waiter};
+use mpich_channel::{Engine, ReqId, SendMode};
 use std::ffi::{c_int, c_void};
 
 /// Bytes of the buffer each message needs besides its data.
@@ -87,7 +87,7 @@ impl BsendBuffer {
     /// engine rank `dest`). Returns once the data is copied.
     pub fn send(
         &mut self,
-        adi: &mut Adi,
+        engine: &mut Engine,
         data: &[u8],
         dest: usize,
         tag: c_int,
@@ -106,7 +106,7 @@ impl BsendBuffer {
         let fit = match first_fit(&self.pending, region.size, need) {
             Some(fit) => fit,
             None => {
-                self.reap(adi)?;
+                self.reap(engine)?;
                 first_fit(&self.pending, region.size, need)
                     .ok_or_else(|| self.full(need, region.size))?
             }
@@ -121,7 +121,7 @@ impl BsendBuffer {
         // SAFETY: `copy` is non-NULL (inside the attached buffer), and its `data.len()` bytes
         // stay valid and unmodified until the send completes: this allocation is kept until
         // then, and detach waits for it.
-        let req = unsafe { adi.isend(copy, data.len(), dest, tag, ctx, SendMode::Standard) }?;
+        let req = unsafe { engine.p2p().isend(copy, data.len(), dest, tag, ctx, SendMode::Standard, 0) }?;
         self.pending.insert(
             position,
             Pending {
@@ -145,14 +145,19 @@ impl BsendBuffer {
         )
     }
 
-    /// Drives the engine once and frees the space of the buffered sends that completed.
-    fn reap(&mut self, adi: &mut Adi) -> MpiResult<()> {
-        adi.progress()?;
+    /// Turns the engine once and frees the space of the buffered sends that completed.
+    fn reap(&mut self, engine: &mut Engine) -> MpiResult<()> {
+        engine.poke()?;
+        self.retire_completed(engine)
+    }
+
+    /// Frees the space of the buffered sends that completed.
+    fn retire_completed(&mut self, engine: &mut Engine) -> MpiResult<()> {
         let mut i = 0;
         while i < self.pending.len() {
             let req = self.pending[i].req;
-            if adi.is_complete(req) {
-                adi.test(req)?;
+            if engine.p2p_ref().is_complete(req) {
+                engine.p2p().take(req)?;
                 self.pending.remove(i);
             } else {
                 i += 1;
@@ -162,20 +167,16 @@ impl BsendBuffer {
     }
 
     /// Waits until every buffered message has been sent.
-    pub fn drain(&mut self, adi: &mut Adi) -> MpiResult<()> {
-        let mut waiter = Waiter::new();
-        loop {
-            self.reap(adi)?;
-            if self.pending.is_empty() {
-                return Ok(());
-            }
-            adi.progress_or_idle(&mut waiter)?;
-        }
+    pub fn drain(&mut self, engine: &mut Engine) -> MpiResult<()> {
+        engine.block_on(|e| {
+            self.retire_completed(e)?;
+            Ok::<_, MpiError>(self.pending.is_empty().then_some(()))
+        })
     }
 
     /// Waits for the buffered sends, then gives the buffer back (`None` if none is attached).
-    fn detach(&mut self, adi: &mut Adi) -> MpiResult<Option<(*mut u8, usize)>> {
-        self.drain(adi)?;
+    fn detach(&mut self, engine: &mut Engine) -> MpiResult<Option<(*mut u8, usize)>> {
+        self.drain(engine)?;
         Ok(self.region.take().map(|r| (r.base, r.size)))
     }
 }
@@ -197,7 +198,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
         let size_out = Out::new(size, "size")?;
-        let (base, len) = rt.bsend.detach(&mut rt.adi)?.unwrap_or((std::ptr::null_mut(), 0));
+        let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
         addr_out.set(base.cast());
         size_out.set(len as c_int);
         Ok(())

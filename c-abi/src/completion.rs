@@ -1,141 +1,46 @@
 //! Completing requests: `MPI_Wait`, `MPI_Test` and their `all`/`any`/`some` forms,
 //! `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`.
 //!
-//! Everything goes through [`poll`], which looks at one handle and, if its operation is
-//! complete, retires it: a nonblocking request is freed and the caller's handle becomes
-//! `MPI_REQUEST_NULL`; a persistent request becomes inactive and keeps its handle.
+//! A handle is the progress engine's request ([`crate::request`]); every wait here is the
+//! engine's one waiting loop ([`mpich_channel::Engine::block_on`]) and every test one turn of
+//! its crank, so that while a program waits for, or polls, any request, all of its operations
+//! move on, nonblocking collectives included (MPI's progress rule). [`retire`] hands a
+//! complete request's status over: a nonblocking request is freed and the caller's handle
+//! becomes `MPI_REQUEST_NULL`; a persistent request becomes inactive and keeps its handle.
 //! `MPI_REQUEST_NULL` and inactive persistent requests complete at once with the empty status.
 //!
-//! The multiple-completion calls check every handle before touching any, then loop: look at
-//! the requests without driving the engine, and when nothing is ready call
-//! `Adi::progress_or_idle`, which drives progress and backs off (spin, yield, nap) when nothing
-//! happens, so ranks that outnumber cores give each other the processor. An operation that
+//! The multiple-completion calls check every handle before touching any. An operation that
 //! failed (a truncated receive) makes them return `MPI_ERR_IN_STATUS` with each status's
 //! `MPI_ERROR` saying which (`MPI_Waitany`/`MPI_Testany`, which complete one, return its error).
-//!
-//! A request on scattered data owns a staging buffer ([`crate::request::Staging`]): when the
-//! engine completes it, a receive's data is unpacked into the user's buffer ([`unstage`])
-//! before the request is retired, and the buffer goes with the request.
 
 use crate::abi::*;
-use crate::coll::{self, CollId};
 use crate::comm::CommIdx;
 use crate::cptr::{Array, Out, StatusOut, Statuses};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use crate::request::{Op, PersistentState, Staging};
+use crate::request;
 use crate::state::Runtime;
 use crate::status::Completion;
-use mpich_channel::{ReqId, Status, Waiter};
+use mpich_channel::{ReqId, Standing};
 use std::ffi::c_int;
 
-/// Where a request stands.
-#[derive(Debug, Clone, Copy)]
-enum Stand {
-    /// `MPI_REQUEST_NULL` or an inactive persistent request.
-    Idle,
-    /// Complete, status kept.
-    Ready(Completion),
-    /// In the engine; whether the request owns a staging buffer.
-    Running(ReqId, bool),
-    /// A nonblocking collective (never persistent).
-    Coll(CollId),
-}
-
-/// A request's communicator, where it stands, and whether it is persistent.
-#[inline(always)]
-fn stand(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<(Option<CommIdx>, Stand, bool)> {
-    if handle == MPI_REQUEST_NULL {
-        return Ok((None, Stand::Idle, false));
-    }
-    let r = rt.requests.get_mut(handle)?;
-    let (stand, persistent) = match &r.op {
-        Op::Engine(id) => (Stand::Running(*id, false), false),
-        Op::Staged(id, _) => (Stand::Running(*id, true), false),
-        Op::Done(c) => (Stand::Ready(*c), false),
-        Op::Coll(id) => (Stand::Coll(*id), false),
-        Op::Persistent(p) => match p.state {
-            PersistentState::Inactive => (Stand::Idle, true),
-            PersistentState::Active(id) => (Stand::Running(id, p.staging.is_some()), true),
-            PersistentState::Complete(c) => (Stand::Ready(c), true),
-        },
-    };
-    Ok((Some(r.comm), stand, persistent))
-}
-
-/// Retires a completed request: frees it (the handle becomes `MPI_REQUEST_NULL`) or, if
-/// persistent, makes it inactive.
-#[inline(always)]
-fn retire(rt: &mut Runtime, handle: &mut MPI_Request, persistent: bool) {
-    if persistent {
-        if let Ok(r) = rt.requests.get_mut(*handle) {
-            if let Op::Persistent(p) = &mut r.op {
-                p.state = PersistentState::Inactive;
-            }
-        }
-    } else {
-        let _ = rt.requests.remove(*handle);
-        *handle = MPI_REQUEST_NULL;
-    }
-}
-
-/// Finishes the staging of a request whose engine operation completed with `received` bytes:
-/// a receive's data is unpacked into the user's buffer. The buffer is released (a persistent
-/// request's at once, another's when it is retired).
-#[inline(never)]
-fn unstage(rt: &mut Runtime, handle: MPI_Request, received: usize) {
-    let Ok(r) = rt.requests.get_mut(handle) else {
-        return;
-    };
-    let staging = match &mut r.op {
-        Op::Staged(id, _) => {
-            let id = *id;
-            match std::mem::replace(&mut r.op, Op::Engine(id)) {
-                Op::Staged(_, staging) => Some(staging),
-                _ => unreachable!("matched Staged"),
-            }
-        }
-        Op::Persistent(p) => p.staging.take(),
-        _ => None,
-    };
-    if let Some(staging) = staging {
-        if let Staging::Recv(s) = *staging {
-            s.finish(received);
-        }
-    }
-}
-
-/// Lets go of a request the program frees while the engine may still use its staging buffer:
-/// the buffer is leaked rather than freed under the engine.
-fn orphan(r: crate::request::Request) {
-    match r.op {
-        Op::Staged(_, staging) => std::mem::forget(staging),
-        Op::Persistent(p) => std::mem::forget(p.staging),
-        _ => {}
-    }
-}
-
-/// How [`poll`] treats an operation still in the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum How {
-    /// Only look (the caller drives progress).
-    Look,
-    /// Drive the engine once (`MPI_Test`).
-    Test,
-    /// Wait for it (`MPI_Wait`).
-    Block,
-}
-
 /// A retired request's completion, and its communicator (none for the empty status).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Finished {
     c: Completion,
     comm: Option<CommIdx>,
+    /// The detail of a failed nonblocking collective.
+    detail: Option<MpiError>,
 }
 
 impl Finished {
+    const EMPTY: Finished = Finished { c: Completion::EMPTY, comm: None, detail: None };
+
     /// The error this completion must raise, if the operation failed.
     fn check(&self) -> MpiResult<()> {
+        if let Some(e) = &self.detail {
+            return Err(self.on(e.clone()));
+        }
         self.c.check().map_err(|e| self.on(e))
     }
 
@@ -147,87 +52,106 @@ impl Finished {
     }
 }
 
+/// The engine request behind a handle; `None` for `MPI_REQUEST_NULL`.
+#[inline(always)]
+fn resolve(rt: &Runtime, handle: MPI_Request) -> MpiResult<Option<ReqId>> {
+    if handle == MPI_REQUEST_NULL {
+        return Ok(None);
+    }
+    request::lookup(&rt.engine, handle).map(Some)
+}
+
+/// The engine request behind a handle already checked (`None` for null).
+#[inline(always)]
+fn resolve_in(engine: &mpich_channel::Engine, handle: MPI_Request) -> Option<ReqId> {
+    if handle == MPI_REQUEST_NULL {
+        return None;
+    }
+    request::lookup(engine, handle).ok()
+}
+
+/// Whether a handle has an operation to wait for (neither null nor inactive).
+fn is_active(rt: &Runtime, id: Option<ReqId>) -> bool {
+    id.is_some_and(|id| rt.engine.p2p_ref().standing(id) != Some(Standing::Inactive))
+}
+
+/// Whether a handle's operation is over (null and inactive ones are).
+#[inline(always)]
+fn is_over(rt: &Runtime, id: Option<ReqId>) -> bool {
+    match id {
+        None => true,
+        Some(id) => rt.engine.p2p_ref().standing(id) != Some(Standing::Pending),
+    }
+}
+
+/// Hands over the status of request `id`, which is complete or inactive: frees it and sets
+/// the handle to `MPI_REQUEST_NULL`, or makes a persistent one inactive.
+#[inline(always)]
+fn retire(rt: &mut Runtime, handle: &mut MPI_Request, id: ReqId) -> MpiResult<Finished> {
+    let retired = rt.engine.p2p().retire(id).map_err(|e| MpiError::from(e).on(request::comm_of(&rt.engine, id)))?;
+    let Some(r) = retired else {
+        // An inactive persistent request.
+        let comm = request::comm_of(&rt.engine, id);
+        return Ok(Finished { comm: Some(comm), ..Finished::EMPTY });
+    };
+    if !r.persistent {
+        *handle = MPI_REQUEST_NULL;
+    }
+    let comm = r.owner as CommIdx;
+    let detail = r.attachment.and_then(request::outcome_of);
+    let c = Completion::from_engine(&r.status, rt.comms.get(comm));
+    Ok(Finished { c, comm: Some(comm), detail })
+}
+
+/// How [`poll`] treats a request still running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// Only look (the caller drives progress).
+    Look,
+    /// Turn the engine once (`MPI_Test`).
+    Test,
+    /// Wait for it (`MPI_Wait`).
+    Block,
+}
+
 /// Completes the request behind `*handle` if it is complete (or, with `How::Block`, once it
 /// is), retiring it; `None` while it is still running.
 #[inline(always)]
 fn poll(rt: &mut Runtime, handle: &mut MPI_Request, how: How) -> MpiResult<Option<Finished>> {
-    let (comm, stand, persistent) = stand(rt, *handle)?;
-    let c = match stand {
-        Stand::Idle => {
-            return Ok(Some(Finished {
-                c: Completion::EMPTY,
-                comm,
-            }))
-        }
-        Stand::Ready(c) => c,
-        Stand::Running(id, staged) => {
-            let comm_idx = comm.expect("a running request has a communicator");
-            let engine: MpiResult<Option<Status>> = match how {
-                How::Look if !rt.adi.is_complete(id) => Ok(None),
-                How::Look | How::Test => rt.adi.test(id).map_err(MpiError::from),
-                How::Block if coll::in_flight(rt) => coll::wait_engine(rt, id).map(Some),
-                How::Block => rt.adi.wait(id).map(Some).map_err(MpiError::from),
-            };
-            match engine {
-                Ok(None) => return Ok(None),
-                Ok(Some(s)) => {
-                    if staged {
-                        unstage(rt, *handle, s.len);
-                    }
-                    Completion::from_engine(&s, rt.comms.get(comm_idx))
-                }
-                Err(e) => {
-                    retire(rt, handle, persistent);
-                    return Err(e.on(comm_idx));
+    let Some(id) = resolve(rt, *handle)? else { return Ok(Some(Finished::EMPTY)) };
+    if !is_over(rt, Some(id)) {
+        let comm = request::comm_of(&rt.engine, id);
+        let on = |e: mpich_channel::AdiError| MpiError::from(e).on(comm);
+        match how {
+            How::Look => return Ok(None),
+            How::Test => {
+                rt.engine.poke().map_err(on)?;
+                if !rt.engine.p2p_ref().is_complete(id) {
+                    return Ok(None);
                 }
             }
+            How::Block => rt.engine.wait_complete(id).map_err(on)?,
         }
-        Stand::Coll(id) => {
-            let comm_idx = comm.expect("a collective request has a communicator");
-            let done = match how {
-                How::Look | How::Test => coll::test(rt, id),
-                How::Block => coll::wait(rt, id).map(|()| true),
-            };
-            match done {
-                Ok(false) => return Ok(None),
-                Ok(true) => Completion::EMPTY,
-                Err(e) => {
-                    retire(rt, handle, persistent);
-                    return Err(e.on(comm_idx));
-                }
-            }
-        }
-    };
-    retire(rt, handle, persistent);
-    Ok(Some(Finished { c, comm }))
-}
-
-/// Whether a handle has an operation to wait for (neither null nor inactive).
-fn is_active(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<bool> {
-    Ok(!matches!(stand(rt, handle)?.1, Stand::Idle))
+    }
+    retire(rt, handle, id).map(Some)
 }
 
 fn count_arg(count: c_int) -> MpiResult<usize> {
-    usize::try_from(count).map_err(|_| {
-        MpiError::new(
-            MPI_ERR_COUNT,
-            format!("the count is {count}; it must be 0 or more"),
-        )
-    })
+    usize::try_from(count).map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))
 }
 
 /// Checks every handle of an array before any is used.
-fn check_all(rt: &mut Runtime, requests: &Array<MPI_Request>) -> MpiResult<()> {
+fn check_all(rt: &Runtime, requests: &Array<MPI_Request>) -> MpiResult<()> {
     for i in 0..requests.len() {
-        let h = requests.get(i);
-        if h != MPI_REQUEST_NULL {
-            rt.requests.check(h).map_err(|e| MpiError {
-                detail: format!("array_of_requests[{i}]: {}", e.detail),
-                ..e
-            })?;
-        }
+        resolve(rt, requests.get(i)).map_err(|e| MpiError { detail: format!("array_of_requests[{i}]: {}", e.detail), ..e })?;
     }
     Ok(())
+}
+
+/// The request behind handle `i` of a checked array (`None` for null).
+#[inline(always)]
+fn id_at(rt: &Runtime, requests: &Array<MPI_Request>, i: usize) -> Option<ReqId> {
+    resolve(rt, requests.get(i)).ok().flatten()
 }
 
 /// Collects the failures of a multiple-completion call into `MPI_ERR_IN_STATUS`.
@@ -240,10 +164,7 @@ impl Failures {
     /// Records the outcome of request `i` (written into its status by the caller).
     fn note(&mut self, i: usize, e: MpiError) {
         if self.first.is_none() {
-            self.first = Some(MpiError {
-                detail: format!("request {i}: {}", e.detail),
-                ..e
-            });
+            self.first = Some(MpiError { detail: format!("request {i}: {}", e.detail), ..e });
         }
     }
 
@@ -259,35 +180,25 @@ impl Failures {
     }
 }
 
-/// Completes request `i` of a multiple-completion call, writing its status; failures are
-/// noted (their status's `MPI_ERROR` says what).
-fn complete_into(
-    rt: &mut Runtime,
-    requests: &Array<MPI_Request>,
-    i: usize,
-    how: How,
-    out: impl FnOnce(&Completion),
-    failures: &mut Failures,
-) -> Option<()> {
+/// Retires request `i` of a multiple-completion call (it is over), writing its status;
+/// failures are noted (their status's `MPI_ERROR` says what).
+fn complete_into(rt: &mut Runtime, requests: &Array<MPI_Request>, i: usize, out: impl FnOnce(&Completion), failures: &mut Failures) {
     let mut h = requests.get(i);
-    let polled = poll(rt, &mut h, how);
+    let polled = poll(rt, &mut h, How::Look);
     requests.set(i, h);
     match polled {
-        Ok(None) => None,
+        Ok(None) => unreachable!("complete_into is called for requests that are over"),
         Ok(Some(f)) => {
-            out(&f.c);
+            let mut c = f.c;
             if let Err(e) = f.check() {
+                c.error = e.class;
                 failures.note(i, e);
             }
-            Some(())
+            out(&c);
         }
         Err(e) => {
-            out(&Completion {
-                error: e.class,
-                ..Completion::EMPTY
-            });
+            out(&Completion { error: e.class, ..Completion::EMPTY });
             failures.note(i, e);
-            Some(())
         }
     }
 }
@@ -347,13 +258,21 @@ mpi_fn! {
         let requests = Array::new(array_of_requests, n, "array_of_requests")?;
         let statuses = Statuses::new(array_of_statuses, n)?;
         check_all(rt, &requests)?;
-        let mut failures = Failures::default();
-        let mut waiter = Waiter::new();
-        for i in 0..n {
-            let set = |c: &Completion| statuses.set(i, c);
-            while complete_into(rt, &requests, i, How::Look, set, &mut failures).is_none() {
-                coll::progress_or_idle(rt, &mut waiter)?;
+        // One wait for the whole batch: the engine turns until the last is over.
+        let mut next = 0;
+        let engine = &mut rt.engine;
+        engine.block_on(|e| {
+            while next < n && match resolve_in(e, requests.get(next)) {
+                None => true,
+                Some(id) => e.p2p_ref().standing(id) != Some(Standing::Pending),
+            } {
+                next += 1;
             }
+            Ok::<_, MpiError>((next == n).then_some(()))
+        })?;
+        let mut failures = Failures::default();
+        for i in 0..n {
+            complete_into(rt, &requests, i, |c| statuses.set(i, c), &mut failures);
         }
         failures.result()
     }
@@ -374,44 +293,35 @@ mpi_fn! {
         let flag = Out::new(flag, "flag")?;
         let statuses = Statuses::new(array_of_statuses, n)?;
         check_all(rt, &requests)?;
-        rt.adi.progress()?;
-        for i in 0..n {
-            if let Stand::Running(id, _) = stand(rt, requests.get(i))?.1 {
-                if !rt.adi.is_complete(id) {
-                    flag.set(0);
-                    return Ok(());
-                }
-            }
+        rt.engine.poke()?;
+        if !(0..n).all(|i| is_over(rt, id_at(rt, &requests, i))) {
+            flag.set(0);
+            return Ok(());
         }
         let mut failures = Failures::default();
         for i in 0..n {
-            complete_into(rt, &requests, i, How::Look, |c| statuses.set(i, c), &mut failures);
+            complete_into(rt, &requests, i, |c| statuses.set(i, c), &mut failures);
         }
         flag.set(1);
         failures.result()
     }
 }
 
-/// One pass of `MPI_Waitany`/`MPI_Testany` over the requests: the first complete one,
-/// completed; `Err(false)` when none is active; `Err(true)` when some are but none is complete.
-fn any_pass(
-    rt: &mut Runtime,
-    requests: &Array<MPI_Request>,
-) -> MpiResult<Result<(usize, Finished), bool>> {
+/// The first active request that is over, if any; `Err(false)` when none is active,
+/// `Err(true)` when some are but none is over.
+fn any_over(rt: &Runtime, requests: &Array<MPI_Request>) -> Result<usize, bool> {
     let mut any_active = false;
     for i in 0..requests.len() {
-        let mut h = requests.get(i);
-        if !is_active(rt, h)? {
+        let id = id_at(rt, requests, i);
+        if !is_active(rt, id) {
             continue;
         }
         any_active = true;
-        let polled = poll(rt, &mut h, How::Look);
-        requests.set(i, h);
-        if let Some(f) = polled? {
-            return Ok(Ok((i, f)));
+        if is_over(rt, id) {
+            return Ok(i);
         }
     }
-    Ok(Err(any_active))
+    Err(any_active)
 }
 
 mpi_fn! {
@@ -429,20 +339,31 @@ mpi_fn! {
         let indx = Out::new(indx, "indx")?;
         let status = StatusOut::new(status)?;
         check_all(rt, &requests)?;
-        let mut waiter = Waiter::new();
-        loop {
-            match any_pass(rt, &requests)? {
-                Ok((i, f)) => {
-                    indx.set(i as c_int);
-                    status.set(&f.c);
-                    return f.check();
+        let found = rt.engine.block_on(|e| {
+            let mut any_active = false;
+            for i in 0..n {
+                let Some(id) = resolve_in(e, requests.get(i)) else { continue };
+                match e.p2p_ref().standing(id) {
+                    Some(Standing::Complete) => return Ok::<_, MpiError>(Some(Some((i, id)))),
+                    Some(Standing::Pending) => any_active = true,
+                    _ => {}
                 }
-                Err(false) => {
-                    indx.set(MPI_UNDEFINED);
-                    status.set(&Completion::EMPTY);
-                    return Ok(());
-                }
-                Err(true) => coll::progress_or_idle(rt, &mut waiter)?,
+            }
+            Ok((!any_active).then_some(None))
+        })?;
+        match found {
+            Some((i, id)) => {
+                let mut h = requests.get(i);
+                let f = retire(rt, &mut h, id)?;
+                requests.set(i, h);
+                indx.set(i as c_int);
+                status.set(&f.c);
+                f.check()
+            }
+            None => {
+                indx.set(MPI_UNDEFINED);
+                status.set(&Completion::EMPTY);
+                Ok(())
             }
         }
     }
@@ -464,9 +385,12 @@ mpi_fn! {
         let flag = Out::new(flag, "flag")?;
         let status = StatusOut::new(status)?;
         check_all(rt, &requests)?;
-        rt.adi.progress()?;
-        match any_pass(rt, &requests)? {
-            Ok((i, f)) => {
+        rt.engine.poke()?;
+        match any_over(rt, &requests) {
+            Ok(i) => {
+                let mut h = requests.get(i);
+                let f = retire(rt, &mut h, id_at(rt, &requests, i).expect("an active request"))?;
+                requests.set(i, h);
                 indx.set(i as c_int);
                 flag.set(1);
                 status.set(&f.c);
@@ -484,41 +408,8 @@ mpi_fn! {
     }
 }
 
-/// One pass of `MPI_Waitsome`/`MPI_Testsome`: completes every complete request, listing
-/// them; `None` when no request is active.
-fn some_pass(
-    rt: &mut Runtime,
-    requests: &Array<MPI_Request>,
-    indices: &Array<c_int>,
-    statuses: &Statuses,
-    failures: &mut Failures,
-) -> MpiResult<Option<usize>> {
-    let mut done = 0;
-    let mut any_active = false;
-    for i in 0..requests.len() {
-        if !is_active(rt, requests.get(i))? {
-            continue;
-        }
-        any_active = true;
-        let slot = done;
-        if complete_into(
-            rt,
-            requests,
-            i,
-            How::Look,
-            |c| statuses.set(slot, c),
-            failures,
-        )
-        .is_some()
-        {
-            indices.set(slot, i as c_int);
-            done += 1;
-        }
-    }
-    Ok(any_active.then_some(done))
-}
-
-/// The argument handling shared by `MPI_Waitsome` and `MPI_Testsome`.
+/// The argument handling shared by `MPI_Waitsome` and `MPI_Testsome`: completes every active
+/// request that is over (waiting first, with `wait`, until one is), listing them.
 fn some(
     rt: &mut Runtime,
     incount: c_int,
@@ -534,24 +425,40 @@ fn some(
     let indices = Array::new(array_of_indices, n, "array_of_indices")?;
     let statuses = Statuses::new(array_of_statuses, n)?;
     check_all(rt, &requests)?;
+    if wait {
+        rt.engine.block_on(|e| {
+            let mut any_active = false;
+            for i in 0..n {
+                let Some(id) = resolve_in(e, requests.get(i)) else { continue };
+                match e.p2p_ref().standing(id) {
+                    Some(Standing::Complete) => return Ok::<_, MpiError>(Some(())),
+                    Some(Standing::Pending) => any_active = true,
+                    _ => {}
+                }
+            }
+            Ok((!any_active).then_some(()))
+        })?;
+    } else {
+        rt.engine.poke()?;
+    }
+    if !(0..n).any(|i| is_active(rt, id_at(rt, &requests, i))) {
+        outcount.set(MPI_UNDEFINED);
+        return Ok(());
+    }
     let mut failures = Failures::default();
-    let mut waiter = Waiter::new();
-    if !wait {
-        rt.adi.progress()?;
-    }
-    loop {
-        match some_pass(rt, &requests, &indices, &statuses, &mut failures)? {
-            None => {
-                outcount.set(MPI_UNDEFINED);
-                return Ok(());
-            }
-            Some(done) if done > 0 || !wait => {
-                outcount.set(done as c_int);
-                return failures.result();
-            }
-            Some(_) => coll::progress_or_idle(rt, &mut waiter)?,
+    let mut done = 0;
+    for i in 0..n {
+        let id = id_at(rt, &requests, i);
+        if !is_active(rt, id) || !is_over(rt, id) {
+            continue;
         }
+        let slot = done;
+        complete_into(rt, &requests, i, |c| statuses.set(slot, c), &mut failures);
+        indices.set(slot, i as c_int);
+        done += 1;
     }
+    outcount.set(done as c_int);
+    failures.result()
 }
 
 mpi_fn! {
@@ -582,26 +489,26 @@ mpi_fn! {
     }
 }
 
+/// Whether request `id` is a nonblocking collective's (which MPI lets no one free or cancel).
+fn is_collective(rt: &mut Runtime, id: ReqId) -> bool {
+    rt.engine.p2p().attachment(id).is_some_and(|a| a.as_any_mut().is::<request::Outcome>())
+}
+
 mpi_fn! {
     /// `MPI_Request_free`: lets a request complete by itself; the handle becomes
-    /// `MPI_REQUEST_NULL`.
+    /// `MPI_REQUEST_NULL`. What the request holds (a staging buffer) is released when its
+    /// operation ends.
     fn MPI_Request_free / PMPI_Request_free(request: *mut MPI_Request) |st| {
         let rt = st.runtime()?;
         let handle = Out::new(request, "request")?;
-        let h = handle.get();
-        let (comm, stand, _) = stand(rt, h)?;
-        let Some(comm) = comm else {
+        let Some(id) = resolve(rt, handle.get())? else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to free"));
         };
-        match stand {
-            Stand::Running(id, _) => rt.adi.request_free(id).map_err(|e| MpiError::from(e).on(comm))?,
-            Stand::Coll(_) => return Err(collective_request("free").on(comm)),
-            Stand::Idle | Stand::Ready(_) => {}
+        let comm = request::comm_of(&rt.engine, id);
+        if is_collective(rt, id) && !rt.engine.p2p_ref().is_complete(id) {
+            return Err(collective_request("free").on(comm));
         }
-        let r = rt.requests.remove(h)?;
-        if let Stand::Running(_, true) = stand {
-            orphan(r);
-        }
+        rt.engine.p2p().request_free(id).map_err(|e| MpiError::from(e).on(comm))?;
         handle.set(MPI_REQUEST_NULL);
         Ok(())
     }
@@ -609,7 +516,7 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Request_get_status`: whether a request is complete, and its status, without
-    /// freeing it (its completion is kept for the `MPI_Wait`/`MPI_Test` that will).
+    /// freeing it (the `MPI_Wait`/`MPI_Test` that will still gets the same status).
     fn MPI_Request_get_status / PMPI_Request_get_status(
         request: MPI_Request,
         flag: *mut c_int,
@@ -618,42 +525,25 @@ mpi_fn! {
         let rt = st.runtime()?;
         let flag = Out::new(flag, "flag")?;
         let status = StatusOut::new(status)?;
-        let (comm, stand, _) = stand(rt, request)?;
-        let c = match stand {
-            Stand::Idle => Completion::EMPTY,
-            Stand::Ready(c) => c,
-            Stand::Running(id, staged) => {
-                let comm = comm.expect("a running request has a communicator");
-                if !rt.adi.is_complete(id) {
-                    rt.adi.progress().map_err(|e| MpiError::from(e).on(comm))?;
-                }
-                if !rt.adi.is_complete(id) {
-                    flag.set(0);
-                    return Ok(());
-                }
-                let s = rt.adi.test(id).map_err(|e| MpiError::from(e).on(comm))?;
-                let s = s.expect("a complete request tests complete");
-                if staged {
-                    unstage(rt, request, s.len);
-                }
-                let c = Completion::from_engine(&s, rt.comms.get(comm));
-                // Keep the completion: the engine's id is spent.
-                let r = rt.requests.get_mut(request)?;
-                match &mut r.op {
-                    Op::Persistent(p) => p.state = PersistentState::Complete(c),
-                    op => *op = Op::Done(c),
-                }
-                c
+        let Some(id) = resolve(rt, request)? else {
+            flag.set(1);
+            status.set(&Completion::EMPTY);
+            return Ok(());
+        };
+        let comm = request::comm_of(&rt.engine, id);
+        if rt.engine.p2p_ref().standing(id) == Some(Standing::Pending) {
+            rt.engine.poke().map_err(|e| MpiError::from(e).on(comm))?;
+        }
+        let c = match rt.engine.p2p_ref().standing(id) {
+            Some(Standing::Pending) => {
+                flag.set(0);
+                return Ok(());
             }
-            Stand::Coll(id) => {
-                let comm = comm.expect("a collective request has a communicator");
-                if !coll::test(rt, id).map_err(|e| e.on(comm))? {
-                    flag.set(0);
-                    return Ok(());
-                }
-                rt.requests.get_mut(request)?.op = Op::Done(Completion::EMPTY);
-                Completion::EMPTY
+            Some(Standing::Complete) => {
+                let s = rt.engine.p2p_ref().peek_status(id).expect("a complete request has a status");
+                Completion::from_engine(&s, rt.comms.get(comm))
             }
+            _ => Completion::EMPTY,
         };
         flag.set(1);
         status.set(&c);
@@ -667,16 +557,14 @@ mpi_fn! {
     fn MPI_Cancel / PMPI_Cancel(request: *mut MPI_Request) |st| {
         let rt = st.runtime()?;
         let h = Out::new(request, "request")?.get();
-        let (comm, stand, _) = stand(rt, h)?;
-        let Some(comm) = comm else {
+        let Some(id) = resolve(rt, h)? else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
         };
-        match stand {
-            Stand::Running(id, _) => rt.adi.cancel(id).map_err(|e| MpiError::from(e).on(comm))?,
-            Stand::Coll(_) => return Err(collective_request("cancel").on(comm)),
-            Stand::Idle | Stand::Ready(_) => {}
+        let comm = request::comm_of(&rt.engine, id);
+        if is_collective(rt, id) {
+            return Err(collective_request("cancel").on(comm));
         }
-        Ok(())
+        rt.engine.p2p().cancel(id).map_err(|e| MpiError::from(e).on(comm))
     }
 }
 

@@ -85,7 +85,7 @@ mpi_fn! {
     ) |st| {
         let len_out = Out::new(resultlen, "resultlen")?;
         let channel = match st.runtime_ref() {
-            Some(rt) => format!(", channel {}", rt.adi.channel_name()),
+            Some(rt) => format!(", channel {}", rt.engine.p2p_ref().channel_name()),
             None => String::new(),
         };
         let text = format!(

@@ -292,7 +292,7 @@ mpi_fn! {
     /// `MPI_Group_rank`: this process's rank in `group`, or `MPI_UNDEFINED`.
     fn MPI_Group_rank / PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) |st| {
         let rt = st.runtime()?;
-        let me = rt.adi.rank();
+        let me = rt.engine.p2p_ref().rank();
         let g = rt.groups.get(group)?;
         Out::new(rank, "rank")?.set(g.local(me).map_or(MPI_UNDEFINED, |r| r as c_int));
         Ok(())

@@ -7,7 +7,6 @@
 
 use crate::abi::*;
 use crate::bsend::BsendBuffer;
-use crate::coll::Schedules;
 use crate::attr::KeyvalTable;
 use crate::comm::{CommTable, WORLD};
 use crate::errhandler::ErrhandlerTable;
@@ -20,17 +19,13 @@ use crate::errhandler::end_process;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
 use crate::op::OpTable;
-use crate::request::RequestTable;
 use crate::state::{Mpi, Phase, Runtime};
-use mpich_channel::Adi;
+use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
 use std::io::Write;
 
 /// The highest thread level the library provides.
 const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
-
-/// Requests the table has room for before it first grows.
-const INITIAL_REQUESTS: usize = 1024;
 
 /// Starts MPI with thread level `level`.
 fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
@@ -49,33 +44,32 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
             ))
         }
     }
-    let adi = Adi::init().map_err(|e| {
+    let engine = Engine::init().map_err(|e| {
         MpiError::new(
             MPI_ERR_OTHER,
             format!("the communication engine did not start: {e} (start MPI programs with mpirun, e.g. `mpirun -n 2 ./prog`)"),
         )
     })?;
-    let (rank, size) = (adi.rank(), adi.size());
+    let (rank, size) = (engine.p2p_ref().rank(), engine.p2p_ref().size());
     tracing::debug!(
         rank,
         size,
-        channel = adi.channel_name(),
+        channel = engine.p2p_ref().channel_name(),
         level,
         "MPI initialized"
     );
     st.phase = Phase::Running(Box::new(Runtime {
-        adi,
+        engine,
         comms: CommTable::new(rank, size),
         groups: GroupTable::new(),
         infos: InfoTable::new(size),
         keyvals: KeyvalTable::new(),
         errhandlers: ErrhandlerTable::new(),
         allocs: Allocations::new(),
-        requests: RequestTable::with_capacity(INITIAL_REQUESTS),
         bsend: BsendBuffer::new(),
         types: TypeTable::new(),
         ops: OpTable::new(),
-        colls: Schedules::new(),
+        coll_spare: None,
         universe_size: size as c_int,
     }));
     st.thread_level = level;
@@ -131,15 +125,16 @@ mpi_fn! {
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let rt = st.runtime()?;
         crate::attr::finalize(rt)?;
-        rt.bsend.drain(&mut rt.adi)?;
-        if rt.requests.live() > 0 {
-            tracing::warn!(requests = rt.requests.live(), "MPI_Finalize with requests never completed or freed");
+        rt.bsend.drain(&mut rt.engine)?;
+        let live = rt.engine.p2p_ref().requests_live();
+        if live > 0 {
+            tracing::warn!(requests = live, "MPI_Finalize with requests never completed or freed");
         }
         let Phase::Running(rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
             unreachable!("checked running above")
         };
-        write_counters(&rt.adi);
-        rt.adi.finalize()?;
+        write_counters(rt.engine.p2p_ref());
+        rt.engine.finalize()?;
         Ok(())
     }
 }

@@ -16,13 +16,11 @@
 
 use crate::abi::*;
 use crate::args::{self, ProbeOp, RecvOp};
-use crate::coll;
 use crate::comm::CommIdx;
 use crate::cptr::{Out, StatusOut};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
 use crate::p2p;
-use crate::request::{Op, Request};
 use crate::state::Runtime;
 use crate::status::Completion;
 use std::ffi::{c_int, c_void};
@@ -36,6 +34,8 @@ struct Held {
     data: Vec<u8>,
     /// Its status (source as a rank of the probed communicator, tag, byte count).
     completion: Completion,
+    /// Its source as the engine names it.
+    global_source: c_int,
     /// The probed communicator, whose error handler deals with the receive's errors.
     comm: CommIdx,
 }
@@ -111,6 +111,7 @@ fn take_found(rt: &mut Runtime, op: &ProbeOp, found: &mpich_channel::Status) -> 
     Ok(Held {
         data,
         completion,
+        global_source: found.source,
         comm: op.comm,
     })
 }
@@ -121,7 +122,7 @@ fn probe_now(
     src: c_int,
     op: &ProbeOp,
 ) -> MpiResult<Option<mpich_channel::Status>> {
-    rt.adi
+    rt.engine
         .iprobe(src, op.tag, op.ctx)
         .map_err(|e| MpiError::from(e).on(op.comm))
 }
@@ -187,13 +188,7 @@ mpi_fn! {
             status.set(&Completion::PROC_NULL);
             return Ok(());
         };
-        let mut waiter = mpich_channel::Waiter::new();
-        let found = loop {
-            if let Some(s) = probe_now(rt, src, &op)? {
-                break s;
-            }
-            coll::progress_or_idle(rt, &mut waiter).map_err(|e| e.on(op.comm))?;
-        };
+        let found = rt.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
         let taken = take_found(rt, &op, &found)?;
         status.set(&taken.completion);
         message.set(hold(taken));
@@ -223,7 +218,6 @@ mpi_fn! {
             status.set(&Completion::PROC_NULL);
             return Ok(());
         };
-        coll::progress_all(rt)?;
         match probe_now(rt, src, &op)? {
             None => flag.set(0),
             Some(found) => {
@@ -276,22 +270,17 @@ mpi_fn! {
         let rt = st.runtime()?;
         let handle = Out::new(message, "message")?;
         let request = Out::new(request, "request")?;
-        if !rt.requests.has_room() {
-            return Err(MpiError::new(
-                MPI_ERR_OTHER,
-                "too many requests are outstanding; complete some (MPI_Wait, MPI_Test) first",
-            ));
-        }
-        let (comm, c) = match take(handle.get())? {
-            Named::NoProc => (crate::comm::SELF, Completion::PROC_NULL),
+        let (comm, c, source) = match take(handle.get())? {
+            Named::NoProc => (crate::comm::SELF, Completion::PROC_NULL, MPI_PROC_NULL),
             Named::Held(m) => {
-                let comm = m.comm;
-                (comm, deliver(rt, m, buf, count, datatype).map_err(|e| e.on(comm))?)
+                let (comm, source) = (m.comm, m.global_source);
+                (comm, deliver(rt, m, buf, count, datatype).map_err(|e| e.on(comm))?, source)
             }
         };
-        let r = rt.requests.insert(Request { comm, op: Op::Done(c) })?;
+        let status = mpich_channel::Status { source, tag: c.tag, len: c.bytes, truncated: c.error == MPI_ERR_TRUNCATE, ..Default::default() };
+        let id = rt.engine.p2p().completed(status, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
         handle.set(MPI_MESSAGE_NULL);
-        request.set(r);
+        request.set(crate::request::handle(&rt.engine, id));
         Ok(())
     }
 }

@@ -1,40 +1,36 @@
 //! Nonblocking and persistent point-to-point: `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`,
 //! `MPI_Irsend`, `MPI_Irecv`, the five `_init` calls, `MPI_Start` and `MPI_Startall`.
 //!
-//! Starting an operation ([`start_send`], [`start_recv`]) gives either an engine request or,
-//! for `MPI_PROC_NULL` and buffered sends, a completion right away; the request table records
-//! which. Persistent requests keep their checked arguments and run them again at each start.
+//! Starting an operation ([`start_send`], [`start_recv`]) makes an engine request: a running
+//! send or receive, or, for `MPI_PROC_NULL` and buffered sends, a request born complete. The
+//! handle the program gets is that request ([`crate::request`]). Persistent requests keep
+//! their checked arguments as their request's attachment and run them again at each start.
 //! Scattered data (a non-contiguous derived type) is packed when a send starts, and a receive
-//! of it is posted on a staging buffer; the request owns either until it completes
-//! ([`Started::Staged`]).
+//! of it is posted on a staging buffer; the request owns either until it completes, and a
+//! receive's data is unpacked the moment it does.
 
 use crate::abi::*;
 use crate::args::{self, RecvOp, SendKind, SendOp};
 use crate::cptr::{self, Array, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use crate::request::{Op, Persistent, PersistentKind, PersistentState, Request, Staging};
+use crate::request::{self, Persistent, PersistentKind, Staging};
 use crate::state::Runtime;
 use crate::status::Completion;
-use mpich_channel::ReqId;
+use mpich_channel::{ReqId, Status};
 use std::ffi::{c_int, c_void};
 
-/// What starting an operation gave.
-#[derive(Debug)]
-pub(crate) enum Started {
-    /// Running in the engine.
-    Engine(ReqId),
-    /// Running in the engine on a staging buffer, which must live until it completes.
-    Staged(ReqId, Box<Staging>),
-    /// Complete already.
-    Done(Completion),
+/// The engine status of an operation complete at its start: `c` seen from `comm`.
+fn born_complete(c: Completion) -> Status {
+    Status { source: c.source, tag: c.tag, ..Status::default() }
 }
 
-/// Starts a checked send in mode `kind`.
+/// Starts a checked send in mode `kind`; returns its request.
 #[inline(always)]
-pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiResult<Started> {
+pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiResult<ReqId> {
+    let owner = op.comm as u32;
     let Some(dest) = op.dest else {
-        return Ok(Started::Done(Completion::PROC_NULL));
+        return Ok(rt.engine.p2p().completed(born_complete(Completion::PROC_NULL), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
     };
     if kind == SendKind::Buffered || op.scattered.is_some() {
         return start_send_copied(rt, op, kind, dest);
@@ -42,58 +38,35 @@ pub(crate) fn start_send(rt: &mut Runtime, op: &SendOp, kind: SendKind) -> MpiRe
     // SAFETY: the send buffer (a dangling non-NULL pointer when empty) stays valid and
     // unmodified until the request completes: MPI's rule for nonblocking and persistent sends.
     let started = unsafe {
-        rt.adi.isend(
-            cptr::nonnull_or_dangling(op.buf),
-            op.bytes,
-            dest,
-            op.tag,
-            op.ctx,
-            kind.engine_mode(),
-        )
+        rt.engine.p2p().isend(cptr::nonnull_or_dangling(op.buf), op.bytes, dest, op.tag, op.ctx, kind.engine_mode(), owner)
     };
-    started
-        .map(Started::Engine)
-        .map_err(|e| MpiError::from(e).on(op.comm))
+    started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
 /// Starts a buffered send, or a send of scattered data from a packed copy.
 #[inline(never)]
-fn start_send_copied(
-    rt: &mut Runtime,
-    op: &SendOp,
-    kind: SendKind,
-    dest: usize,
-) -> MpiResult<Started> {
+fn start_send_copied(rt: &mut Runtime, op: &SendOp, kind: SendKind, dest: usize) -> MpiResult<ReqId> {
+    let owner = op.comm as u32;
     let data = op.outgoing();
     if kind == SendKind::Buffered {
-        rt.bsend
-            .send(&mut rt.adi, data.bytes(), dest, op.tag, op.ctx)
-            .map_err(|e| e.on(op.comm))?;
-        return Ok(Started::Done(Completion::EMPTY));
+        rt.bsend.send(&mut rt.engine, data.bytes(), dest, op.tag, op.ctx).map_err(|e| e.on(op.comm))?;
+        return Ok(rt.engine.p2p().completed(born_complete(Completion::EMPTY), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
     }
-    // SAFETY: the packed copy is owned by the request (moved into its staging below; a Vec's
-    // heap buffer does not move with it) and kept until the send completes.
+    let (ptr, len) = (data.ptr(), data.len());
+    // SAFETY: the packed copy is owned by the request (its attachment; a Vec's heap buffer
+    // does not move with it) and kept until the request is released, after the send.
     let started = unsafe {
-        rt.adi.isend(
-            data.ptr(),
-            data.len(),
-            dest,
-            op.tag,
-            op.ctx,
-            kind.engine_mode(),
-        )
+        rt.engine.p2p().isend_attached(ptr, len, dest, op.tag, op.ctx, kind.engine_mode(), owner, Some(Box::new(Staging::Send(data))))
     };
-    match started {
-        Ok(id) => Ok(Started::Staged(id, Box::new(Staging::Send(data)))),
-        Err(e) => Err(MpiError::from(e).on(op.comm)),
-    }
+    started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
-/// Posts a checked receive.
+/// Posts a checked receive; returns its request.
 #[inline(always)]
-pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Started> {
+pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<ReqId> {
+    let owner = op.comm as u32;
     let Some(source) = op.source else {
-        return Ok(Started::Done(Completion::PROC_NULL));
+        return Ok(rt.engine.p2p().completed(born_complete(Completion::PROC_NULL), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
     };
     if op.scattered.is_some() {
         return start_recv_staged(rt, op, source);
@@ -101,61 +74,26 @@ pub(crate) fn start_recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Started> {
     let buf = cptr::nonnull_or_dangling(op.buf).cast_mut();
     // SAFETY: the receive buffer (a dangling non-NULL pointer when empty) stays valid and
     // untouched by the program until the request completes: MPI's rule for receives.
-    let started = unsafe { rt.adi.irecv(buf, op.cap, source, op.tag, op.ctx) };
-    started
-        .map(Started::Engine)
-        .map_err(|e| MpiError::from(e).on(op.comm))
+    let started = unsafe { rt.engine.p2p().irecv(buf, op.cap, source, op.tag, op.ctx, owner) };
+    started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
 /// Posts a receive of scattered data on a staging buffer.
 #[inline(never)]
-fn start_recv_staged(rt: &mut Runtime, op: &RecvOp, source: c_int) -> MpiResult<Started> {
+fn start_recv_staged(rt: &mut Runtime, op: &RecvOp, source: c_int) -> MpiResult<ReqId> {
     let incoming = op.incoming();
-    // SAFETY: the staging buffer is owned by the request (moved into it below; its heap
-    // buffer does not move) and kept until the receive completes.
-    let started = unsafe {
-        rt.adi
-            .irecv(incoming.ptr(), incoming.cap(), source, op.tag, op.ctx)
-    };
-    match started {
-        Ok(id) => {
-            let staged = incoming.into_staged().expect("scattered data is staged");
-            Ok(Started::Staged(id, Box::new(Staging::Recv(staged))))
-        }
-        Err(e) => Err(MpiError::from(e).on(op.comm)),
-    }
+    let (ptr, cap) = (incoming.ptr(), incoming.cap());
+    let staged = incoming.into_staged().expect("scattered data is staged");
+    // SAFETY: the staging buffer is owned by the request (its attachment; its heap buffer does
+    // not move) and kept until the request is released, after the receive completed.
+    let started = unsafe { rt.engine.p2p().irecv_attached(ptr, cap, source, op.tag, op.ctx, op.comm as u32, Some(Box::new(Staging::Recv(staged)))) };
+    started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
-/// Records a started operation as a request and returns its handle.
+/// The handle of a started request.
 #[inline(always)]
-fn record(
-    rt: &mut Runtime,
-    comm: crate::comm::CommIdx,
-    started: Started,
-) -> MpiResult<MPI_Request> {
-    if !rt.requests.has_room() {
-        // A million requests are outstanding: undo the start. The engine may still touch a
-        // staging buffer until the freed operation is over, so that buffer is leaked.
-        let id = match started {
-            Started::Engine(id) => Some(id),
-            Started::Staged(id, staging) => {
-                std::mem::forget(staging);
-                Some(id)
-            }
-            Started::Done(_) => None,
-        };
-        if let Some(id) = id {
-            let _ = rt.adi.cancel(id);
-            let _ = rt.adi.request_free(id);
-        }
-        return Err(crate::request::too_many_requests().on(comm));
-    }
-    let op = match started {
-        Started::Engine(id) => Op::Engine(id),
-        Started::Staged(id, staging) => Op::Staged(id, staging),
-        Started::Done(c) => Op::Done(c),
-    };
-    rt.requests.insert(Request { comm, op })
+fn record(rt: &Runtime, id: ReqId) -> MPI_Request {
+    request::handle(&rt.engine, id)
 }
 
 /// Generates the four nonblocking send functions, which differ only in their mode.
@@ -175,8 +113,8 @@ macro_rules! nonblocking_send {
                 let rt = st.runtime()?;
                 let op = args::send_op(rt, buf, count, datatype, dest, tag, comm)?;
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
-                let started = start_send(rt, &op, $kind)?;
-                out.set(record(rt, op.comm, started)?);
+                let id = start_send(rt, &op, $kind)?;
+                out.set(record(rt, id));
                 Ok(())
             }
         }
@@ -214,26 +152,16 @@ mpi_fn! {
         let rt = st.runtime()?;
         let op = args::recv_op(rt, buf, count, datatype, source, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
-        let started = start_recv(rt, &op)?;
-        out.set(record(rt, op.comm, started)?);
+        let id = start_recv(rt, &op)?;
+        out.set(record(rt, id));
         Ok(())
     }
 }
 
 /// Creates an inactive persistent request.
-fn persistent(
-    rt: &mut Runtime,
-    comm: crate::comm::CommIdx,
-    kind: PersistentKind,
-) -> MpiResult<MPI_Request> {
-    let op = Op::Persistent(Persistent {
-        kind,
-        state: PersistentState::Inactive,
-        staging: None,
-    });
-    rt.requests
-        .insert(Request { comm, op })
-        .map_err(|e| e.on(comm))
+fn persistent(rt: &mut Runtime, comm: crate::comm::CommIdx, kind: PersistentKind) -> MpiResult<MPI_Request> {
+    let id = rt.engine.p2p().persistent(comm as u32, Box::new(Persistent { kind, staging: None })).map_err(|e| MpiError::from(e).on(comm))?;
+    Ok(record(rt, id))
 }
 
 /// Generates the four persistent send constructors.
@@ -296,47 +224,72 @@ mpi_fn! {
     }
 }
 
-/// The arguments of an inactive persistent request, or why it cannot be started.
-fn startable(
-    rt: &mut Runtime,
-    handle: MPI_Request,
-) -> MpiResult<(crate::comm::CommIdx, PersistentKind)> {
-    let r = rt.requests.get_mut(handle)?;
-    match &r.op {
-        Op::Persistent(Persistent { kind, state: PersistentState::Inactive, .. }) => Ok((r.comm, kind.clone())),
-        Op::Persistent(_) => Err(MpiError::new(
+/// The request and arguments of an inactive persistent request, or why it cannot be started.
+fn startable(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<(ReqId, PersistentKind)> {
+    let id = request::lookup(&rt.engine, handle)?;
+    let comm = request::comm_of(&rt.engine, id);
+    let inactive = rt.engine.p2p_ref().standing(id) == Some(mpich_channel::Standing::Inactive);
+    let kind = rt.engine.p2p().attachment(id).and_then(|a| a.as_any_mut().downcast_mut::<Persistent>()).map(|p| p.kind.clone());
+    match kind {
+        Some(kind) if inactive => Ok((id, kind)),
+        Some(_) => Err(MpiError::new(
             MPI_ERR_REQUEST,
             "the persistent request is active already; complete it (MPI_Wait, MPI_Test) before starting it again",
         )
-        .on(r.comm)),
-        _ => Err(MpiError::new(
+        .on(comm)),
+        None => Err(MpiError::new(
             MPI_ERR_REQUEST,
             "the request is not persistent (only requests of MPI_Send_init, MPI_Recv_init, ... can be started)",
         )
-        .on(r.comm)),
+        .on(comm)),
+    }
+}
+
+/// Sets the staging of persistent request `id`'s run (before the run can complete).
+fn set_staging(rt: &mut Runtime, id: ReqId, staging: Option<Staging>) {
+    if let Some(p) = rt.engine.p2p().attachment(id).and_then(|a| a.as_any_mut().downcast_mut::<Persistent>()) {
+        p.staging = staging;
     }
 }
 
 /// Starts the inactive persistent request `handle`.
 fn start(rt: &mut Runtime, handle: MPI_Request) -> MpiResult<()> {
-    let (comm, kind) = startable(rt, handle)?;
+    let (id, kind) = startable(rt, handle)?;
+    let comm = request::comm_of(&rt.engine, id);
     let started = match &kind {
-        PersistentKind::Send(op, mode) => start_send(rt, op, *mode)?,
-        PersistentKind::Recv(op) => start_recv(rt, op)?,
+        PersistentKind::Send(op, mode) => match op.dest {
+            None => rt.engine.p2p().start_persistent_done(id, born_complete(Completion::PROC_NULL)),
+            Some(dest) if *mode == SendKind::Buffered => {
+                let data = op.outgoing();
+                rt.bsend.send(&mut rt.engine, data.bytes(), dest, op.tag, op.ctx).map_err(|e| e.on(comm))?;
+                rt.engine.p2p().start_persistent_done(id, born_complete(Completion::EMPTY))
+            }
+            Some(dest) => {
+                let data = op.outgoing();
+                let (ptr, len) = (data.ptr(), data.len());
+                if data.is_owned() {
+                    set_staging(rt, id, Some(Staging::Send(data)));
+                }
+                // SAFETY: the user's buffer stays valid and unmodified until the run completes
+                // (MPI's rule for persistent sends); a packed copy is the request's staging.
+                unsafe { rt.engine.p2p().start_persistent_send(id, ptr, len, dest, op.tag, op.ctx, mode.engine_mode()) }
+            }
+        },
+        PersistentKind::Recv(op) => match op.source {
+            None => rt.engine.p2p().start_persistent_done(id, born_complete(Completion::PROC_NULL)),
+            Some(source) => {
+                let incoming = op.incoming();
+                let (ptr, cap) = (incoming.ptr(), incoming.cap());
+                if let Some(staged) = incoming.into_staged() {
+                    set_staging(rt, id, Some(Staging::Recv(staged)));
+                }
+                // SAFETY: the receive buffer (or the request's staging) stays valid and
+                // untouched until the run completes (MPI's rule for persistent receives).
+                unsafe { rt.engine.p2p().start_persistent_recv(id, ptr, cap, source, op.tag, op.ctx) }
+            }
+        },
     };
-    let (state, staging) = match started {
-        Started::Engine(id) => (PersistentState::Active(id), None),
-        Started::Staged(id, staging) => (PersistentState::Active(id), Some(staging)),
-        Started::Done(c) => (PersistentState::Complete(c), None),
-    };
-    match &mut rt.requests.get_mut(handle).map_err(|e| e.on(comm))?.op {
-        Op::Persistent(p) => {
-            p.state = state;
-            p.staging = staging;
-        }
-        _ => unreachable!("checked persistent above"),
-    }
-    Ok(())
+    started.map_err(|e| MpiError::from(e).on(comm))
 }
 
 mpi_fn! {

@@ -10,7 +10,6 @@
 
 use crate::abi::*;
 use crate::args::{self, ProbeOp, RecvOp, SendKind, SendOp};
-use crate::coll;
 use crate::cptr::{self, Out, StatusOut};
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
@@ -38,24 +37,9 @@ fn send_bytes(
     data: &[u8],
 ) -> MpiResult<()> {
     let sent = match kind {
-        SendKind::Buffered => rt.bsend.send(&mut rt.adi, data, dest, op.tag, op.ctx),
-        kind if coll::in_flight(rt) => {
-            // SAFETY: `data` stays borrowed, valid and unmodified until the request completes
-            // inside this call.
-            let req = unsafe {
-                rt.adi.isend(
-                    data.as_ptr(),
-                    data.len(),
-                    dest,
-                    op.tag,
-                    op.ctx,
-                    kind.engine_mode(),
-                )
-            }?;
-            coll::wait_engine(rt, req).map(drop)
-        }
+        SendKind::Buffered => rt.bsend.send(&mut rt.engine, data, dest, op.tag, op.ctx),
         kind => rt
-            .adi
+            .engine
             .send(data, dest, op.tag, op.ctx, kind.engine_mode())
             .map_err(MpiError::from),
     };
@@ -80,11 +64,7 @@ pub(crate) fn recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Completion> {
         return recv_staged(rt, op, source);
     }
     let buf = cptr::recv_bytes(op.buf, op.cap);
-    if coll::in_flight(rt) {
-        let s = recv_progressing(rt, buf, source, op).map_err(|e| e.on(op.comm))?;
-        return Ok(Completion::from_engine(&s, rt.comms.get(op.comm)));
-    }
-    match rt.adi.recv(buf, source, op.tag, op.ctx) {
+    match rt.engine.recv(buf, source, op.tag, op.ctx) {
         Ok(s) => Ok(Completion::from_engine(&s, rt.comms.get(op.comm))),
         Err(e) => Err(MpiError::from(e).on(op.comm)),
     }
@@ -94,37 +74,13 @@ pub(crate) fn recv(rt: &mut Runtime, op: &RecvOp) -> MpiResult<Completion> {
 #[inline(never)]
 fn recv_staged(rt: &mut Runtime, op: &RecvOp, source: c_int) -> MpiResult<Completion> {
     let mut incoming = op.incoming();
-    let received = if coll::in_flight(rt) {
-        recv_progressing(rt, incoming.bytes(), source, op)
-    } else {
-        rt.adi
-            .recv(incoming.bytes(), source, op.tag, op.ctx)
-            .map_err(MpiError::from)
-    };
-    match received {
+    match rt.engine.recv(incoming.bytes(), source, op.tag, op.ctx) {
         Ok(s) => {
             incoming.finish(s.len);
             Ok(Completion::from_engine(&s, rt.comms.get(op.comm)))
         }
-        Err(e) => Err(e.on(op.comm)),
+        Err(e) => Err(MpiError::from(e).on(op.comm)),
     }
-}
-
-/// A blocking receive while nonblocking collectives are in flight: posted, then waited for
-/// in a loop that moves the collectives on too (see [`coll::in_flight`]).
-#[inline(never)]
-fn recv_progressing(
-    rt: &mut Runtime,
-    buf: &mut [u8],
-    source: c_int,
-    op: &RecvOp,
-) -> MpiResult<mpich_channel::Status> {
-    // SAFETY: `buf` stays borrowed until the request completes inside this call.
-    let req = unsafe {
-        rt.adi
-            .irecv(buf.as_mut_ptr(), buf.len(), source, op.tag, op.ctx)
-    }?;
-    coll::wait_engine(rt, req)
 }
 
 /// A send and a receive at once: the send is started, the receive completed, then the send.
@@ -136,13 +92,14 @@ fn sendrecv(rt: &mut Runtime, s: &SendOp, r: &RecvOp) -> MpiResult<Completion> {
         // for this whole call, and the request completes before it returns.
         Some(dest) => Some(
             unsafe {
-                rt.adi.isend(
+                rt.engine.p2p().isend(
                     outgoing.ptr(),
                     outgoing.len(),
                     dest,
                     s.tag,
                     s.ctx,
                     SendMode::Standard,
+                    s.comm as u32,
                 )
             }
             .map_err(|e| MpiError::from(e).on(s.comm))?,
@@ -153,13 +110,9 @@ fn sendrecv(rt: &mut Runtime, s: &SendOp, r: &RecvOp) -> MpiResult<Completion> {
     if let Some(req) = send_req {
         if received.is_err() {
             // The send buffer must not be read after this call returns: take the send back.
-            let _ = rt.adi.cancel(req);
+            let _ = rt.engine.p2p().cancel(req);
         }
-        let sent = if coll::in_flight(rt) {
-            coll::wait_engine(rt, req)
-        } else {
-            rt.adi.wait(req).map_err(MpiError::from)
-        };
+        let sent = rt.engine.wait(req).map_err(MpiError::from);
         if received.is_ok() {
             sent.map_err(|e| e.on(s.comm))?;
         }
@@ -285,24 +238,6 @@ fn probe_completion(rt: &Runtime, op: &ProbeOp, s: &mpich_channel::Status) -> Co
     Completion::from_engine(s, rt.comms.get(op.comm))
 }
 
-/// A blocking probe; while nonblocking collectives are in flight it polls, moving them on.
-fn probe_progressing(
-    rt: &mut Runtime,
-    src: c_int,
-    op: &ProbeOp,
-) -> MpiResult<mpich_channel::Status> {
-    if !coll::in_flight(rt) {
-        return Ok(rt.adi.probe(src, op.tag, op.ctx)?);
-    }
-    let mut waiter = mpich_channel::Waiter::new();
-    loop {
-        if let Some(s) = rt.adi.iprobe(src, op.tag, op.ctx)? {
-            return Ok(s);
-        }
-        coll::progress_or_idle(rt, &mut waiter)?;
-    }
-}
-
 mpi_fn! {
     /// `MPI_Probe`: waits for a matching message and describes it without receiving it.
     fn MPI_Probe / PMPI_Probe(
@@ -317,7 +252,7 @@ mpi_fn! {
         let c = match op.source {
             None => Completion::PROC_NULL,
             Some(src) => {
-                let s = probe_progressing(rt, src, &op).map_err(|e| e.on(op.comm))?;
+                let s = rt.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
                 probe_completion(rt, &op, &s)
             }
         };
@@ -342,7 +277,7 @@ mpi_fn! {
         let found = match op.source {
             None => Some(Completion::PROC_NULL),
             Some(src) => rt
-                .adi
+                .engine
                 .iprobe(src, op.tag, op.ctx)
                 .map_err(|e| MpiError::from(e).on(op.comm))?
                 .map(|s| probe_completion(rt, &op, &s)),

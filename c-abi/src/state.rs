@@ -4,7 +4,7 @@
 //! ```text
 //!   Mpi.phase: NotStarted ──MPI_Init──▶ Running(Runtime) ──MPI_Finalize──▶ Finalized
 //!                                           │
-//!          Runtime: adi (the engine) · comms · requests · bsend buffer
+//!          Runtime: engine (progress, requests, point-to-point) · comms · types · bsend buffer
 //! ```
 //!
 //! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
@@ -12,7 +12,7 @@
 
 use crate::abi::*;
 use crate::bsend::BsendBuffer;
-use crate::coll::Schedules;
+use crate::coll::Schedule;
 use crate::attr::KeyvalTable;
 use crate::comm::CommTable;
 use crate::errhandler::ErrhandlerTable;
@@ -22,8 +22,7 @@ use crate::mem::Allocations;
 use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
 use crate::op::OpTable;
-use crate::request::RequestTable;
-use mpich_channel::Adi;
+use mpich_channel::Engine;
 use std::ffi::c_int;
 use std::thread::ThreadId;
 
@@ -45,8 +44,8 @@ pub(crate) struct Mpi {
 
 /// Everything that exists between `MPI_Init` and `MPI_Finalize`.
 pub(crate) struct Runtime {
-    /// The point-to-point engine (mpich-channel's ADI).
-    pub adi: Adi,
+    /// The progress engine: point-to-point, every request, the operations in flight.
+    pub engine: Engine,
     pub comms: CommTable,
     /// Groups (`MPI_Comm_group`, ...), info objects, attribute keys, error handlers the
     /// program created, and the blocks of `MPI_Alloc_mem`.
@@ -55,14 +54,13 @@ pub(crate) struct Runtime {
     pub keyvals: KeyvalTable,
     pub errhandlers: ErrhandlerTable,
     pub allocs: Allocations,
-    pub requests: RequestTable,
     pub bsend: BsendBuffer,
     /// Every datatype, predefined and derived.
     pub types: TypeTable,
     /// User-defined reduction operations (`MPI_Op_create`).
     pub ops: OpTable,
-    /// Nonblocking collectives in flight.
-    pub colls: Schedules,
+    /// A finished blocking collective's schedule, whose allocations the next one reuses.
+    pub coll_spare: Option<Schedule>,
     /// Storage for the `MPI_UNIVERSE_SIZE` attribute, whose address `MPI_Comm_get_attr` gives out.
     pub universe_size: c_int,
 }

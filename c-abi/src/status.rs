@@ -56,7 +56,11 @@ impl Completion {
             tag: s.tag,
             bytes: s.len,
             cancelled: s.cancelled,
-            error: if s.truncated {
+            error: if s.error > 0 {
+                s.error
+            } else if s.error == mpich_channel::ERR_REFUSED {
+                MPI_ERR_OTHER
+            } else if s.truncated {
                 MPI_ERR_TRUNCATE
             } else {
                 MPI_SUCCESS
@@ -95,6 +99,11 @@ impl Completion {
                     "a message from rank {} with tag {} was longer than the receive buffer ({} bytes); the buffer holds its first {} bytes",
                     self.source, self.tag, self.bytes, self.bytes
                 ),
+            )
+        } else if self.error == MPI_ERR_OTHER {
+            MpiError::new(
+                MPI_ERR_OTHER,
+                format!("rank {} announced a long message in a memory region it does not export (or not for that many bytes); nothing was received", self.source),
             )
         } else {
             MpiError::new(self.error, "the operation failed")

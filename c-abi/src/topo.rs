@@ -774,7 +774,7 @@ fn exchange_edges(rt: &mut Runtime, idx: CommIdx, mine: &[c_int]) -> MpiResult<V
     let n = net.size();
     let mut counts = vec![0u8; 4 * n];
     net.allgather(
-        &mut rt.adi,
+        &mut rt.engine,
         &(mine.len() as u32).to_ne_bytes(),
         &mut counts,
         TAG_ALLGATHER,
@@ -789,7 +789,7 @@ fn exchange_edges(rt: &mut Runtime, idx: CommIdx, mine: &[c_int]) -> MpiResult<V
         block[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
     }
     let mut all = vec![0u8; 4 * max * n];
-    net.allgather(&mut rt.adi, &block, &mut all, TAG_ALLGATHER + 1)?;
+    net.allgather(&mut rt.engine, &block, &mut all, TAG_ALLGATHER + 1)?;
     let mut out = Vec::new();
     for (r, &cnt) in counts.iter().enumerate() {
         let b = &all[4 * max * r..4 * max * r + 4 * cnt];

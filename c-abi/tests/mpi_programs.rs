@@ -3,7 +3,8 @@
 //! Every program checks itself (real data, statuses, error classes) and prints `OK <name>`
 //! from rank 0; the harness checks the exit status and that line. The core point-to-point
 //! programs run on each channel (`bip`, `fm`, `fm1`), the others on the default one; `ring`
-//! and `storm` also run oversubscribed (8 ranks on this 2-core machine). The failure
+//! and `storm` also run oversubscribed (8 ranks on this 2-core machine), and `progress_rule`
+//! on every channel at 4 and 8 ranks. The failure
 //! programs (`killed_rank`, `abort`, `errors_fatal`) never print OK: the harness checks how
 //! the job ended instead. Finally programs built by MPICH's own `mpicc` run on our library.
 //!
@@ -41,6 +42,73 @@ on_every_channel! {
     storm: 4;
     probe: 3;
     truncate: 2;
+}
+
+/// MPI's progress rule (MPI 3.1 §3.5, §5.12): a rank blocked in any call (a receive, a
+/// loop of `MPI_Test` or `MPI_Iprobe`, a probe, a wait, a synchronous send, a barrier) moves
+/// its pending 4 MiB send and its share of a 1 MiB `Ibcast` and `Iallreduce` on, which the
+/// other ranks wait for; on every channel, on 4 ranks and oversubscribed on 8.
+mod progress_rule {
+    macro_rules! runs {
+        ($($name:ident: $channel:expr, $ranks:expr;)*) => {$(
+            #[test]
+            fn $name() {
+                super::run_ok("progress_rule", $ranks, Some($channel));
+            }
+        )*};
+    }
+    runs! {
+        bip_4_ranks: "bip", 4;
+        bip_8_ranks: "bip", 8;
+        fm_4_ranks: "fm", 4;
+        fm_8_ranks: "fm", 8;
+        fm1_4_ranks: "fm1", 4;
+        fm1_8_ranks: "fm1", 8;
+    }
+}
+
+/// Packets each rank put on its NIC, from the pcap trace it wrote under `MPI_NIC_PCAP`
+/// (records whose pseudo-header says "transmitted", see nic-model's `phy::pcap`).
+fn packets_sent(trace: &std::path::Path) -> usize {
+    let d = std::fs::read(trace).unwrap_or_else(|e| panic!("reading {}: {e}", trace.display()));
+    let (mut at, mut sent) = (24, 0);
+    while at + 16 <= d.len() {
+        let len = u32::from_le_bytes(d[at + 8..at + 12].try_into().unwrap()) as usize;
+        sent += usize::from(d[at + 16 + 1] == 0);
+        at += 16 + len;
+    }
+    sent
+}
+
+/// One rendezvous, at one layer: a 1 MiB `MPI_Send` costs two packets on the NIC (the
+/// RTS, which names the sender's region, and the FIN that withdraws it; the data moves in one
+/// copy), counted in the pcap traces of a run with 20 such sends against a run with none.
+#[test]
+fn a_long_send_is_two_packets() {
+    let exe = program("long_sends");
+    let dir = std::env::temp_dir().join(format!("long-sends-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for channel in ["bip", "fm", "fm1"] {
+        let mut total = [0usize; 2];
+        for (k, sends) in [0usize, 20].into_iter().enumerate() {
+            let prefix = dir.join(format!("{channel}-{sends}"));
+            let run = mpirun(
+                &exe,
+                &Launch {
+                    ranks: 2,
+                    channel: Some(channel),
+                    env: vec![("LONG_SENDS", sends.to_string().into()), ("MPI_NIC_PCAP", prefix.clone().into())],
+                    ..Launch::default()
+                },
+            );
+            assert_ok(&run, "long_sends");
+            total[k] = (0..2).map(|r| packets_sent(&dir.join(format!("{channel}-{sends}.rank{r}.pcap")))).sum();
+        }
+        let per_message = (total[1] - total[0]) as f64 / 20.0;
+        println!("{channel}: {per_message} packets per 1 MiB MPI_Send ({} with 20 sends, {} with none)", total[1], total[0]);
+        assert!(per_message <= 2.0, "{channel}: a 1 MiB MPI_Send cost {per_message} packets");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

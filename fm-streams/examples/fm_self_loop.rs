@@ -8,7 +8,7 @@
 //! ```
 
 use fm_streams::Fm;
-use nic_model::AnyNic;
+use nic_model::DeviceStack;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -18,7 +18,7 @@ fn main() {
     if let Some(code) = nic_model::testing::relaunch_as_job(1) {
         std::process::exit(code);
     }
-    let mut fm = Fm::new(AnyNic::from_env().expect("attach")).expect("FM");
+    let mut fm = Fm::new(DeviceStack::from_env().expect("attach")).expect("FM");
     let got = Rc::new(Cell::new(0usize));
     let g = got.clone();
     fm.set_handler(1, move |s| {

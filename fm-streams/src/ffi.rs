@@ -48,7 +48,7 @@ use crate::error::FmError;
 use crate::fm::{Fm, SendStream};
 use crate::stream::Stream;
 use bip_core::BipError;
-use nic_model::{AnyNic, NicError, Rank};
+use nic_model::{DeviceStack, NicError, Rank};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_uint, c_ulong, c_void};
 use std::io::Write;
@@ -114,7 +114,7 @@ enum StreamKind {
 
 /// An initialized endpoint and the send streams it handed out.
 struct Live {
-    fm: Fm<AnyNic>,
+    fm: Fm<DeviceStack>,
     sends: SendBoxes,
 }
 
@@ -338,7 +338,7 @@ fn init() -> Result<(), (c_int, String)> {
                 };
                 (code(&e), msg)
             };
-            let started = AnyNic::from_env()
+            let started = DeviceStack::from_env()
                 .map_err(|e| describe(FmError::Bip(BipError::from(e))))
                 .and_then(|nic| Fm::new(nic).map_err(describe));
             let fm = match started {

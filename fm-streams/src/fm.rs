@@ -2,20 +2,24 @@
 
 use crate::error::{FmError, Result};
 use crate::stream::{Inbox, Need, Stream};
-use crate::wire::{Header, BULK, CONT, FIRST, MAX_HEADER};
-use bip_core::{Bip, BipConfig, Request};
+use crate::wire::{Bulk, Header, BULK, CONT, FIRST, MAX_HEADER};
+use bip_core::{Bip, BipConfig, BipError, Event, Request};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult};
 use nic_model::wait::Backoff;
-use nic_model::{Device, Rank};
+use nic_model::{Device, Rank, RegionKey};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// BIP tag of FM packets.
 const FM_TAG: u32 = 0;
-/// Bulk segments from rank `r` travel on BIP tag `BULK_TAG_BASE + r`.
-const BULK_TAG_BASE: u32 = 1;
-/// Pieces at least this long go by BIP single copy (`FM_BULK_MIN` overrides; never below
-/// BIP's short-message limit, so that BIP takes its rendezvous path).
+/// Rendezvous tokens of FM's own bulk segments carry this bit (the tokens of a layer above
+/// that runs rendezvous through FM, [`Fm::export`] and [`Fm::pull`], must not).
+pub const FM_TOKEN: u64 = 1 << 63;
+/// With `FM_TOKEN`: the token of a bulk segment being read, `| source rank`.
+const FM_READ: u64 = 1 << 62;
+/// Pieces at least this long go in a region of the sender, read by BIP's rendezvous
+/// (`FM_BULK_MIN` overrides; never below BIP's short-message limit).
 pub const DEFAULT_BULK_MIN: usize = 32 * 1024;
 /// Stack of each handler coroutine (`FM_STACK_BYTES` overrides).
 const DEFAULT_STACK: usize = 256 * 1024;
@@ -82,7 +86,10 @@ struct Active {
     co: Option<HandlerCoroutine>,
     /// FM 1.x: handler and the staging buffer of the whole message.
     fm1: Option<(Handler1, Vec<u8>)>,
-    bulk: Option<(Request, BulkPurpose, usize)>,
+    /// The bulk segment being read: what for, its length, whether it has landed.
+    bulk: Option<(BulkPurpose, usize, bool)>,
+    /// The region of the bulk segment announced and not read yet.
+    bulk_key: Option<RegionKey>,
     staged: Vec<u8>,
     inbox: Box<Inbox>,
 }
@@ -107,12 +114,19 @@ struct Rx {
     stacks: Vec<DefaultStack>,
     stack_bytes: usize,
     counters: FmCounters,
+    /// A bulk read that failed (its region was refused), reported by the next `extract`.
+    failed: Option<BipError>,
 }
 
 /// An FM endpoint over BIP.
 pub struct Fm<D: Device> {
     bip: Bip<D>,
     rx: Rx,
+    /// Rendezvous events that are not FM's own, for the layer above ([`Fm::next_event`]).
+    foreign: VecDeque<Event>,
+    /// FM's bulk sends the receiver has read (their tokens), not yet seen by their sender.
+    exported: Vec<u64>,
+    next_token: u64,
     /// Packet buffers of ended streams, reused by the next ones.
     spare: Vec<Vec<u8>>,
     /// When an idle `extract` next checks that the peers are alive.
@@ -141,8 +155,12 @@ impl<D: Device> Fm<D> {
                 stacks: Vec::new(),
                 stack_bytes: env("FM_STACK_BYTES", DEFAULT_STACK),
                 counters: FmCounters::default(),
+                failed: None,
             },
             open: vec![false; n],
+            foreign: VecDeque::new(),
+            exported: Vec::new(),
+            next_token: 0,
             spare: Vec::new(),
             next_liveness_check: std::time::Instant::now(),
             idle_calls: 0,
@@ -166,6 +184,60 @@ impl<D: Device> Fm<D> {
     /// The BIP endpoint underneath (for its counters).
     pub fn bip(&self) -> &Bip<D> {
         &self.bip
+    }
+
+    /// Exports a buffer for a layer above that runs BIP's rendezvous through FM (MPI's `fm`
+    /// channel): [`Bip::export`]. `token` must not have the [`FM_TOKEN`] bit; its
+    /// [`Event::Exported`] comes out of [`Fm::next_event`].
+    ///
+    /// # Safety
+    /// As for [`Bip::export`].
+    pub unsafe fn export(&mut self, dest: Rank, buf: *const u8, len: usize, token: u64) -> Result<RegionKey> {
+        debug_assert_eq!(token & FM_TOKEN, 0, "FM_TOKEN is FM's own");
+        // SAFETY: the caller's contract is passed on.
+        Ok(unsafe { self.bip.export(dest, buf, len, token)? })
+    }
+
+    /// Reads a peer's region for a layer above: [`Bip::pull`], its [`Event::Pulled`] out of
+    /// [`Fm::next_event`].
+    ///
+    /// # Safety
+    /// As for [`Bip::pull`].
+    pub unsafe fn pull(&mut self, src: Rank, key: RegionKey, dst: *mut u8, len: usize, token: u64) -> Result<()> {
+        debug_assert_eq!(token & FM_TOKEN, 0, "FM_TOKEN is FM's own");
+        // SAFETY: the caller's contract is passed on.
+        Ok(unsafe { self.bip.pull(src, key, dst, len, token)? })
+    }
+
+    /// Withdraws a region exported with [`Fm::export`] that will not be read.
+    pub fn revoke(&mut self, key: RegionKey) -> Result<()> {
+        Ok(self.bip.revoke(key)?)
+    }
+
+    /// The next rendezvous event of the layer above (FM's own are handled inside).
+    pub fn next_event(&mut self) -> Option<Event> {
+        self.drain_events();
+        self.foreign.pop_front()
+    }
+
+    /// Sorts BIP's rendezvous events: FM's bulk segments here, the rest for the layer above.
+    #[inline]
+    fn drain_events(&mut self) {
+        while let Some(e) = self.bip.next_event() {
+            match e {
+                Event::Exported { token } if token & FM_TOKEN != 0 => self.exported.push(token),
+                Event::Pulled { token, result } if token & FM_TOKEN != 0 => {
+                    let src = (token & !(FM_TOKEN | FM_READ)) as usize;
+                    if let Some((_, _, landed)) = self.rx.active.get_mut(src).and_then(Option::as_mut).and_then(|a| a.bulk.as_mut()) {
+                        *landed = true;
+                    }
+                    if let Err(e) = result {
+                        self.rx.failed.get_or_insert(e);
+                    }
+                }
+                other => self.foreign.push_back(other),
+            }
+        }
     }
 
     /// Finishes: waits until every packet sent has been delivered (BIP's finalize), then marks
@@ -210,7 +282,7 @@ impl<D: Device> Fm<D> {
         let mut packet = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.packet_max));
         packet.clear();
         packet.resize(MAX_HEADER, 0);
-        let n = Header { kind: FIRST, fm1, handler, size }.emit(&mut packet);
+        let n = Header { kind: FIRST, fm1, with_bulk: false, handler, size }.emit(&mut packet);
         packet.truncate(n);
         Ok(SendStream { dest, handler, size, sent: 0, fm1, first_sent: false, data_at: n, packet })
     }
@@ -222,13 +294,15 @@ impl<D: Device> Fm<D> {
         }
         s.sent += piece.len() as u64;
         if piece.len() >= self.bulk_min {
-            // Long piece: announce it in the packet stream, then move it by single copy.
-            self.flush(s)?;
-            self.flush_bulk_marker(s, piece.len() as u64)?;
-            let tag = BULK_TAG_BASE + self.rank() as u32;
-            // SAFETY: `piece` outlives the request, which completes before we return.
-            let r = unsafe { self.bip.isend(s.dest, tag, piece.as_ptr(), piece.len())? };
-            return self.complete(r);
+            // Long piece: export it and announce it in the packet stream (in the message's
+            // first packet if nothing precedes it); the receiver reads it in one copy.
+            let token = FM_TOKEN | self.next_token;
+            self.next_token = (self.next_token + 1) & !(FM_TOKEN | FM_READ);
+            // SAFETY: `piece` outlives the region: we wait below until the receiver has read
+            // it (its FIN withdraws the region) before returning.
+            let key = unsafe { self.bip.export(s.dest, piece.as_ptr(), piece.len(), token)? };
+            self.send_bulk_descriptor(s, Bulk { len: piece.len() as u64, key })?;
+            return self.wait_exported(token);
         }
         let mut rest = piece;
         while !rest.is_empty() {
@@ -285,16 +359,50 @@ impl<D: Device> Fm<D> {
         s.first_sent = true;
         s.packet.clear();
         s.packet.resize(MAX_HEADER, 0);
-        let n = Header { kind: CONT, fm1: s.fm1, handler: s.handler, size: 0 }.emit(&mut s.packet);
+        let n = Header { kind: CONT, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut s.packet);
         s.packet.truncate(n);
         s.data_at = n;
         Ok(())
     }
 
-    fn flush_bulk_marker(&mut self, s: &mut SendStream, len: u64) -> Result<()> {
-        let mut p = [0u8; MAX_HEADER];
-        let n = Header { kind: BULK, fm1: s.fm1, handler: s.handler, size: len }.emit(&mut p);
-        self.send_packet(s.dest, &p[..n])
+    /// Announces a bulk segment: in the message's first packet if that has no data yet
+    /// (`WITH_BULK`), else in a BULK packet after flushing what is buffered.
+    fn send_bulk_descriptor(&mut self, s: &mut SendStream, bulk: Bulk) -> Result<()> {
+        if !s.first_sent && s.packet.len() == s.data_at {
+            let mut first = [0u8; MAX_HEADER + Bulk::LEN];
+            let n = Header { kind: FIRST, fm1: s.fm1, with_bulk: true, handler: s.handler, size: s.size }.emit(&mut first);
+            first[n..n + Bulk::LEN].copy_from_slice(&bulk.emit());
+            self.send_packet(s.dest, &first[..n + Bulk::LEN])?;
+            s.first_sent = true;
+            s.packet.clear();
+            s.packet.resize(MAX_HEADER, 0);
+            let n = Header { kind: CONT, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut s.packet);
+            s.packet.truncate(n);
+            s.data_at = n;
+            return Ok(());
+        }
+        self.flush(s)?;
+        let mut p = [0u8; MAX_HEADER + Bulk::LEN];
+        let n = Header { kind: BULK, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut p);
+        p[n..n + Bulk::LEN].copy_from_slice(&bulk.emit());
+        self.send_packet(s.dest, &p[..n + Bulk::LEN])
+    }
+
+    /// Waits until the receiver has read bulk segment `token`, running handlers meanwhile.
+    fn wait_exported(&mut self, token: u64) -> Result<()> {
+        let mut backoff = Backoff::new();
+        loop {
+            self.drain_events();
+            if let Some(i) = self.exported.iter().position(|&t| t == token) {
+                self.exported.swap_remove(i);
+                return Ok(());
+            }
+            if self.extract(usize::MAX)? > 0 {
+                backoff.reset();
+            } else if backoff.snooze() {
+                self.bip.check_peers()?;
+            }
+        }
     }
 
     /// Sends one FM packet; while BIP cannot take it (no credit, full route), keeps
@@ -356,6 +464,9 @@ impl<D: Device> Fm<D> {
             if self.rx.bulk_pending > 0 {
                 done += self.poll_bulk()?;
             }
+            if let Some(e) = self.rx.failed.take() {
+                return Err(e.into());
+            }
             if !self.rx.stash.is_empty() {
                 done += self.replay_stash()?;
             }
@@ -409,29 +520,28 @@ impl<D: Device> Fm<D> {
     #[cold]
     fn post_bulk(&mut self, action: Action) -> Result<usize> {
         let Action::Bulk { src, dst, len, purpose } = action else { return Ok(0) };
-        tracing::debug!(target: "fm", src, len, "bulk segment: receive posted");
-        // SAFETY: `dst` is valid for `len` bytes until the request completes: a suspended
-        // handler's buffer (it stays suspended until then), or a staging buffer owned by the
-        // active message, which is not touched or dropped before completion.
-        let r = unsafe { self.bip.irecv(BULK_TAG_BASE + src as u32, dst, len)? };
+        tracing::debug!(target: "fm", src, len, "bulk segment: reading the sender's region");
         let a = self.rx.active[src].as_mut().expect("bulk for an active message");
-        a.bulk = Some((r, purpose, len));
+        let key = a.bulk_key.take().ok_or(FmError::Protocol { src, why: "bulk read without an announced region" })?;
+        a.bulk = Some((purpose, len, false));
         self.rx.bulk_pending += 1;
+        // SAFETY: `dst` is valid for `len` bytes until the read ends: a suspended handler's
+        // buffer (it stays suspended until then), or a staging buffer owned by the active
+        // message, which is not touched or dropped before then.
+        unsafe { self.bip.pull(src, key, dst, len, FM_TOKEN | FM_READ | src as u64)? };
         self.poll_bulk()
     }
 
-    /// Completes bulk transfers that have landed and resumes their handlers.
+    /// Completes bulk reads that have landed and resumes their handlers.
     fn poll_bulk(&mut self) -> Result<usize> {
+        self.drain_events();
         let mut done = 0;
         for src in 0..self.rx.active.len() {
             let Some(a) = self.rx.active[src].as_mut() else { continue };
-            let Some((r, _, len)) = a.bulk.as_ref().map(|(r, p, l)| (*r, p, *l)) else { continue };
-            if self.bip.test(r)?.is_none() {
-                continue;
-            }
+            let Some((_, len, true)) = a.bulk.as_ref().map(|(p, l, d)| (p, *l, *d)) else { continue };
             done += len;
             self.rx.bulk_pending -= 1;
-            let (_, purpose, _) = self.rx.active[src].as_mut().unwrap().bulk.take().unwrap();
+            let (purpose, _, _) = self.rx.active[src].as_mut().unwrap().bulk.take().unwrap();
             let action = self.rx.bulk_landed(src, purpose, len)?;
             done += self.act(action)?;
         }
@@ -472,6 +582,12 @@ impl Rx {
                 if self.active[src].is_some() {
                     return Err(FmError::Protocol { src, why: "a message began before the previous one ended" });
                 }
+                if h.with_bulk {
+                    // A message that begins with a bulk piece: its first packet announces it.
+                    self.start(src, h)?;
+                    let bulk = Bulk::parse(data).ok_or(FmError::Protocol { src, why: "bad bulk descriptor" })?;
+                    return Ok((pkt.len(), self.announce_bulk(src, bulk)));
+                }
                 if data.len() as u64 == h.size {
                     // The whole message is in this packet: no need for a coroutine, or (FM 1.x)
                     // for staging; the handler reads the packet where it lies.
@@ -486,9 +602,11 @@ impl Rx {
                 }
             }
             BULK => {
-                let a = self.active[src].as_mut().ok_or(FmError::Protocol { src, why: "bulk without a message" })?;
-                a.inbox.bulk_announced = h.size;
-                return Ok((pkt.len(), self.announce_bulk(src, h.size as usize)));
+                if self.active[src].is_none() {
+                    return Err(FmError::Protocol { src, why: "bulk without a message" });
+                }
+                let bulk = Bulk::parse(data).ok_or(FmError::Protocol { src, why: "bad bulk descriptor" })?;
+                return Ok((pkt.len(), self.announce_bulk(src, bulk)));
             }
             _ => unreachable!("parse accepts only known kinds"),
         }
@@ -531,7 +649,7 @@ impl Rx {
         if h.fm1 {
             let handler = self.handlers1.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
             let buf = Vec::with_capacity(h.size as usize);
-            self.active[src] = Some(Active { inbox, co: None, fm1: Some((handler, buf)), bulk: None, staged: Vec::new() });
+            self.active[src] = Some(Active { inbox, co: None, fm1: Some((handler, buf)), bulk: None, bulk_key: None, staged: Vec::new() });
             return Ok(());
         }
         let handler = self.handlers.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
@@ -541,7 +659,7 @@ impl Rx {
             let mut s = Stream { inbox: inbox_ptr, yielder: Some(y) };
             handler(&mut s);
         });
-        self.active[src] = Some(Active { inbox, co: Some(co), fm1: None, bulk: None, staged: Vec::new() });
+        self.active[src] = Some(Active { inbox, co: Some(co), fm1: None, bulk: None, bulk_key: None, staged: Vec::new() });
         Ok(())
     }
 
@@ -597,9 +715,12 @@ impl Rx {
         }
     }
 
-    /// A bulk marker arrived for `src`'s message.
-    fn announce_bulk(&mut self, src: Rank, len: usize) -> Action {
+    /// A bulk segment was announced for `src`'s message.
+    fn announce_bulk(&mut self, src: Rank, bulk: Bulk) -> Action {
+        let len = bulk.len as usize;
         let a = self.active[src].as_mut().expect("checked by the caller");
+        a.inbox.bulk_announced = bulk.len;
+        a.bulk_key = Some(bulk.key);
         if let Some((_, buf)) = a.fm1.as_mut() {
             let at = buf.len();
             buf.resize(at + len, 0);

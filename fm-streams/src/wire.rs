@@ -1,17 +1,23 @@
 //! The FM packet header: 8 bytes at the start of every FM packet (a BIP message on FM's tag).
 //!
 //! ```text
-//!  0 kind u8      FIRST (starts a message), CONT, BULK (the next `size` bytes come by BIP
-//!                 single copy on the sender's bulk tag); bit 0x40: an FM 1.x message
+//!  0 kind u8      FIRST (starts a message), CONT, BULK (the next bytes of the message are in
+//!                 a region of the sender, read by BIP's rendezvous); bit 0x40: an FM 1.x
+//!                 message; bit 0x80 on FIRST: the packet carries a bulk descriptor, as BULK
 //!  1 handler u24  handler id (FIRST)
-//!  4 size u32     message size (FIRST) or bulk length (BULK); 0xFFFF_FFFF: a u64 follows
+//!  4 size u32     message size (FIRST); 0xFFFF_FFFF: a u64 follows
 //! ```
+//! A bulk descriptor ([`Bulk`], 24 bytes) is the data of a BULK packet: the segment's length
+//! and the key of the region that holds it. A message that begins with a bulk piece carries
+//! it in its FIRST packet, so that such a message is two packets, as a long BIP message is.
 
 pub const FIRST: u8 = 1;
 pub const CONT: u8 = 2;
 pub const BULK: u8 = 3;
 /// Flag on FIRST: the message uses the FM 1.x interface (staged, whole-buffer handler).
 pub const FM1: u8 = 0x40;
+/// Flag on FIRST: a bulk descriptor follows the header instead of data.
+pub const WITH_BULK: u8 = 0x80;
 const KIND_MASK: u8 = 0x3f;
 const SIZE_EXT: u32 = u32::MAX;
 
@@ -25,6 +31,8 @@ pub const MAX_HEADER: usize = HEADER + 8;
 pub struct Header {
     pub kind: u8,
     pub fm1: bool,
+    /// FIRST only: the packet's data is a bulk descriptor.
+    pub with_bulk: bool,
     pub handler: u32,
     pub size: u64,
 }
@@ -32,7 +40,7 @@ pub struct Header {
 impl Header {
     /// Writes the header into `out`; returns its length.
     pub fn emit(&self, out: &mut [u8]) -> usize {
-        out[0] = self.kind | if self.fm1 { FM1 } else { 0 };
+        out[0] = self.kind | if self.fm1 { FM1 } else { 0 } | if self.with_bulk { WITH_BULK } else { 0 };
         out[1..4].copy_from_slice(&self.handler.to_le_bytes()[..3]);
         if self.size < SIZE_EXT as u64 {
             out[4..8].copy_from_slice(&(self.size as u32).to_le_bytes());
@@ -64,7 +72,30 @@ impl Header {
         } else {
             (small as u64, HEADER)
         };
-        Some((Header { kind, fm1: p[0] & FM1 != 0, handler, size }, off))
+        Some((Header { kind, fm1: p[0] & FM1 != 0, with_bulk: kind == FIRST && p[0] & WITH_BULK != 0, handler, size }, off))
+    }
+}
+
+/// A bulk segment's descriptor: its length and the key of the sender's region holding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bulk {
+    pub len: u64,
+    pub key: nic_model::RegionKey,
+}
+
+impl Bulk {
+    pub const LEN: usize = 8 + nic_model::RegionKey::LEN;
+
+    pub fn emit(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[..8].copy_from_slice(&self.len.to_le_bytes());
+        b[8..].copy_from_slice(&self.key.emit());
+        b
+    }
+
+    pub fn parse(b: &[u8]) -> Option<Bulk> {
+        let len = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+        Some(Bulk { len, key: nic_model::RegionKey::parse(&b[8..])? })
     }
 }
 
@@ -74,13 +105,16 @@ mod tests {
 
     #[test]
     fn round_trips_small_and_huge_sizes() {
-        for (kind, fm1, size) in [(FIRST, false, 8u64), (BULK, false, 1 << 40), (FIRST, true, 0), (CONT, false, 0)] {
-            let h = Header { kind, fm1, handler: 0x00ab_cdef, size };
+        for (kind, fm1, with_bulk, size) in [(FIRST, false, false, 8u64), (BULK, false, false, 1 << 40), (FIRST, true, false, 0), (CONT, false, false, 0), (FIRST, false, true, 1 << 20)] {
+            let h = Header { kind, fm1, with_bulk, handler: 0x00ab_cdef, size };
             let mut b = [0u8; 32];
             let n = h.emit(&mut b);
             assert_eq!(Header::parse(&b[..n]), Some((h, n)));
         }
         assert_eq!(Header::parse(&[9, 0, 0, 0, 0, 0, 0, 0]), None);
         assert_eq!(Header::parse(&[1, 0, 0]), None);
+        let b = Bulk { len: 1 << 33, key: nic_model::RegionKey { id: 3, key: 99 } };
+        assert_eq!(Bulk::parse(&b.emit()), Some(b));
+        assert_eq!(Bulk::parse(&b.emit()[..20]), None);
     }
 }

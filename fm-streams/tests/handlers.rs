@@ -6,7 +6,7 @@
 use bip_core::config::ENVELOPE_COST;
 use fm_streams::{Fm, FmError, Stream};
 use nic_model::testing::{is_rank, run_ranks_with};
-use nic_model::{AnyNic, JobConfig};
+use nic_model::{DeviceStack, JobConfig};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -25,8 +25,8 @@ thread_local! {
 }
 
 /// Starts FM, with the closing message's handler registered.
-fn open() -> Fm<AnyNic> {
-    let mut fm = Fm::new(AnyNic::from_env().expect("attaching to the job")).expect("starting FM");
+fn open() -> Fm<DeviceStack> {
+    let mut fm = Fm::new(DeviceStack::from_env().expect("attaching to the job")).expect("starting FM");
     fm.set_handler(H_DONE, |s: &mut Stream<'_>| {
         read_pieces(s, &[64]);
         FINISHED.with(|d| d.set(d.get() + 1));
@@ -60,7 +60,7 @@ fn stamped(len: usize, sender: usize, seq: usize) -> Vec<u8> {
 }
 
 /// Sends `data` as one message for `handler` at `dest`, in pieces of `pieces` (cycled).
-fn send_pieces(fm: &mut Fm<AnyNic>, dest: usize, handler: u32, data: &[u8], pieces: &[usize]) {
+fn send_pieces(fm: &mut Fm<DeviceStack>, dest: usize, handler: u32, data: &[u8], pieces: &[usize]) {
     let mut s = fm.begin_message(dest, data.len() as u64, handler).unwrap();
     let (mut at, mut k) = (0, 0);
     while at < data.len() {
@@ -72,7 +72,7 @@ fn send_pieces(fm: &mut Fm<AnyNic>, dest: usize, handler: u32, data: &[u8], piec
     fm.end_message(s).unwrap();
 }
 
-fn send_all(fm: &mut Fm<AnyNic>, dest: usize, handler: u32, data: &[u8]) {
+fn send_all(fm: &mut Fm<DeviceStack>, dest: usize, handler: u32, data: &[u8]) {
     send_pieces(fm, dest, handler, data, &[data.len().max(1)]);
 }
 
@@ -96,7 +96,7 @@ fn read_pieces(s: &mut Stream<'_>, pieces: &[usize]) -> Vec<u8> {
 }
 
 /// Runs handlers until `done()`; fails after 20 s.
-fn extract_until(fm: &mut Fm<AnyNic>, what: &str, mut done: impl FnMut() -> bool) {
+fn extract_until(fm: &mut Fm<DeviceStack>, what: &str, mut done: impl FnMut() -> bool) {
     let t = Instant::now();
     while !done() {
         if fm.extract(usize::MAX).unwrap() == 0 {
@@ -112,7 +112,7 @@ fn extract_until(fm: &mut Fm<AnyNic>, what: &str, mut done: impl FnMut() -> bool
 /// Handler id of go-ahead messages (any content); the handler counts them.
 const H_GO: u32 = 20;
 
-fn go_counter(fm: &mut Fm<AnyNic>) -> Rc<Cell<u32>> {
+fn go_counter(fm: &mut Fm<DeviceStack>) -> Rc<Cell<u32>> {
     let go = Rc::new(Cell::new(0u32));
     let g = go.clone();
     fm.set_handler(H_GO, move |s: &mut Stream<'_>| {
@@ -131,7 +131,7 @@ const H_DONE: u32 = 21;
 /// a peer's blocked BIP wait fails when it notices one (at its next liveness check). So no
 /// rank but 0 may exit while rank 0 might still wait, and rank 0 exits last of those it
 /// waits on; the others then read only a short message, straight from their route.
-fn finish(fm: &mut Fm<AnyNic>) {
+fn finish(fm: &mut Fm<DeviceStack>) {
     if fm.rank() == 0 {
         for r in 1..fm.nranks() {
             send_all(fm, r, H_DONE, b"finish");

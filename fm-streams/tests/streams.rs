@@ -3,7 +3,7 @@
 
 use fm_streams::Fm;
 use nic_model::testing::{is_rank, run_ranks};
-use nic_model::AnyNic;
+use nic_model::DeviceStack;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -35,7 +35,7 @@ fn scatter_handler(inbox: Inbox, sizes: &'static [usize]) -> impl Fn(&mut fm_str
     }
 }
 
-fn gather_send(fm: &mut Fm<AnyNic>, dest: usize, data: &[u8], pieces: &[usize]) {
+fn gather_send(fm: &mut Fm<DeviceStack>, dest: usize, data: &[u8], pieces: &[usize]) {
     let mut s = fm.begin_message(dest, data.len() as u64, 1).unwrap();
     let mut at = 0;
     let mut k = 0;
@@ -48,7 +48,7 @@ fn gather_send(fm: &mut Fm<AnyNic>, dest: usize, data: &[u8], pieces: &[usize]) 
     fm.end_message(s).unwrap();
 }
 
-fn wait_for(fm: &mut Fm<AnyNic>, inbox: &Inbox, n: usize) {
+fn wait_for(fm: &mut Fm<DeviceStack>, inbox: &Inbox, n: usize) {
     let t = std::time::Instant::now();
     while inbox.borrow().len() < n {
         fm.extract(usize::MAX).unwrap();
@@ -57,7 +57,7 @@ fn wait_for(fm: &mut Fm<AnyNic>, inbox: &Inbox, n: usize) {
 }
 
 fn gather_scatter_body() {
-    let mut fm = Fm::new(AnyNic::from_env().unwrap()).unwrap();
+    let mut fm = Fm::new(DeviceStack::from_env().unwrap()).unwrap();
     let inbox = Rc::new(RefCell::new(Vec::new()));
     // Receive side: a header-sized piece, then odd sizes, then big ones.
     fm.set_handler(1, scatter_handler(inbox.clone(), &[8, 333, 4096, 70_000, 1])).unwrap();

@@ -6,7 +6,7 @@
 //! ```
 //! It launches itself as a two-rank job, ranks pinned to cores; `MPI_CHANNEL` picks the channel.
 
-use mpich_channel::{Adi, SendMode};
+use mpich_channel::{Engine, SendMode};
 
 fn main() {
     if std::env::var_os("NIC_RANK").is_none() {
@@ -25,13 +25,14 @@ fn main() {
         std::process::exit(if out.success() { 0 } else { 1 });
     }
     let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20_000);
-    let mut adi = Adi::init().expect("starting the ADI");
-    let peer = 1 - adi.rank();
+    let mut adi = Engine::init().expect("starting the ADI");
+    let me = adi.p2p_ref().rank();
+    let peer = 1 - me;
     let mut buf = [0u8; 8];
     let mut samples = Vec::with_capacity(iters);
     for i in 0..iters + 1000 {
         let t = std::time::Instant::now();
-        if adi.rank() == 0 {
+        if me == 0 {
             adi.send(&buf.clone(), peer, 1, 0, SendMode::Standard).unwrap();
             adi.recv(&mut buf, peer as i32, 1, 0).unwrap();
         } else {
@@ -43,8 +44,8 @@ fn main() {
         }
     }
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    if adi.rank() == 0 {
-        println!("{} channel: 8 B one-way latency {:.3} us (median of {iters})", adi.channel_name(), samples[iters / 2] / 1000.0);
+    if me == 0 {
+        println!("{} channel: 8 B one-way latency {:.3} us (median of {iters})", adi.p2p_ref().channel_name(), samples[iters / 2] / 1000.0);
     }
     adi.finalize().unwrap();
 }

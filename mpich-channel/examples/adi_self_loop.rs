@@ -7,11 +7,11 @@
 //! ```
 //! Started alone, the ADI makes a one-rank job of its own. `MPI_CHANNEL` picks the channel.
 
-use mpich_channel::{Adi, SendMode};
+use mpich_channel::{Engine, SendMode};
 
 fn main() {
     let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
-    let mut adi = Adi::init().expect("starting the ADI");
+    let mut adi = Engine::init().expect("starting the ADI");
     let msg = [7u8; 8];
     let mut buf = [0u8; 8];
     let t = std::time::Instant::now();
@@ -21,6 +21,6 @@ fn main() {
     }
     let ns = t.elapsed().as_nanos() as f64 / iters as f64;
     assert_eq!(buf, msg);
-    println!("{} channel: {ns:.1} ns per send+recv of 8 bytes to self", adi.channel_name());
+    println!("{} channel: {ns:.1} ns per send+recv of 8 bytes to self", adi.p2p_ref().channel_name());
     adi.finalize().unwrap();
 }

@@ -6,7 +6,8 @@
 //!  | kind | flags| context|  tag   |  sreq  |  rreq  |      len        |  (little endian)
 //!  +------+------+--------+--------+--------+--------+-----------------+
 //! ```
-//! The source rank is not carried: every channel knows which peer a message came from.
+//! The source rank is not carried: every channel knows which peer a message came from. An
+//! RTS carries the key of the region that holds the message as its payload (16 bytes).
 
 /// Bytes of an envelope on the wire.
 pub const ENVELOPE_LEN: usize = 24;
@@ -17,16 +18,9 @@ pub const ENVELOPE_LEN: usize = 24;
 pub enum Kind {
     /// A message whose `len` bytes of data follow the envelope (short and eager protocols).
     Eager = 1,
-    /// Request to send `len` bytes (rendezvous); `sreq` names the send, and `rreq`, when not
-    /// 0, is the ticket of an early send (the data is already on its way: no CTS is needed).
+    /// Request to send `len` bytes (rendezvous): `sreq` names the send, and the key of the
+    /// region the receiver reads the data from follows the envelope.
     Rts = 2,
-    /// Clear to send: the receive `rreq` is posted for send `sreq`; `len` is how many bytes to
-    /// send (fewer than announced when the receive buffer is shorter) and `tag` carries the
-    /// channel's data ticket.
-    Cts = 3,
-    /// Rendezvous data for receive `rreq`, `len` bytes following the envelope (channels whose
-    /// data transfer is a message, FM's).
-    Data = 4,
     /// The synchronous send `sreq` has been matched.
     SyncAck = 5,
     /// Cancel the unmatched message of send `sreq`, if it is still unmatched.
@@ -50,7 +44,7 @@ pub struct Envelope {
     pub tag: i32,
     /// The sender's request (for answers that come back to it), 0 when none is needed.
     pub sreq: u32,
-    /// The receiver's request.
+    /// Reserved (0).
     pub rreq: u32,
     /// Bytes of data the message is about.
     pub len: u64,
@@ -82,8 +76,6 @@ impl Envelope {
         let kind = match b[0] {
             1 => Kind::Eager,
             2 => Kind::Rts,
-            3 => Kind::Cts,
-            4 => Kind::Data,
             5 => Kind::SyncAck,
             6 => Kind::CancelReq,
             7 => Kind::CancelAck,
@@ -105,7 +97,8 @@ impl Envelope {
     #[inline]
     pub fn payload_len(&self) -> usize {
         match self.kind {
-            Kind::Eager | Kind::Data => self.len as usize,
+            Kind::Eager => self.len as usize,
+            Kind::Rts => nic_model::RegionKey::LEN,
             _ => 0,
         }
     }
@@ -117,7 +110,7 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let e = Envelope { kind: Kind::Cts, flags: FLAG_SYNC, ctx: 513, tag: -1, sreq: 7, rreq: u32::MAX, len: 1 << 40 };
+        let e = Envelope { kind: Kind::Rts, flags: FLAG_SYNC, ctx: 513, tag: -1, sreq: 7, rreq: u32::MAX, len: 1 << 40 };
         assert_eq!(Envelope::parse(&e.emit()), Some(e));
         assert_eq!(Envelope::parse(&[9; 24]), None);
         assert_eq!(Envelope::parse(&[1; 23]), None);

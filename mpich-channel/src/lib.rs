@@ -37,6 +37,7 @@
 
 pub mod adi;
 pub mod channel;
+pub mod engine;
 pub mod envelope;
 
 /// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): packet buffers
@@ -65,5 +66,6 @@ pub fn job_config(nranks: usize, modeled: bool) -> nic_model::JobConfig {
 /// slot header, rounded up to a cache line.
 pub const JOB_SLOT_BYTES: usize = 8192 + 128;
 
-pub use adi::{Adi, AdiError, ReqId, Result, SendMode, Status, Waiter, ANY_SOURCE, ANY_TAG, DEFAULT_CHANNEL, TAG_UB};
+pub use adi::{Adi, AdiError, Attachment, ReqId, Retired, Result, SendMode, Standing, Status, ANY_SOURCE, ANY_TAG, DEFAULT_CHANNEL, ERR_REFUSED, TAG_UB};
+pub use engine::{Engine, Hook, HookId, Operation};
 pub use channel::{Channel, ChannelError};

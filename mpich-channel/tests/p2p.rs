@@ -1,6 +1,6 @@
 //! The ADI over real processes, on each channel: data checked byte for byte.
 
-use mpich_channel::{Adi, SendMode, Status, ANY_SOURCE, ANY_TAG};
+use mpich_channel::{Engine, SendMode, Status, ANY_SOURCE, ANY_TAG};
 use nic_model::testing::{is_rank, run_ranks};
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
@@ -9,12 +9,12 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 
 const SIZES: &[usize] = &[0, 1, 8, 4000, 8168, 8192, 8193, 20_000, 65_536, 1 << 20, (4 << 20) + 3];
 
-fn pingpong(adi: &mut Adi) {
-    let peer = 1 - adi.rank();
+fn pingpong(adi: &mut Engine) {
+    let peer = 1 - adi.p2p_ref().rank();
     for (k, &len) in SIZES.iter().enumerate() {
         let msg = pattern(len, k);
         let mut buf = vec![0u8; len];
-        if adi.rank() == 0 {
+        if adi.p2p_ref().rank() == 0 {
             adi.send(&msg, peer, k as i32, 0, SendMode::Standard).unwrap();
             let s = adi.recv(&mut buf, peer as i32, k as i32, 0).unwrap();
             assert_eq!((s.len, s.source, s.tag, s.truncated), (len, 1, k as i32, false));
@@ -30,13 +30,13 @@ fn pingpong(adi: &mut Adi) {
 
 /// Every rank but 0 sends a numbered sequence of short and long messages to rank 0, which
 /// receives them with wildcards: each sender's messages must arrive in order.
-fn any_source_order(adi: &mut Adi) {
+fn any_source_order(adi: &mut Engine) {
     const N: usize = 40;
     let len_of = |i: usize| if i % 5 == 4 { 70_000 } else { 16 * (i % 7) + 4 };
-    if adi.rank() == 0 {
-        let mut next = vec![0usize; adi.size()];
+    if adi.p2p_ref().rank() == 0 {
+        let mut next = vec![0usize; adi.p2p_ref().size()];
         let mut buf = vec![0u8; 70_000];
-        for _ in 0..N * (adi.size() - 1) {
+        for _ in 0..N * (adi.p2p_ref().size() - 1) {
             let s = adi.recv(&mut buf, ANY_SOURCE, ANY_TAG, 0).unwrap();
             let src = s.source as usize;
             let i = next[src];
@@ -47,7 +47,7 @@ fn any_source_order(adi: &mut Adi) {
         }
     } else {
         for i in 0..N {
-            let msg = pattern(len_of(i), adi.rank() * 1000 + i);
+            let msg = pattern(len_of(i), adi.p2p_ref().rank() * 1000 + i);
             adi.send(&msg, 0, (i % 3) as i32, 0, SendMode::Standard).unwrap();
         }
     }
@@ -56,9 +56,9 @@ fn any_source_order(adi: &mut Adi) {
 /// Everyone sends to everyone many messages of mixed sizes and tags before any receive is
 /// posted; receives are posted in another order (by tag, descending), and a last message per
 /// peer is taken with ANY_TAG.
-fn storm(adi: &mut Adi) {
+fn storm(adi: &mut Engine) {
     const PER_PEER: usize = 61;
-    let (me, n) = (adi.rank(), adi.size());
+    let (me, n) = (adi.p2p_ref().rank(), adi.p2p_ref().size());
     let len_of = |from: usize, i: usize| [0, 3, 100, 5000, 9000, 33_000, 200_000][(i + from) % 7];
     let tag_of = |i: usize| if i == PER_PEER - 1 { 10 } else { (i % 10) as i32 };
     let peers: Vec<usize> = (0..n).filter(|&p| p != me).collect();
@@ -67,7 +67,7 @@ fn storm(adi: &mut Adi) {
     let mut reqs = Vec::new();
     for (p, i, data) in &sends {
         // SAFETY: `sends` outlives the requests, all waited for below.
-        reqs.push(unsafe { adi.isend(data.as_ptr(), data.len(), *p, tag_of(*i), 0, SendMode::Standard).unwrap() });
+        reqs.push(unsafe { adi.p2p().isend(data.as_ptr(), data.len(), *p, tag_of(*i), 0, SendMode::Standard, 0).unwrap() });
     }
     let mut bufs: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     for &p in &peers {
@@ -82,7 +82,7 @@ fn storm(adi: &mut Adi) {
     for (p, i, b) in bufs.iter_mut() {
         let tag = if *i == PER_PEER - 1 { ANY_TAG } else { tag_of(*i) };
         // SAFETY: `bufs` outlives the requests.
-        rreqs.push((unsafe { adi.irecv(b.as_mut_ptr(), b.len(), *p as i32, tag, 0).unwrap() }, *p, *i));
+        rreqs.push((unsafe { adi.p2p().irecv(b.as_mut_ptr(), b.len(), *p as i32, tag, 0, 0).unwrap() }, *p, *i));
     }
     // Complete in a scrambled order.
     rreqs.reverse();
@@ -100,12 +100,12 @@ fn storm(adi: &mut Adi) {
 }
 
 /// A synchronous send does not complete before the receive is posted.
-fn synchronous(adi: &mut Adi) {
+fn synchronous(adi: &mut Engine) {
     for len in [8usize, 100_000] {
         let data = pattern(len, len);
-        if adi.rank() == 0 {
+        if adi.p2p_ref().rank() == 0 {
             // SAFETY: `data` outlives the request.
-            let r = unsafe { adi.isend(data.as_ptr(), len, 1, 5, 0, SendMode::Synchronous).unwrap() };
+            let r = unsafe { adi.p2p().isend(data.as_ptr(), len, 1, 5, 0, SendMode::Synchronous, 0).unwrap() };
             let t = std::time::Instant::now();
             while t.elapsed().as_millis() < 50 {
                 assert!(adi.test(r).unwrap().is_none(), "synchronous send of {len} B completed unmatched");
@@ -122,8 +122,8 @@ fn synchronous(adi: &mut Adi) {
 }
 
 /// Probe for the size, truncation, cancel of receives and of unmatched sends.
-fn probe_truncate_cancel(adi: &mut Adi) {
-    if adi.rank() == 0 {
+fn probe_truncate_cancel(adi: &mut Engine) {
+    if adi.p2p_ref().rank() == 0 {
         for len in [10usize, 300_000] {
             adi.send(&pattern(len, 1), 1, 1, 0, SendMode::Standard).unwrap();
             adi.send(&pattern(len, 2), 1, 2, 0, SendMode::Standard).unwrap();
@@ -132,12 +132,12 @@ fn probe_truncate_cancel(adi: &mut Adi) {
         for len in [64usize, 300_000] {
             let data = pattern(len, 3);
             // SAFETY: `data` outlives the request.
-            let r = unsafe { adi.isend(data.as_ptr(), len, 1, 99, 0, SendMode::Standard).unwrap() };
+            let r = unsafe { adi.p2p().isend(data.as_ptr(), len, 1, 99, 0, SendMode::Standard, 0).unwrap() };
             let t = std::time::Instant::now();
             while t.elapsed().as_millis() < 20 {
                 adi.progress().unwrap();
             }
-            adi.cancel(r).unwrap();
+            adi.p2p().cancel(r).unwrap();
             let s = adi.wait(r).unwrap();
             assert!(s.cancelled, "unmatched send of {len} B was not cancelled");
         }
@@ -156,16 +156,16 @@ fn probe_truncate_cancel(adi: &mut Adi) {
         }
         let mut buf = [0u8; 4];
         // SAFETY: `buf` outlives the request.
-        let r = unsafe { adi.irecv(buf.as_mut_ptr(), 4, 0, 77, 0).unwrap() };
-        adi.cancel(r).unwrap();
-        assert_eq!(adi.wait(r).unwrap(), Status { source: ANY_SOURCE, tag: ANY_TAG, len: 0, truncated: false, cancelled: true });
+        let r = unsafe { adi.p2p().irecv(buf.as_mut_ptr(), 4, 0, 77, 0, 0).unwrap() };
+        adi.p2p().cancel(r).unwrap();
+        assert_eq!(adi.wait(r).unwrap(), Status { source: ANY_SOURCE, tag: ANY_TAG, cancelled: true, ..Status::default() });
         adi.recv(&mut [], 0, 3, 0).unwrap();
         assert!(adi.iprobe(0, 99, 0).unwrap().is_none(), "a cancelled send arrived");
     }
 }
 
-fn run(body: fn(&mut Adi)) {
-    let mut adi = Adi::init().unwrap();
+fn run(body: fn(&mut Engine)) {
+    let mut adi = Engine::init().unwrap();
     body(&mut adi);
     adi.finalize().unwrap();
 }
@@ -211,8 +211,8 @@ fn bip_low_eager_limit_storm() {
     assert!(out.success(), "{out:?}");
 }
 
-fn pingpong_if_two(adi: &mut Adi) {
-    if adi.size() == 2 {
+fn pingpong_if_two(adi: &mut Engine) {
+    if adi.p2p_ref().size() == 2 {
         pingpong(adi);
     }
 }

@@ -13,18 +13,21 @@ pub struct Counters {
     pub bytes_rx: u64,
     /// Times a sender found the route's buffers full and had to wait.
     pub stalls: u64,
-    /// Single-copy transfers (`dma_read`).
+    /// Single copies this NIC made: reads of peers' regions (each part of a split read once),
+    /// writes into them.
     pub dma_ops: u64,
-    /// Bytes moved by single-copy transfers.
+    /// Bytes moved by single copies, this NIC's and the parts it wrote for importers.
     pub dma_bytes: u64,
+    /// Parts of this NIC's regions it copied into an importer's memory (split reads).
+    pub assists: u64,
     /// Packets dropped, corrupted, duplicated or delayed by a fault injector.
     pub faults: u64,
 }
 
 impl Counters {
     /// Memory copies the NIC path implies: one into a packet buffer for each packet sent and one
-    /// out of it for each packet received, one for each single-copy transfer.
+    /// out of it for each packet received, one for each single copy (each part of a split one).
     pub fn copies(&self) -> u64 {
-        self.packets_tx + self.packets_rx + self.dma_ops
+        self.packets_tx + self.packets_rx + self.dma_ops + self.assists
     }
 }

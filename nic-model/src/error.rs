@@ -23,9 +23,19 @@ pub enum NicError {
     /// A packet longer than the NIC's maximum payload.
     #[error("packet of {len} bytes exceeds the NIC's maximum payload of {mtu} bytes")]
     PacketTooLong { len: usize, mtu: usize },
-    /// The single-copy engine is not permitted by the kernel for this peer (ptrace policy).
-    #[error("single-copy DMA to rank {rank} is not permitted by the kernel (use the packet path)")]
-    DmaNotPermitted { rank: Rank },
+    /// This device cannot reach the peer's memory in one copy (the kernel refuses it under its
+    /// ptrace policy, `MPI_NIC_DMA=off`, or the region is not published in the fabric): the
+    /// layer above asks the exporter for the data with packets instead.
+    #[error("no single-copy access to rank {rank}'s memory (use the packet path)")]
+    NoSingleCopy { rank: Rank },
+    /// An access to a region was refused, and nothing was read or written: the key names no
+    /// region the rank exports now (never exported, or withdrawn), the bytes lie outside it, or
+    /// it does not allow the access.
+    #[error("rank {rank} refuses the access: {why}")]
+    RegionRefused { rank: Rank, why: String },
+    /// The device does not offer this.
+    #[error("this device does not support {0}")]
+    Unsupported(&'static str),
     /// A configuration variable has a bad value.
     #[error("bad configuration: {0}")]
     Config(String),

@@ -1,19 +1,24 @@
 //! # nic-model: the modeled network interface, the bottom of the stack
 //!
 //! ```text
-//!   bip-core (BIP)  ──uses──▶  Device trait (phy)  ◀── FaultInjector / PcapWriter wrappers
-//!                                   │
-//!                                  Nic  (one per process: rings, single-copy engine, timing)
-//!                                   │
-//!                             wire: ring src→dst  in the job's shared-memory fabric
+//!   bip-core (BIP)  ──uses──▶  Device trait (phy): send, poll, progress,
+//!                                │                  register / import / read / write regions
+//!                    DeviceStack: Nic, or Box<dyn Device> under FaultInjector / PcapWriter
+//!                                │
+//!                               Nic  (one per process: rings, regions, single-copy engine, timing)
+//!                                │
+//!              wire: ring src→dst, region descriptors, in the job's shared-memory fabric
 //! ```
 //!
 //! **What it does.** Moves packets between the processes of a job on one host with no system
 //! call and no lock on the fast path, the way a user-level NIC (Myrinet under BIP or FM) did:
 //! a sender writes a packet straight into a packet buffer of the route to its destination and
 //! publishes it by storing a sequence flag; the receiver polls that flag, which stays in its
-//! cache until the sender writes it. Long transfers move user buffer to user buffer in one
-//! copy ([`Device::dma_read`], `process_vm_readv`), the modern form of DMA from pinned pages.
+//! cache until the sender writes it. Long data does not travel in packets: a process exports a
+//! buffer as a region ([`Device::register`], VMMC's export), a peer that was given its key
+//! reads or writes it in one copy ([`Device::read_region`], `process_vm_readv`, the modern form
+//! of DMA from pinned pages), within its bounds and permissions and only until the exporter
+//! withdraws it ([`region`]). Long reads are split between both ends' cores.
 //!
 //! **What it promises the layer above.** Routes fixed at start-up; delivery in order per
 //! (source, destination) pair; back-pressure when a route's buffers are full (the sender waits,
@@ -24,31 +29,34 @@
 //! [`Capabilities`].
 //!
 //! **What it needs from below.** Linux: `memfd_create`, shared `mmap`, and, for single copy,
-//! `process_vm_readv` (refused under some ptrace policies, in which case the layer above falls
-//! back to packets).
+//! `process_vm_readv`/`writev` (refused under some ptrace policies, in which case the layer
+//! above falls back to packets).
 //!
 //! **Modules.** [`fabric`]: the job's shared memory, its layout, and the launcher ([`Job`]);
-//! `wire`: the rings; [`phy`]: the device trait and wrappers; [`nic`]: the NIC; [`timing`]:
+//! `wire`: the rings; [`phy`]: the device trait and wrappers; [`region`]: exported regions and
+//! their keys; [`nic`]: the NIC; `stack`: the wrappers chosen at run time; [`timing`]:
 //! profiles; [`wait`]: back-off; [`testing`]: multi-process test harness.
 
-mod any;
 mod counters;
 mod dma;
 pub mod error;
 pub mod fabric;
 pub mod nic;
 pub mod phy;
+pub mod region;
+mod stack;
 pub mod testing;
 pub mod timing;
 mod trace;
 pub mod wait;
 mod wire;
 
-pub use any::AnyNic;
 pub use counters::Counters;
 pub use error::{NicError, Rank, Result};
 pub use fabric::{Job, JobConfig, JobOutcome, RankExit};
 pub use nic::Nic;
-pub use phy::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+pub use phy::{poll_bytes, send_bytes, Capabilities, Device, PeerStatus};
+pub use region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
+pub use stack::DeviceStack;
 pub use timing::Profile;
 pub use trace::init_from_env as init_tracing;

@@ -3,7 +3,7 @@
 //! when `tshark` is not installed.
 
 use nic_model::phy::PcapWriter;
-use nic_model::{Capabilities, Counters, Device, NicError, PeerStatus, Rank, Result, RxToken, TxToken};
+use nic_model::{poll_bytes, send_bytes, Capabilities, Counters, Device, PeerStatus, Rank};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,28 +15,7 @@ struct Echo {
     counters: Counters,
 }
 
-struct EchoTx<'a>(&'a mut Echo);
-struct EchoRx<'a>(&'a mut Echo);
-
-impl TxToken for EchoTx<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut buf = vec![0; len];
-        let r = f(&mut buf);
-        self.0.queue.push_back(buf);
-        r
-    }
-}
-
-impl RxToken for EchoRx<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(&self.0.queue.pop_front().unwrap())
-    }
-}
-
 impl Device for Echo {
-    type TxToken<'a> = EchoTx<'a>;
-    type RxToken<'a> = EchoRx<'a>;
-
     fn rank(&self) -> Rank {
         0
     }
@@ -46,14 +25,23 @@ impl Device for Echo {
     fn capabilities(&self) -> Capabilities {
         Capabilities { mtu: 4096, reliable: true }
     }
-    fn transmit(&mut self, _dest: Rank) -> Option<EchoTx<'_>> {
-        Some(EchoTx(self))
+    fn send(&mut self, _dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let mut buf = vec![0; len];
+        fill(&mut buf);
+        self.queue.push_back(buf);
+        true
     }
-    fn receive(&mut self, src: Rank) -> Option<EchoRx<'_>> {
-        (src == 1 && !self.queue.is_empty()).then_some(EchoRx(self))
-    }
-    fn dma_read(&mut self, peer: Rank, _: usize, _: &mut [u8], _: usize) -> Result<()> {
-        Err(NicError::DmaNotPermitted { rank: peer })
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        if src != 1 {
+            return false;
+        }
+        match self.queue.pop_front() {
+            Some(p) => {
+                take(&p);
+                true
+            }
+            None => false,
+        }
     }
     fn peer_status(&self, _: Rank) -> PeerStatus {
         PeerStatus::Alive
@@ -83,8 +71,8 @@ fn tshark(args: &[&str]) -> String {
 fn write_trace(path: &Path) {
     let mut dev = PcapWriter::new(Echo::default(), path).unwrap();
     for len in LENGTHS {
-        dev.transmit(1).unwrap().consume(len, |b| b.fill(len as u8));
-        let got = dev.receive(1).unwrap().consume(<[u8]>::to_vec);
+        assert!(send_bytes(&mut dev, 1, &vec![len as u8; len]));
+        let got = poll_bytes(&mut dev, 1).unwrap();
         assert_eq!(got.len(), len);
     }
     dev.finalize();

@@ -28,7 +28,7 @@ use benches::measure::{self, n_half, pingpong_mb_s, Point};
 use benches::tools::{our_tool, system_tool};
 use benches::transport::{BipLayer, FmLayer, NicLayer, Transport};
 use clap::Parser;
-use nic_model::{AnyNic, Job, JobConfig};
+use nic_model::{DeviceStack, Job, JobConfig};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -107,7 +107,7 @@ fn main() -> ExitCode {
 }
 
 fn worker(layer: &str, args: &Args) {
-    let nic = AnyNic::from_env().unwrap_or_else(|e| panic!("layers worker: {e}"));
+    let nic = DeviceStack::from_env().unwrap_or_else(|e| panic!("layers worker: {e}"));
     let mut t: Box<dyn Transport> = match layer {
         "nic" => Box::new(NicLayer::new(nic)),
         "bip" => Box::new(BipLayer::new(nic)),

@@ -3,13 +3,15 @@
 //! Short messages (up to `eager_max` bytes) go out at once in packets of an adaptive size,
 //! each written straight into a NIC packet buffer; the receiver copies them into the posted
 //! receive buffer, or into a buffer of its own if no receive is posted yet, and senders respect
-//! the credit the receiver granted for such buffering. Long messages are announced (RTS); once
-//! a receive is posted the receiver pulls the data from the sender's buffer in one copy
-//! (`dma_read`) and tells the sender (FIN). Where the kernel refuses single copy, the receiver
-//! says "clear to send" (CTS) and the sender pushes the data in packets instead.
+//! the credit the receiver granted for such buffering. Long messages are the stack's one
+//! rendezvous ([`rendezvous`]): the sender exports its buffer as a region of its NIC and
+//! announces it (RTS); once a receive is posted the receiver reads the region in one copy and
+//! answers FIN, which withdraws it. Layers above run the same rendezvous with their own
+//! matching ([`Bip::export`], [`Bip::pull`]).
 //!
 //! This file holds the types, the public calls and progress; `tx` the send side (fast path,
-//! send queues, packet emission, link timers), `rx` the handling of arrived packets.
+//! send queues, packet emission, link timers), `rx` the handling of arrived packets,
+//! `rendezvous` the long messages.
 
 use crate::config::{BipConfig, PacketSizer};
 use crate::error::{BipError, Result};
@@ -18,11 +20,15 @@ use crate::queues::{Body, TagQueue};
 use crate::request::{Completion, Op, Request, State, Table};
 use crate::wire::{Header, Kind, HEADER, LINK_HEADER};
 use nic_model::wait::Backoff;
-use nic_model::{Device, NicError, PeerStatus, Rank, RxToken};
+use nic_model::{Device, PeerStatus, Rank, RegionKey};
 use std::collections::VecDeque;
 
+mod rendezvous;
 mod rx;
 mod tx;
+
+pub use rendezvous::Event;
+use rendezvous::{Owner, Read, Rendezvous};
 
 /// Counts kept by BIP, beside the NIC's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,12 +39,11 @@ pub struct BipCounters {
     /// buffers for unexpected messages).
     pub copies: u64,
     pub bytes_copied: u64,
-    /// Long messages moved by single copy.
+    /// Long messages read in one copy from the sender's region.
     pub rendezvous_single_copy: u64,
-    /// Long messages pushed in packets because single copy was not available.
+    /// Long messages asked for with GET and sent in packets, because single copy was not
+    /// available.
     pub rendezvous_packets: u64,
-    /// Long messages (received) that both ends copied at once, half each.
-    pub rendezvous_split: u64,
     /// Attempts to start a short message that found too little buffer credit (a sender that
     /// waits counts once per attempt).
     pub credit_waits: u64,
@@ -63,10 +68,11 @@ impl BipCounters {
 enum SendWork {
     /// A short message, `offset` bytes of it already sent.
     Eager { req: u32, offset: usize },
-    /// A long message to announce.
-    Rts { req: u32 },
-    /// A long message to push after a CTS, `offset` bytes already pushed.
-    Data { req: u32, recv_id: u16, offset: usize },
+    /// A long message to announce: its tag, length and region.
+    Rts { tag: u32, len: usize, key: RegionKey },
+    /// Bytes of region `key` that a peer asked for with GET `read`: `len` bytes from `addr`
+    /// of this process, `offset` of them sent.
+    Data { read: u32, key: RegionKey, addr: usize, len: usize, offset: usize },
 }
 
 /// Where the packets of a short message being received go.
@@ -85,6 +91,13 @@ struct Assembly {
     got: usize,
 }
 
+/// A control packet waiting to go: its header, and for a GET the region's key as payload.
+#[derive(Clone, Copy)]
+struct Ctrl {
+    h: Header,
+    key: Option<RegionKey>,
+}
+
 /// Per-peer state.
 struct Peer {
     /// Bytes of short messages we may still send to this peer.
@@ -92,7 +105,7 @@ struct Peer {
     /// Credit we owe back to this peer (its messages have been consumed).
     owed: usize,
     sendq: VecDeque<SendWork>,
-    ctrl: VecDeque<Header>,
+    ctrl: VecDeque<Ctrl>,
     /// The short message from this peer whose packets are arriving.
     assembling: Option<Assembly>,
     link: Option<Link>,
@@ -110,15 +123,15 @@ enum Polled {
     Other,
 }
 
-/// Something a packet handler asks for after the packet's buffer is released.
+/// Something a packet handler asks for after the packet's buffer is released (the handler
+/// runs while the device lends the packet, so it cannot use the device itself).
 enum Deferred {
-    Pull { req: u32, src: Rank, len: usize, addr: u64, send_id: u16 },
-    /// Sender side of a split transfer: write the second half of send `send` into `dest`'s
-    /// receive buffer at `rbuf` (`want` bytes taken in all).
-    Push { send: u32, dest: Rank, recv_id: u32, want: usize, rbuf: u64 },
-    /// Receiver side of a split transfer whose sender could not write: read the last `n`
-    /// bytes from `addr` ourselves.
-    PullTail { req: u32, src: Rank, addr: u64, n: usize, send_id: u16 },
+    /// Read a long message's region.
+    Read(Read),
+    /// Answer a GET.
+    Serve { src: Rank, read: u32, key: RegionKey, offset: usize, len: usize },
+    /// Withdraw a region whose FIN came in.
+    Withdraw(RegionKey),
 }
 
 /// Everything but the device, so that packet handlers can borrow it while a received packet
@@ -128,15 +141,16 @@ struct Engine {
     n: usize,
     max_payload: usize,
     reliable: bool,
+    /// Long messages may be read straight from the sender's memory (a reliable device: over
+    /// an unreliable one the data must cross the link protocol, in packets).
     single_copy: bool,
-    /// A single-copy read has succeeded (so the kernel allows it): transfers may be split.
-    dma_proven: bool,
     cfg: BipConfig,
     grant: usize,
     sizer: PacketSizer,
     reqs: Table,
     tags: Vec<TagQueue>,
     peers: Vec<Peer>,
+    rv: Rendezvous,
     next_uid: u64,
     counters: BipCounters,
     deferred: Vec<Deferred>,
@@ -183,15 +197,13 @@ impl<D: Device> Bip<D> {
             n,
             max_payload: caps.mtu - header,
             reliable,
-            // Over an unreliable device long messages must cross the faulty wire too, so that
-            // the link protocol protects them; single copy would bypass it.
             single_copy: reliable,
-            dma_proven: false,
             grant,
             sizer,
             reqs: Table::default(),
             tags: (0..cfg.tags).map(|_| TagQueue::default()).collect(),
             peers,
+            rv: Rendezvous::default(),
             next_uid: 0,
             counters: BipCounters::default(),
             deferred: Vec::new(),
@@ -288,11 +300,13 @@ impl<D: Device> Bip<D> {
             let mut src = self.e.poll_from;
             for _ in 0..n {
                 loop {
-                    let Some(tok) = self.dev.receive(src) else { break };
                     let e = &mut self.e;
-                    let polled = tok.consume(|pkt| e.on_packet_for_recv(src, pkt, tag, ptr, cap))?;
+                    let mut polled = Ok(Polled::Other);
+                    if !self.dev.poll(src, &mut |pkt| polled = e.on_packet_for_recv(src, pkt, tag, ptr, cap)) {
+                        break;
+                    }
                     self.run_deferred()?;
-                    match polled {
+                    match polled? {
                         Polled::Got(len) => return Ok((len, src)),
                         Polled::Posted(r) => return self.wait(r).map(|c| (c.len, c.peer)),
                         Polled::Other => progressed = true,
@@ -301,6 +315,7 @@ impl<D: Device> Bip<D> {
                 src = if src + 1 == n { 0 } else { src + 1 };
             }
             self.e.poll_from = if self.e.poll_from + 1 == n { 0 } else { self.e.poll_from + 1 };
+            progressed |= self.dev.progress();
             progressed |= self.pump_pending()?;
             if progressed {
                 backoff.reset();
@@ -313,8 +328,9 @@ impl<D: Device> Bip<D> {
     /// Takes the next short message of queue `tag`, if a whole one has arrived, and lends it
     /// to `f` where it lies: in the NIC's packet buffer when it fits one packet and nothing was
     /// buffered before it, else in BIP's own buffer. `Ok(None)` when none is there yet. This is
-    /// for layers above that consume a message as they read it (FM's handlers): it saves the
-    /// copy `recv` makes into a buffer of the caller's. Never blocks.
+    /// for layers above that consume a message as they read it (FM's handlers, MPI's channel):
+    /// it saves the copy `recv` makes into a buffer of the caller's. Never blocks; every call
+    /// also moves the rest of BIP on (queued sends, reads in flight, the device's own work).
     ///
     /// Long messages are not lent (`BipError::NotLendable`), and a queue should not be used
     /// with `lend` and `irecv` at once (posted receives take messages first).
@@ -332,12 +348,14 @@ impl<D: Device> Bip<D> {
             self.e.poll_from = if src + 1 == n { 0 } else { src + 1 };
             for _ in 0..n {
                 loop {
-                    let Some(tok) = self.dev.receive(src) else { break };
                     let e = &mut self.e;
-                    let lent = tok.consume(|pkt| e.on_packet_for_lend(src, pkt, tag, &mut f))?;
+                    let mut lent = Ok(None);
+                    if !self.dev.poll(src, &mut |pkt| lent = e.on_packet_for_lend(src, pkt, tag, &mut f)) {
+                        break;
+                    }
                     self.run_deferred()?;
-                    if lent.is_some() {
-                        return Ok(lent);
+                    if let Some(r) = lent? {
+                        return Ok(Some(r));
                     }
                     arrived = true;
                     if !self.e.tags[tag as usize].unexpected.is_empty() {
@@ -346,7 +364,7 @@ impl<D: Device> Bip<D> {
                 }
                 src = if src + 1 == n { 0 } else { src + 1 };
             }
-            self.pump_pending()?;
+            self.background()?;
         } else {
             arrived = self.progress()?;
         }
@@ -400,7 +418,20 @@ impl<D: Device> Bip<D> {
             self.e.finish_send(r.idx, len);
             return Ok(r);
         }
-        let work = if len <= self.e.cfg.eager_max { SendWork::Eager { req: r.idx, offset: 0 } } else { SendWork::Rts { req: r.idx } };
+        let work = if len <= self.e.cfg.eager_max {
+            SendWork::Eager { req: r.idx, offset: 0 }
+        } else {
+            // SAFETY: the buffer stays valid until the request completes, which needs the
+            // receiver's FIN (this function's contract).
+            let key = match unsafe { self.export_region(dest, buf, len, Owner::Own(r.idx)) } {
+                Ok(key) => key,
+                Err(e) => {
+                    self.e.reqs.free(r.idx);
+                    return Err(e);
+                }
+            };
+            SendWork::Rts { tag, len, key }
+        };
         self.e.queue_send(dest, work);
         self.pump(dest)?;
         Ok(r)
@@ -485,14 +516,29 @@ impl<D: Device> Bip<D> {
         let mut backoff = Backoff::new();
         loop {
             // A peer that finalized reads nothing more: what we still hold for its link
-            // (unacknowledged copies, an acknowledgement it would only have re-requested) is
-            // moot, and waiting for it would fail the job's clean exit.
-            for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
-                if self.e.peers[p].link.is_some() && self.dev.peer_status(p) == PeerStatus::Finalized {
+            // (unacknowledged copies, an acknowledgement it would only have re-requested) and
+            // the regions it would have read are moot, and waiting for them would fail the
+            // job's clean exit.
+            let me = self.e.rank;
+            for p in (0..self.e.n).filter(|&p| p != me) {
+                if self.dev.peer_status(p) != PeerStatus::Finalized {
+                    continue;
+                }
+                if self.e.peers[p].link.is_some() {
                     self.e.peers[p].link = Some(Link::new());
+                }
+                for x in self.e.rv.all_exports().into_iter().filter(|x| x.dest == p) {
+                    self.e.rv.remove_export(x.key);
+                    self.dev.deregister(x.key)?;
+                    match x.owner {
+                        Owner::Own(req) => self.e.fail(req, BipError::PeerGone { rank: p, why: "it finalized without reading a long message" }),
+                        Owner::Upper(token) => self.e.rv.events.push_back(Event::Exported { token }),
+                    }
                 }
             }
             let busy = self.e.reqs.any_active_send()
+                || self.e.rv.live_exports > 0
+                || self.e.rv.live_reads > 0
                 || self.e.peers.iter().any(|p| !p.sendq.is_empty() || !p.ctrl.is_empty() || p.link.as_ref().is_some_and(|l| !l.unacked.is_empty() || l.ack_pending()));
             if !busy {
                 break;
@@ -501,19 +547,15 @@ impl<D: Device> Bip<D> {
                 backoff.reset();
             } else if backoff.snooze() {
                 // Whoever we still owe packets or wait on must be alive to take them.
-                for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
-                    if self.dev.peer_status(p) == PeerStatus::Dead {
-                        return Err(BipError::PeerGone { rank: p, why: "the process died" });
-                    }
-                }
+                self.check_peers()?;
             }
         }
         self.dev.finalize();
         Ok(())
     }
 
-    /// Moves packets in and out: drains arrived packets, runs deferred pulls, sends what
-    /// waits. Returns true if anything happened.
+    /// Moves packets in and out: drains arrived packets, starts deferred reads, sends what
+    /// waits, lets the device do its own work. Returns true if anything happened.
     pub fn progress(&mut self) -> Result<bool> {
         let mut did = false;
         let n = self.e.n;
@@ -524,9 +566,12 @@ impl<D: Device> Bip<D> {
         for _ in 0..n {
             let mut budget = 32;
             while budget > 0 {
-                let Some(tok) = self.dev.receive(src) else { break };
                 let e = &mut self.e;
-                tok.consume(|pkt| e.on_packet(src, pkt))?;
+                let mut handled = Ok(());
+                if !self.dev.poll(src, &mut |pkt| handled = e.on_packet(src, pkt)) {
+                    break;
+                }
+                handled?;
                 budget -= 1;
                 did = true;
             }
@@ -535,6 +580,18 @@ impl<D: Device> Bip<D> {
         self.e.poll_from = if start + 1 == n { 0 } else { start + 1 };
         if did {
             self.run_deferred()?;
+        }
+        did |= self.background()?;
+        Ok(did)
+    }
+
+    /// What every poll does besides taking packets: the device's own work (a split copy a
+    /// peer asked for), reads whose transfer ends later, queued sends, the link's timers.
+    #[inline]
+    fn background(&mut self) -> Result<bool> {
+        let mut did = self.dev.progress();
+        if self.e.rv.pending_transfers > 0 {
+            did |= self.poll_transfers()?;
         }
         did |= self.pump_pending()?;
         if !self.e.reliable {
@@ -553,139 +610,18 @@ impl<D: Device> Bip<D> {
 
     #[cold]
     fn run_deferred_slow(&mut self) -> Result<()> {
-        while let Some(d) = self.e.deferred.pop() {
+        // In arrival order: reads are started in the order their messages matched.
+        let work = std::mem::take(&mut self.e.deferred);
+        for d in work {
             match d {
-                Deferred::Pull { req, src, len, addr, send_id } => self.pull(req, src, len, addr, send_id)?,
-                Deferred::Push { send, dest, recv_id, want, rbuf } => self.push_half(send, dest, recv_id, want, rbuf)?,
-                Deferred::PullTail { req, src, addr, n, send_id } => self.pull_tail(req, src, addr, n, send_id)?,
+                // SAFETY: a read's buffer is a posted receive's (valid until it completes,
+                // irecv's contract) or a layer above's (`pull`'s contract).
+                Deferred::Read(r) => unsafe { self.start_read(r)? },
+                Deferred::Serve { src, read, key, offset, len } => self.serve_get(src, read, key, offset, len),
+                Deferred::Withdraw(key) => self.dev.deregister(key)?,
             }
         }
-        Ok(())
-    }
-
-    /// Moves a long message from `src`'s buffer into the receive `req`.
-    fn pull(&mut self, req: u32, src: Rank, len: usize, addr: u64, send_id: u16) -> Result<()> {
-        let _span = tracing::debug_span!(target: "bip", "rendezvous", src, len).entered();
-        let (buf, cap) = match &self.e.reqs.by_id(req).expect("pull for a live request").op {
-            Op::Recv { buf, cap, .. } => (*buf, *cap),
-            Op::Send { .. } => unreachable!("pull into a send request"),
-        };
-        let want = len.min(cap);
-        if self.e.dma_proven && self.e.cfg.split_min > 0 && want >= self.e.cfg.split_min && self.dev.profile().is_none() {
-            return self.pull_split(req, src, len, want, buf, addr, send_id);
-        }
-        if self.e.single_copy {
-            // SAFETY: the receive's buffer is valid for `cap >= want` bytes until the request
-            // completes (irecv's contract) and nothing else touches it meanwhile.
-            let dst = unsafe { std::slice::from_raw_parts_mut(buf, want) };
-            // Single copy is not bound by the packet buffers: the model pipelines it in packets of
-            // the profile's own size.
-            let packet = self.e.sizer.packet_size(want, usize::MAX);
-            match self.dev.dma_read(src, addr as usize, dst, packet) {
-                Ok(()) => {
-                    self.e.dma_proven = true;
-                    let mut h = Header::new(Kind::Fin);
-                    h.id = send_id;
-                    self.e.queue_ctrl(src, h);
-                    self.e.counters.rendezvous_single_copy += 1;
-                    self.e.finish_recv(req, src, len);
-                    self.pump(src)?;
-                    return Ok(());
-                }
-                Err(NicError::DmaNotPermitted { .. }) => {
-                    tracing::debug!(target: "bip", src, "single copy not permitted: pushing long messages in packets");
-                    self.e.single_copy = false;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        // Packet path: ask the sender to push.
-        if let Some(Op::Recv { src: s, total, got, .. }) = self.e.reqs.by_id(req).map(|e| &mut e.op) {
-            *s = src;
-            *total = len;
-            *got = 0;
-        }
-        let mut h = Header::new(Kind::Cts);
-        h.id = send_id;
-        h.aux = req as u64;
-        self.e.queue_ctrl(src, h);
-        self.e.counters.rendezvous_packets += 1;
-        if len == 0 {
-            self.e.finish_recv(req, src, 0);
-        }
-        self.pump(src)?;
-        Ok(())
-    }
-
-    /// A long message copied by both ends at once: we ask the sender to write the second half
-    /// (`Push`), read the first half ourselves meanwhile, and finish when the sender says its
-    /// half is there (`Pushed`). The FIN that frees the sender's buffer goes only then.
-    #[allow(clippy::too_many_arguments)]
-    fn pull_split(&mut self, req: u32, src: Rank, len: usize, want: usize, buf: *mut u8, addr: u64, send_id: u16) -> Result<()> {
-        let _span = tracing::debug_span!(target: "bip", "rendezvous_split", src, len).entered();
-        let at = BipConfig::split_point(want);
-        let mut h = Header::new(Kind::Push);
-        h.id = send_id;
-        h.tag = req;
-        h.len = want as u64;
-        h.aux = buf as u64;
-        self.e.queue_ctrl(src, h);
-        self.pump(src)?;
-        if let Some(Op::Recv { src: s, total, got, .. }) = self.e.reqs.by_id(req).map(|e| &mut e.op) {
-            *s = src;
-            *total = len;
-            *got = 0;
-        }
-        // SAFETY: the receive's buffer is valid for `cap >= want > at` bytes until the request
-        // completes; the sender writes only `at..want`, so our part does not overlap its part.
-        let dst = unsafe { std::slice::from_raw_parts_mut(buf, at) };
-        let packet = self.e.sizer.packet_size(at, usize::MAX);
-        self.dev.dma_read(src, addr as usize, dst, packet)?;
-        self.e.counters.rendezvous_split += 1;
-        self.e.split_part_done(req, src, at, send_id);
-        Ok(())
-    }
-
-    /// Sender side of a split transfer: writes the second half into the receiver's buffer.
-    fn push_half(&mut self, send: u32, dest: Rank, recv_id: u32, want: usize, rbuf: u64) -> Result<()> {
-        let (buf, len) = match self.e.reqs.by_id(send).map(|e| &e.op) {
-            Some(Op::Send { buf, len, .. }) => (*buf, *len),
-            _ => return Err(BipError::Protocol { src: dest, why: "push for an unknown send" }),
-        };
-        if want > len {
-            return Err(BipError::Protocol { src: dest, why: "push beyond the message" });
-        }
-        let at = BipConfig::split_point(want);
-        // SAFETY: the send's buffer is valid for `len >= want` bytes until the send completes,
-        // which needs the receiver's FIN, sent only after our `Pushed`.
-        let half = unsafe { std::slice::from_raw_parts(buf.add(at), want - at) };
-        let written = match self.dev.dma_write(dest, rbuf as usize + at, half) {
-            Ok(()) => true,
-            Err(NicError::DmaNotPermitted { .. }) => false,
-            Err(e) => return Err(e.into()),
-        };
-        let mut h = Header::new(Kind::Pushed);
-        h.id = send as u16;
-        h.tag = recv_id;
-        h.flags = u8::from(!written);
-        h.len = (want - at) as u64;
-        h.aux = buf as u64 + at as u64;
-        self.e.queue_ctrl(dest, h);
-        self.pump(dest)?;
-        Ok(())
-    }
-
-    /// Receiver side of a split transfer whose sender could not write its half.
-    fn pull_tail(&mut self, req: u32, src: Rank, addr: u64, n: usize, send_id: u16) -> Result<()> {
-        let (buf, want) = match self.e.reqs.by_id(req).map(|e| &e.op) {
-            Some(Op::Recv { buf, cap, total, .. }) => (*buf, (*total).min(*cap)),
-            _ => return Err(BipError::Protocol { src, why: "pushed for an unknown receive" }),
-        };
-        // SAFETY: `want - n .. want` lies within the receive's buffer, valid until it completes.
-        let dst = unsafe { std::slice::from_raw_parts_mut(buf.add(want - n), n) };
-        self.dev.dma_read(src, addr as usize, dst, self.e.sizer.packet_size(n, usize::MAX))?;
-        self.e.split_part_done(req, src, n, send_id);
-        self.pump(src)?;
+        self.pump_pending()?;
         Ok(())
     }
 
@@ -701,22 +637,26 @@ impl<D: Device> Bip<D> {
     fn check_peers_for(&mut self, r: Request) -> Result<()> {
         let me = self.e.rank;
         let Some(entry) = self.e.reqs.get(r) else { return Ok(()) };
-        let result = match entry.op {
+        // The request stays allocated (its buffer may still be named by queued work); the
+        // job is broken and the caller is told so.
+        match entry.op {
             Op::Send { dest, .. } if dest != me => self.check_peer(dest),
             Op::Send { .. } => Ok(()),
             Op::Recv { .. } => self.check_any_sender(),
-        };
-        // The request stays allocated (its buffer may still be named by queued work); the
-        // job is broken and the caller is told so.
-        result
+        }
     }
 
-    /// Fails with `PeerGone` if a peer has died (one that finalized cleanly is not an error):
-    /// for layers above whose own waiting loops must not outlive a broken job.
+    /// Fails with `PeerGone` if a peer has died (one that finalized cleanly is not an error,
+    /// unless we still wait for it to read or hand over a long message): for layers above
+    /// whose own waiting loops must not outlive a broken job.
     pub fn check_peers(&self) -> Result<()> {
         for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
-            if self.dev.peer_status(p) == PeerStatus::Dead {
-                return Err(BipError::PeerGone { rank: p, why: "the process died" });
+            match self.dev.peer_status(p) {
+                PeerStatus::Dead => return Err(BipError::PeerGone { rank: p, why: "the process died" }),
+                PeerStatus::Finalized if self.e.rv.reads_from(p) > 0 => {
+                    return Err(BipError::PeerGone { rank: p, why: "it finalized with a long message still being read" });
+                }
+                _ => {}
             }
         }
         Ok(())
@@ -769,24 +709,6 @@ impl Engine {
     }
 
     /// A receive got all it will get of a message of `total` bytes from `src`.
-    /// `n` more bytes of split receive `req` are in place; when all are, the sender may have
-    /// its buffer back (FIN) and the receive completes.
-    fn split_part_done(&mut self, req: u32, src: Rank, n: usize, send_id: u16) {
-        let (total, done) = match self.reqs.by_id(req).map(|e| &mut e.op) {
-            Some(Op::Recv { got, total, cap, .. }) => {
-                *got += n;
-                (*total, *got >= (*total).min(*cap))
-            }
-            _ => return,
-        };
-        if done {
-            let mut h = Header::new(Kind::Fin);
-            h.id = send_id;
-            self.queue_ctrl(src, h);
-            self.finish_recv(req, src, total);
-        }
-    }
-
     fn finish_recv(&mut self, req: u32, src: Rank, total: usize) {
         let e = self.reqs.by_id(req).expect("finishing a live receive");
         if let Op::Recv { tag, cap, .. } = e.op {
@@ -797,6 +719,13 @@ impl Engine {
             };
         }
         self.counters.messages_received += 1;
+    }
+
+    /// A request ends with an error.
+    fn fail(&mut self, req: u32, err: BipError) {
+        if let Some(e) = self.reqs.by_id(req) {
+            e.state = State::Failed(err);
+        }
     }
 
     /// Hands a completed request's result to the user and frees it.
@@ -818,5 +747,4 @@ impl Engine {
             }
         }
     }
-
 }

@@ -1,14 +1,14 @@
 //! The receive side: what happens to each arrived packet, matching against posted receives,
 //! buffering of unexpected messages, and the credit returned for them.
 
-use super::{Assembly, Deferred, Engine, Polled, SendWork, Target};
+use super::{Assembly, Deferred, Engine, Owner, Polled, Read, Target};
 use crate::config::ENVELOPE_COST;
 use crate::error::{BipError, Result};
 use crate::link::Verdict;
 use crate::queues::{Body, Unexpected};
 use crate::request::Op;
 use crate::wire::{checksum, Header, Kind, HEADER, LINK_HEADER};
-use nic_model::Rank;
+use nic_model::{Rank, RegionKey};
 
 impl Engine {
     /// Gives back buffer credit for a consumed short message of `len` bytes from `src`.
@@ -19,8 +19,7 @@ impl Engine {
             let mut h = Header::new(Kind::Credit);
             h.len = p.owed as u64;
             p.owed = 0;
-            p.ctrl.push_back(h);
-            self.tx_backlog = true;
+            self.queue_ctrl(src, h);
         }
     }
 
@@ -44,10 +43,20 @@ impl Engine {
                     a.target = Target::Req(req);
                 }
             }
-            Body::Rts { len, addr, send_id } => {
-                self.deferred.push(Deferred::Pull { req, src: u.src, len, addr, send_id });
-            }
+            Body::Rts { len, key } => self.defer_read(req, u.src, len, key),
         }
+    }
+
+    /// A receive matched a long message of `len` bytes in `src`'s region `key`: reads as
+    /// much of it as the receive holds, once the packet that said so is released.
+    fn defer_read(&mut self, req: u32, src: Rank, len: usize, key: RegionKey) {
+        let (buf, cap) = self.recv_buf(req);
+        if let Some(Op::Recv { src: s, total, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
+            *s = src;
+            *total = len;
+        }
+        let read = Read { src, key, dst: buf, want: len.min(cap), total: len, got: 0, owner: Owner::Own(req), transfer: None };
+        self.deferred.push(Deferred::Read(read));
     }
 
     /// Copies `data` into the buffer of receive `req` at byte `off`, keeping what fits (the
@@ -261,49 +270,28 @@ impl Engine {
                 if tag >= self.cfg.tags {
                     return Err(BipError::Protocol { src, why: "tag out of range" });
                 }
-                let (len, addr, send_id) = (h.len as usize, h.aux, h.id);
+                let key = RegionKey::parse(data).ok_or(BipError::Protocol { src, why: "RTS without a region key" })?;
+                let len = h.len as usize;
                 if let Some(req) = self.tags[tag as usize].posted.pop_front() {
-                    self.deferred.push(Deferred::Pull { req, src, len, addr, send_id });
+                    self.defer_read(req, src, len, key);
                 } else {
                     let uid = self.next_uid;
                     self.next_uid += 1;
-                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Rts { len, addr, send_id } });
+                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Rts { len, key } });
                 }
             }
             Kind::Fin => {
-                let req = h.id as u32;
-                let (_, _, len) = self.send_args(req);
-                self.counters.messages_sent += 1;
-                self.finish_send(req, len);
+                let key = RegionKey { id: h.tag, key: h.aux };
+                let key = self.on_fin(src, key)?;
+                self.deferred.push(Deferred::Withdraw(key));
             }
-            Kind::Cts => {
-                self.queue_send(src, SendWork::Data { req: h.id as u32, recv_id: h.aux as u16, offset: 0 });
-            }
-            Kind::Data => {
-                let req = h.id as u32;
-                self.deposit(req, h.aux as usize, data);
-                let done = match self.reqs.by_id(req).map(|e| &mut e.op) {
-                    Some(Op::Recv { got, total, .. }) => {
-                        *got += data.len();
-                        *got >= *total
-                    }
-                    _ => return Err(BipError::Protocol { src, why: "data for an unknown receive" }),
-                };
-                if done {
-                    self.finish_recv(req, src, h.len as usize);
-                }
-            }
+            Kind::Data => self.on_data(src, h.tag, h.aux as usize, data)?,
             Kind::Credit => self.peers[src].credit += h.len as usize,
-            Kind::Push => {
-                self.deferred.push(Deferred::Push { send: h.id as u32, dest: src, recv_id: h.tag, want: h.len as usize, rbuf: h.aux });
+            Kind::Get => {
+                let key = RegionKey::parse(data).ok_or(BipError::Protocol { src, why: "GET without a region key" })?;
+                self.deferred.push(Deferred::Serve { src, read: h.tag, key, offset: h.aux as usize, len: h.len as usize });
             }
-            Kind::Pushed => {
-                if h.flags & 1 != 0 {
-                    self.deferred.push(Deferred::PullTail { req: h.tag, src, addr: h.aux, n: h.len as usize, send_id: h.id });
-                } else {
-                    self.split_part_done(h.tag, src, h.len as usize, h.id);
-                }
-            }
+            Kind::GetRefused => self.on_get_refused(src, h.tag)?,
             Kind::Ack | Kind::Nack => return Err(BipError::Protocol { src, why: "link packet over a reliable device" }),
         }
         Ok(())

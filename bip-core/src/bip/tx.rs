@@ -1,12 +1,12 @@
 //! The send side: the one-packet fast path, the send queues, packet emission, and (over an
 //! unreliable device) the link's timers and resends.
 
-use super::{Bip, Engine, SendWork};
+use super::{Bip, Ctrl, Engine, SendWork};
 use crate::config::ENVELOPE_COST;
 use crate::error::{BipError, Result};
 use crate::link::MAX_RETRIES;
 use crate::wire::{checksum, Header, Kind, HEADER, LINK_HEADER};
-use nic_model::{Device, Rank, TxToken};
+use nic_model::{Device, Rank, RegionKey};
 
 impl<D: Device> Bip<D> {
     /// The fast path of a send: a one-packet short message, with credit, nothing queued
@@ -25,11 +25,13 @@ impl<D: Device> Bip<D> {
         let peer = &mut e.peers[dest];
         let len = head.len() + body.len();
         let cost = len + ENVELOPE_COST;
-        if !(e.reliable && len <= e.cfg.eager_max && len <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
+        if !(len <= e.cfg.eager_max && len <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
             return false;
         }
-        let Some(tok) = self.dev.transmit(dest) else { return false };
-        tok.consume(HEADER + len, |p| {
+        if !e.reliable {
+            return self.try_send_now_link(dest, tag, head, body);
+        }
+        let sent = self.dev.send(dest, HEADER + len, &mut |p| {
             let mut h = Header::new(Kind::Eager);
             h.tag = tag;
             h.len = len as u64;
@@ -37,11 +39,33 @@ impl<D: Device> Bip<D> {
             p[HEADER..HEADER + head.len()].copy_from_slice(head);
             p[HEADER + head.len()..].copy_from_slice(body);
         });
-        peer.credit -= cost;
+        if !sent {
+            return false;
+        }
+        let e = &mut self.e;
+        e.peers[dest].credit -= cost;
         e.counters.messages_sent += 1;
         e.counters.copies += 1;
         e.counters.bytes_copied += len as u64;
         true
+    }
+
+    /// The fast path over an unreliable device: the packet goes through the link protocol
+    /// (sequence number, checksum, a copy kept for resending), if its window is open.
+    #[cold]
+    fn try_send_now_link(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
+        let len = head.len() + body.len();
+        let mut h = Header::new(Kind::Eager);
+        h.tag = tag;
+        h.len = len as u64;
+        match self.emit_parts(dest, h, head, body) {
+            Ok(true) => {
+                self.e.peers[dest].credit -= len + ENVELOPE_COST;
+                self.e.counters.messages_sent += 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Sends what waits for any peer. Every poll calls this: with nothing queued it is one
@@ -78,8 +102,9 @@ impl<D: Device> Bip<D> {
     /// as the route's buffers and our credit allow.
     pub(super) fn pump(&mut self, dest: Rank) -> Result<bool> {
         let mut did = false;
-        while let Some(h) = self.e.peers[dest].ctrl.front().copied() {
-            if !self.emit(dest, h, &[])? {
+        while let Some(c) = self.e.peers[dest].ctrl.front().copied() {
+            let key = c.key.map(|k| k.emit());
+            if !self.emit(dest, c.h, key.as_ref().map_or(&[][..], |k| &k[..]))? {
                 return Ok(did);
             }
             self.e.peers[dest].ctrl.pop_front();
@@ -126,26 +151,28 @@ impl<D: Device> Bip<D> {
                     self.e.counters.messages_sent += 1;
                     self.e.finish_send(req, len);
                 }
-                SendWork::Rts { req } => {
-                    let (tag, buf, len) = self.e.send_args(req);
+                SendWork::Rts { tag, len, key } => {
                     let mut h = Header::new(Kind::Rts);
                     h.tag = tag;
                     h.len = len as u64;
-                    h.aux = buf as u64;
-                    h.id = req as u16;
-                    if !self.emit(dest, h, &[])? {
+                    if !self.emit(dest, h, &key.emit())? {
                         break;
                     }
                     self.e.peers[dest].sendq.pop_front();
                     did = true;
                 }
-                SendWork::Data { req, recv_id, offset } => {
-                    let (_, buf, len) = self.e.send_args(req);
+                SendWork::Data { read, key, addr, len, offset } => {
+                    if self.e.rv.export(key).is_none() {
+                        // Withdrawn meanwhile (the reader misbehaved): its memory is not ours
+                        // to send any more.
+                        self.e.peers[dest].sendq.pop_front();
+                        continue;
+                    }
                     let psize = self.e.sizer.packet_size(len, self.e.max_payload);
                     let mut h = Header::new(Kind::Data);
-                    h.id = recv_id;
+                    h.tag = read;
                     h.len = len as u64;
-                    let reached = self.emit_pieces(dest, h, buf, len, offset, psize)?;
+                    let reached = self.emit_pieces(dest, h, addr as *const u8, len, offset, psize)?;
                     did |= reached > offset;
                     if reached < len {
                         if let Some(SendWork::Data { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
@@ -154,8 +181,6 @@ impl<D: Device> Bip<D> {
                         break;
                     }
                     self.e.peers[dest].sendq.pop_front();
-                    self.e.counters.messages_sent += 1;
-                    self.e.finish_send(req, len);
                 }
             }
         }
@@ -168,8 +193,9 @@ impl<D: Device> Bip<D> {
         while off < len {
             let l = psize.min(len - off);
             h.aux = off as u64;
-            // SAFETY: `off + l <= len`, and the send buffer is valid for `len` bytes until the
-            // send completes (isend's contract).
+            // SAFETY: `off + l <= len`, and the buffer is valid for `len` bytes while this work
+            // is queued (a send's until it completes, isend's contract; a region's until the
+            // FIN, which its reader sends only after the last piece).
             let piece = unsafe { std::slice::from_raw_parts(buf.add(off), l) };
             if !self.emit(dest, h, piece)? {
                 break;
@@ -180,15 +206,25 @@ impl<D: Device> Bip<D> {
     }
 
     /// Puts one packet on the route to `dest`; false if there is no room now.
-    pub(super) fn emit(&mut self, dest: Rank, mut h: Header, payload: &[u8]) -> Result<bool> {
+    pub(super) fn emit(&mut self, dest: Rank, h: Header, payload: &[u8]) -> Result<bool> {
+        self.emit_parts(dest, h, payload, &[])
+    }
+
+    /// Puts one packet, `h` then `a` then `b`, on the route to `dest`; false if there is no
+    /// room now (or, over an unreliable device, the link's window is closed).
+    fn emit_parts(&mut self, dest: Rank, mut h: Header, a: &[u8], b: &[u8]) -> Result<bool> {
+        let payload = a.len() + b.len();
         if self.e.reliable {
-            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
-            tok.consume(HEADER + payload.len(), |p| {
+            let sent = self.dev.send(dest, HEADER + payload, &mut |p| {
                 h.emit(p);
-                p[HEADER..].copy_from_slice(payload);
+                p[HEADER..HEADER + a.len()].copy_from_slice(a);
+                p[HEADER + a.len()..].copy_from_slice(b);
             });
+            if !sent {
+                return Ok(false);
+            }
         } else {
-            let total = LINK_HEADER + payload.len();
+            let total = LINK_HEADER + payload;
             let link = self.e.peers[dest].link.as_mut().expect("link over an unreliable device");
             if !h.kind.is_link() && !link.window_open() {
                 return Ok(false);
@@ -196,18 +232,20 @@ impl<D: Device> Bip<D> {
             h.seq = if h.kind.is_link() { 0 } else { link.peek_seq() };
             let mut pkt = vec![0u8; total];
             h.emit_link(&mut pkt);
-            pkt[LINK_HEADER..].copy_from_slice(payload);
+            pkt[LINK_HEADER..LINK_HEADER + a.len()].copy_from_slice(a);
+            pkt[LINK_HEADER + a.len()..].copy_from_slice(b);
             let c = checksum(&pkt);
             pkt[28..32].copy_from_slice(&c.to_le_bytes());
-            let Some(tok) = self.dev.transmit(dest) else { return Ok(false) };
-            tok.consume(total, |p| p.copy_from_slice(&pkt));
+            if !self.dev.send(dest, total, &mut |p| p.copy_from_slice(&pkt)) {
+                return Ok(false);
+            }
             if !h.kind.is_link() {
                 link.sent(pkt);
             }
         }
-        if !payload.is_empty() {
+        if payload > 0 {
             self.e.counters.copies += 1;
-            self.e.counters.bytes_copied += payload.len() as u64;
+            self.e.counters.bytes_copied += payload as u64;
         }
         Ok(true)
     }
@@ -248,8 +286,9 @@ impl<D: Device> Bip<D> {
         let link = self.e.peers[p].link.as_ref().unwrap();
         let mut sent = 0;
         for (_, pkt) in link.unacked.iter() {
-            let Some(tok) = self.dev.transmit(p) else { break };
-            tok.consume(pkt.len(), |b| b.copy_from_slice(pkt));
+            if !self.dev.send(p, pkt.len(), &mut |b| b.copy_from_slice(pkt)) {
+                break;
+            }
             sent += 1;
         }
         self.e.counters.retransmits += sent;
@@ -261,7 +300,13 @@ impl Engine {
     /// Queues a control packet for `dest` (sent by the next pump).
     #[inline]
     pub(super) fn queue_ctrl(&mut self, dest: Rank, h: Header) {
-        self.peers[dest].ctrl.push_back(h);
+        self.peers[dest].ctrl.push_back(Ctrl { h, key: None });
+        self.tx_backlog = true;
+    }
+
+    /// Queues a control packet whose payload is a region's key.
+    pub(super) fn queue_ctrl_key(&mut self, dest: Rank, h: Header, key: RegionKey) {
+        self.peers[dest].ctrl.push_back(Ctrl { h, key: Some(key) });
         self.tx_backlog = true;
     }
 

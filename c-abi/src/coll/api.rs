@@ -23,7 +23,6 @@ use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
-use crate::request::{Op, Request};
 use crate::state::Runtime;
 use std::ffi::{c_int, c_void};
 
@@ -238,14 +237,7 @@ fn builder(rt: &mut Runtime, idx: CommIdx) -> Builder {
 fn begin(rt: &mut Runtime, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
     let comm = s.comm;
     let id = on(comm, super::start(rt, s))?;
-    let h = on(
-        comm,
-        rt.requests.insert(Request {
-            comm,
-            op: Op::Coll(id),
-        }),
-    )?;
-    request.set(h);
+    request.set(crate::request::handle(&rt.engine, id));
     Ok(())
 }
 
@@ -812,10 +804,11 @@ fn red(
 }
 
 /// The schedule builder of a reduction with `op` on `dt`.
-fn reducer(rt: &mut Runtime, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> Builder {
+fn reducer(rt: &mut Runtime, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
+    let r = on(idx, crate::op::Reduction::new(&rt.ops, &rt.types, op, dt))?;
     let mut b = builder(rt, idx);
-    b.set_reducer(Reducer::Op { op, dt });
-    b
+    b.set_reducer(Reducer::Op(r));
+    Ok(b)
 }
 
 /// Checks a reduction whose result every process receives (`MPI_IN_PLACE` allowed) and
@@ -833,7 +826,7 @@ fn red_everywhere(
         let cnt = count(n, "count")?;
         red(rt, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
     })?;
-    Ok((x, reducer(rt, idx, op, datatype)))
+    Ok((x, reducer(rt, idx, op, datatype)?))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -855,7 +848,7 @@ fn reduce_s(
         let x = red(rt, sendbuf, recvbuf, n, recv_n, datatype, op, at_root)?;
         Ok((x, r))
     })?;
-    let mut b = reducer(rt, idx, op, datatype);
+    let mut b = reducer(rt, idx, op, datatype)?;
     if x.n > 0 {
         reduce::reduce(
             &mut b,
@@ -929,7 +922,7 @@ fn reduce_scatter_counts(
             Ok((x, rc))
         })(),
     )?;
-    let mut b = reducer(rt, idx, op, datatype);
+    let mut b = reducer(rt, idx, op, datatype)?;
     reduce::reduce_scatter(&mut b, x.send, recvbuf.cast(), &rc, &x.lay, x.commutative);
     Ok(b.finish())
 }

@@ -124,20 +124,6 @@ impl Layout {
     }
 }
 
-/// `inout = in (op) inout` for `count` elements of `dt` (the reduction operations' module).
-pub(crate) fn reduce(
-    rt: &mut Runtime,
-    op: MPI_Op,
-    dt: MPI_Datatype,
-    input: *const u8,
-    inout: *mut u8,
-    count: usize,
-) -> MpiResult<()> {
-    // SAFETY: both buffers are `count` elements of `dt` (a schedule's temporaries, or the
-    // caller's buffers, which the collective's contract makes valid), and distinct.
-    unsafe { crate::op::reduce(&rt.ops, &rt.types, op, dt, input, inout, count) }
-}
-
 /// Checks that `op` applies to `dt` (`MPI_ERR_OP`) and tells whether it commutes.
 pub(crate) fn check_op(rt: &Runtime, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<bool> {
     crate::op::check(&rt.ops, &rt.types, op, dt)?;

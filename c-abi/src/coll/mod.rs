@@ -3,17 +3,20 @@
 //!
 //! ```text
 //!   MPI_Allreduce ─▶ checks (api) ─▶ algorithm (reduce.rs, ...) fills a Builder ─▶ Schedule
-//!        blocking:    Plan::run: rounds of engine transfers and local steps, to the end
-//!        nonblocking: stored in Schedules, advanced by MPI_Test / MPI_Wait (Op::Coll)
+//!        blocking:    Plan::run: rounds of engine transfers and local steps, to the end,
+//!                     in the progress engine's one waiting loop
+//!        nonblocking: an Operation of the progress engine under the call's request,
+//!                     advanced on every turn of the engine, whatever call turns it
 //! ```
 //!
 //! **One implementation per algorithm.** Every algorithm is a function that describes what
 //! this rank does as a schedule ([`sched`]): rounds of sends, receives and local steps (copy,
 //! reduce). The blocking call runs the schedule to completion at once; the nonblocking call
-//! keeps it and advances it whenever the program tests or waits (there is no progress thread:
-//! `MPI_Test` on the request, `MPI_Wait`, and any collective that waits move every
-//! nonblocking collective in flight on, so ranks that wait for their requests in different
-//! orders do not deadlock; once a round is posted, the engine moves its data in any call).
+//! hands it to the progress engine ([`mpich_channel::Engine::start`]), which advances it on
+//! every turn, whatever call turns the engine (there is no progress thread: any blocking call,
+//! `MPI_Test` of any request, `MPI_Wait`, moves every nonblocking collective in flight on, so
+//! ranks that wait for their requests in different orders, or wait for something else, do not
+//! deadlock: MPI's progress rule).
 //! The algorithms are MPICH's, chosen by message size and process count as MPICH chooses
 //! them (see each module).
 //!
@@ -42,45 +45,21 @@ mod sched;
 
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
+use crate::request::Outcome;
 use crate::state::Runtime;
 use buf::Layout;
-use mpich_channel::{ReqId, Status, Waiter};
-use sched::{Builder, Reducer, Schedule};
-use std::collections::HashMap;
-
-/// The id of an in-flight nonblocking collective in [`Schedules`].
-pub(crate) type CollId = u32;
-
-/// Every nonblocking collective in flight in this process.
-#[derive(Default)]
-pub(crate) struct Schedules {
-    live: HashMap<CollId, Schedule>,
-    next_id: CollId,
-    /// A finished schedule whose allocations the next one reuses.
-    spare: Option<Schedule>,
-}
-
-impl Schedules {
-    pub fn new() -> Schedules {
-        Schedules::default()
-    }
-
-    fn insert(&mut self, s: Schedule) -> CollId {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        self.live.insert(id, s);
-        id
-    }
-}
+use mpich_channel::{Adi, AdiError, Operation, ReqId, Status};
+use sched::{Builder, Reducer};
+pub(crate) use sched::Schedule;
 
 /// The finished schedule kept for reuse, if any.
 pub(crate) fn take_spare(rt: &mut Runtime) -> Option<Schedule> {
-    rt.colls.spare.take()
+    rt.coll_spare.take()
 }
 
 /// Keeps a finished, emptied schedule for the next one to reuse.
 pub(crate) fn keep_spare(rt: &mut Runtime, s: Schedule) {
-    rt.colls.spare = Some(s);
+    rt.coll_spare = Some(s);
 }
 
 /// The sequence number of the next collective on `comm` (all ranks of `comm` count alike).
@@ -91,84 +70,36 @@ pub(crate) fn next_seq(rt: &mut Runtime, comm: CommIdx) -> u32 {
     seq
 }
 
-fn unknown(id: CollId) -> MpiError {
-    MpiError::internal(format!("nonblocking collective {id} is not in flight"))
+/// A nonblocking collective as an operation of the progress engine: its schedule, and where
+/// it leaves the error it ends with (its request's attachment, [`Outcome`]).
+struct Collective {
+    plan: Schedule,
+    outcome: Outcome,
 }
 
-/// Advances nonblocking collective `id` without blocking; `true` once it is complete, in which
-/// case its schedule has been released and `id` must not be used again.
-pub(crate) fn test(rt: &mut Runtime, id: CollId) -> MpiResult<bool> {
-    let mut s = rt.colls.live.remove(&id).ok_or_else(|| unknown(id))?;
-    rt.adi.progress().map_err(MpiError::from)?;
-    let done = s.poll(rt);
-    if matches!(done, Ok(false)) {
-        rt.colls.live.insert(id, s);
-        progress_all(rt)?;
-    }
-    done
-}
-
-/// Drives nonblocking collective `id` to completion (backing off while it waits) and releases
-/// it.
-pub(crate) fn wait(rt: &mut Runtime, id: CollId) -> MpiResult<()> {
-    let s = rt.colls.live.remove(&id).ok_or_else(|| unknown(id))?;
-    s.run(rt)
-}
-
-/// Whether a nonblocking collective is in flight. While one is, every blocking call of the
-/// library waits through [`wait_engine`] (or calls [`progress_all`] in its waiting loop), so a
-/// rank blocked in, say, `MPI_Recv` still forwards the rounds of its nonblocking collectives
-/// that other ranks are waiting for (MPI's progress rule). One compare on the fast path.
-#[inline(always)]
-pub(crate) fn in_flight(rt: &Runtime) -> bool {
-    !rt.colls.live.is_empty()
-}
-
-/// Waits for engine request `id` while moving every nonblocking collective in flight on.
-pub(crate) fn wait_engine(rt: &mut Runtime, id: ReqId) -> MpiResult<Status> {
-    let mut waiter = Waiter::new();
-    loop {
-        if let Some(s) = rt.adi.test(id)? {
-            return Ok(s);
+impl Operation for Collective {
+    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+        if !self.plan.poll(p2p)? {
+            return Ok(None);
         }
-        progress_or_idle(rt, &mut waiter)?;
+        let mut status = Status::default();
+        if let Some(e) = self.plan.take_error() {
+            status.error = e.class;
+            *self.outcome.0.borrow_mut() = Some(e);
+        }
+        Ok(Some(status))
     }
 }
 
-/// One turn of a waiting loop of the library: moves every nonblocking collective in flight on
-/// ([`progress_all`]), then drives the engine and backs off when nothing happened
-/// (`Adi::progress_or_idle`). The library's blocking waits go through here (the buffered-send
-/// buffer's wait for space, which has only the engine, aside).
-pub(crate) fn progress_or_idle(rt: &mut Runtime, waiter: &mut Waiter) -> MpiResult<()> {
-    progress_all(rt)?;
-    Ok(rt.adi.progress_or_idle(waiter)?)
-}
-
-/// Advances every nonblocking collective in flight without blocking (completed ones stay
-/// stored until their request is tested or waited for). Called by the waiting loops
-/// ([`progress_or_idle`]), so a program blocked anywhere still lets its nonblocking
-/// collectives move on, as MPI's progress rule asks; it allocates nothing, as it runs on each
-/// turn of those loops.
-pub(crate) fn progress_all(rt: &mut Runtime) -> MpiResult<()> {
-    if rt.colls.live.is_empty() {
-        return Ok(());
-    }
-    // The table is taken out while its schedules are polled (each needs the runtime); polling
-    // starts no collective, but any that appeared meanwhile is kept.
-    let mut live = std::mem::take(&mut rt.colls.live);
-    for s in live.values_mut() {
-        // An error stays with its schedule: its own request reports it when tested.
-        let _ = s.poll(rt);
-    }
-    live.extend(rt.colls.live.drain());
-    rt.colls.live = live;
-    Ok(())
-}
-
-/// Starts a nonblocking collective: its first rounds go out now; returns its id.
-fn start(rt: &mut Runtime, mut s: Schedule) -> MpiResult<CollId> {
-    s.poll(rt)?;
-    Ok(rt.colls.insert(s))
+/// Starts a nonblocking collective: its first rounds go out now, the engine does the rest;
+/// returns its request.
+fn start(rt: &mut Runtime, s: Schedule) -> MpiResult<ReqId> {
+    let comm = s.comm;
+    let outcome = Outcome::default();
+    let op = Box::new(Collective { plan: s, outcome: outcome.clone() });
+    let id = rt.engine.start(op, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
+    rt.engine.p2p().attach(id, Box::new(outcome));
+    Ok(id)
 }
 
 // ---- The library's own collectives (communicator creation) ----

@@ -31,7 +31,7 @@ use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
 use crate::state::Runtime;
-use mpich_channel::{ReqId, SendMode, Waiter};
+use mpich_channel::{Adi, AdiError, ReqId, SendMode};
 
 /// Bits of the tag that carry the algorithm's step.
 const STEP_BITS: u32 = 12;
@@ -45,10 +45,10 @@ fn tag(seq: u32, step: u32) -> i32 {
 }
 
 /// How the reductions of a schedule combine data.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Reducer {
-    /// An MPI operation on a datatype (`crate::op::reduce`).
-    Op { op: MPI_Op, dt: MPI_Datatype },
+    /// An MPI operation on a datatype, resolved when the schedule was built.
+    Op(crate::op::Reduction),
     /// Bitwise AND of `u64` words (the library's own agreement on context ids).
     BandU64,
 }
@@ -301,48 +301,51 @@ impl Builder {
 }
 
 impl Plan {
-    /// Runs the schedule to completion (blocking collectives, and `MPI_Wait` on a
-    /// nonblocking one), advancing the other nonblocking collectives in flight meanwhile.
+    /// Runs the schedule to completion (a blocking collective) in the progress engine's one
+    /// waiting loop, so every other operation in flight moves on meanwhile: a peer may be
+    /// waiting in one of them for this rank's next round before it can serve this schedule.
     pub fn run(mut self: Box<Self>, rt: &mut Runtime) -> MpiResult<()> {
-        let mut w = Waiter::new();
-        loop {
-            if self.poll(rt)? {
+        rt.engine.block_on(|e| Ok::<_, MpiError>(self.poll(e.p2p())?.then_some(())))?;
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => {
                 self.recycle(rt);
-                return Ok(());
+                Ok(())
             }
-            // The nonblocking collectives in flight move on too: a peer may be waiting in
-            // one of them for this rank's next round before it can serve this schedule.
-            super::progress_or_idle(rt, &mut w)?;
         }
     }
 
-    /// Advances the schedule as far as it goes without waiting; `true` once complete.
-    pub fn poll(&mut self, rt: &mut Runtime) -> MpiResult<bool> {
+    /// Advances the schedule as far as it goes without waiting; `true` once complete. A
+    /// message longer than its buffer does not stop it ([`Plan::take_error`] reports it at
+    /// the end); only the engine's failures (a peer gone) are errors here.
+    pub fn poll(&mut self, adi: &mut Adi) -> Result<bool, AdiError> {
         loop {
-            self.reap(rt)?;
+            self.reap(adi)?;
             if !self.active.is_empty() {
                 return Ok(false);
             }
             if self.next == self.rounds.len() {
-                return match self.error.clone() {
-                    Some(e) => Err(e),
-                    None => Ok(true),
-                };
+                return Ok(true);
             }
-            self.start_round(rt)?;
+            self.start_round(adi)?;
         }
     }
 
+    /// The error a complete schedule ended with (a truncated message, a failed reduction).
+    pub fn take_error(&mut self) -> Option<MpiError> {
+        self.error.take()
+    }
+
     /// Collects the transfers that completed.
-    fn reap(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+    fn reap(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
         let mut i = 0;
         while i < self.active.len() {
-            if !rt.adi.is_complete(self.active[i].req) {
+            if !adi.is_complete(self.active[i].req) {
                 i += 1;
                 continue;
             }
             let a = self.active.swap_remove(i);
-            let status = rt.adi.wait(a.req)?;
+            let status = adi.take(a.req)?.expect("a complete request");
             if status.truncated && self.error.is_none() {
                 // Go on (the data this rank forwards is what it has), so that the other
                 // ranks finish too; the error is reported when the schedule completes.
@@ -379,11 +382,14 @@ impl Plan {
         super::keep_spare(rt, self);
     }
 
-    fn start_round(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+    fn start_round(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
         let mut round = std::mem::take(&mut self.rounds[self.next]);
         self.next += 1;
         for l in &round.locals {
-            self.run_local(rt, l)?;
+            if let Err(e) = self.run_local(l) {
+                // Go on, as for a truncated message, so that the other ranks finish too.
+                self.error.get_or_insert(e);
+            }
         }
         round.locals.clear();
         let xfers = std::mem::take(&mut round.xfers);
@@ -405,10 +411,7 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr);
                 // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
                 // the schedule or the staging buffer, all alive until the transfer completes).
-                let req = unsafe {
-                    rt.adi
-                        .isend(ptr, bytes, x.peer, tag, self.ctx, SendMode::Standard)
-                }?;
+                let req = unsafe { adi.isend(ptr, bytes, x.peer, tag, self.ctx, SendMode::Standard, self.comm as u32) }?;
                 Active {
                     req,
                     staging,
@@ -429,7 +432,7 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
                 // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
                 // transfer completes (as for the send).
-                let req = unsafe { rt.adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx) }?;
+                let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm as u32) }?;
                 Active {
                     req,
                     staging,
@@ -447,7 +450,7 @@ impl Plan {
         Ok(())
     }
 
-    fn run_local(&self, rt: &mut Runtime, l: &Local) -> MpiResult<()> {
+    fn run_local(&self, l: &Local) -> MpiResult<()> {
         match l {
             Local::Copy {
                 src,
@@ -483,8 +486,11 @@ impl Plan {
                 input,
                 inout,
                 count,
-            } => match self.reducer.expect("a reducer") {
-                Reducer::Op { op, dt } => super::buf::reduce(rt, op, dt, *input, *inout, *count),
+            } => match self.reducer.as_ref().expect("a reducer") {
+                // SAFETY: both buffers are `count` elements of the operation's type (a
+                // schedule's temporaries, or the caller's buffers, which the collective's
+                // contract makes valid), and distinct.
+                Reducer::Op(r) => unsafe { r.apply(*input, *inout, *count) },
                 Reducer::BandU64 => {
                     for i in 0..*count {
                         // SAFETY: both buffers are the schedule's `count` u64 words (possibly

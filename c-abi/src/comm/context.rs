@@ -19,7 +19,7 @@
 
 use crate::error::{MpiError, MpiResult};
 use crate::state::Runtime;
-use mpich_channel::{Adi, SendMode};
+use mpich_channel::{Engine, SendMode};
 use std::ffi::c_int;
 
 use super::{Comm, CommIdx};
@@ -104,7 +104,7 @@ impl Net {
     /// Sends `out` to member `to` and receives `into` from member `from` (either may be absent).
     pub fn sendrecv(
         &self,
-        adi: &mut Adi,
+        engine: &mut Engine,
         to: Option<usize>,
         out: &[u8],
         from: Option<usize>,
@@ -114,19 +114,20 @@ impl Net {
         let sent = match to {
             // SAFETY: `out` outlives the request: it is waited for before this function returns.
             Some(t) => Some(unsafe {
-                adi.isend(
+                engine.p2p().isend(
                     crate::cptr::nonnull_or_dangling(out.as_ptr()),
                     out.len(),
                     self.ranks[t],
                     tag,
                     self.ctx,
                     SendMode::Standard,
+                    0,
                 )
             }?),
             None => None,
         };
         if let Some(f) = from {
-            let s = adi.recv(into, self.ranks[f] as c_int, tag, self.ctx)?;
+            let s = engine.recv(into, self.ranks[f] as c_int, tag, self.ctx)?;
             if s.len != into.len() || s.truncated {
                 return Err(MpiError::internal(format!(
                     "communicator set-up received {} bytes where {} were expected",
@@ -136,14 +137,14 @@ impl Net {
             }
         }
         if let Some(r) = sent {
-            adi.wait(r)?;
+            engine.wait(r)?;
         }
         Ok(())
     }
 
     /// Bitwise AND of every member's `words`, left in everyone's `words` (recursive doubling;
     /// the members beyond the largest power of two fold in first and get the result last).
-    pub fn allreduce_band(&self, adi: &mut Adi, words: &mut [u64], tag: c_int) -> MpiResult<()> {
+    pub fn allreduce_band(&self, engine: &mut Engine, words: &mut [u64], tag: c_int) -> MpiResult<()> {
         let n = self.size();
         let p = if n.is_power_of_two() {
             n
@@ -153,12 +154,12 @@ impl Net {
         let me = self.me;
         let mut theirs = vec![0u64; words.len()];
         if me >= p {
-            self.sendrecv(adi, Some(me - p), as_bytes(words), None, &mut [], tag)?;
-            self.sendrecv(adi, None, &[], Some(me - p), as_bytes_mut(words), tag + 1)?;
+            self.sendrecv(engine, Some(me - p), as_bytes(words), None, &mut [], tag)?;
+            self.sendrecv(engine, None, &[], Some(me - p), as_bytes_mut(words), tag + 1)?;
             return Ok(());
         }
         if me + p < n {
-            self.sendrecv(adi, None, &[], Some(me + p), as_bytes_mut(&mut theirs), tag)?;
+            self.sendrecv(engine, None, &[], Some(me + p), as_bytes_mut(&mut theirs), tag)?;
             and_into(words, &theirs);
         }
         let mut distance = 1;
@@ -166,7 +167,7 @@ impl Net {
         while distance < p {
             let partner = me ^ distance;
             self.sendrecv(
-                adi,
+                engine,
                 Some(partner),
                 as_bytes(words),
                 Some(partner),
@@ -178,20 +179,20 @@ impl Net {
             round += 1;
         }
         if me + p < n {
-            self.sendrecv(adi, Some(me + p), as_bytes(words), None, &mut [], tag + 1)?;
+            self.sendrecv(engine, Some(me + p), as_bytes(words), None, &mut [], tag + 1)?;
         }
         Ok(())
     }
 
     /// Copies `root`'s `buf` into everyone's (binomial tree).
-    pub fn bcast(&self, adi: &mut Adi, root: usize, buf: &mut [u8], tag: c_int) -> MpiResult<()> {
+    pub fn bcast(&self, engine: &mut Engine, root: usize, buf: &mut [u8], tag: c_int) -> MpiResult<()> {
         let n = self.size();
         let rel = (self.me + n - root) % n;
         let mut mask = 1;
         while mask < n {
             if rel & mask != 0 {
                 let parent = (rel - mask + root) % n;
-                self.sendrecv(adi, None, &[], Some(parent), buf, tag)?;
+                self.sendrecv(engine, None, &[], Some(parent), buf, tag)?;
                 break;
             }
             mask <<= 1;
@@ -200,7 +201,7 @@ impl Net {
         while mask > 0 {
             if rel + mask < n {
                 let child = (rel + mask + root) % n;
-                self.sendrecv(adi, Some(child), buf, None, &mut [], tag)?;
+                self.sendrecv(engine, Some(child), buf, None, &mut [], tag)?;
             }
             mask >>= 1;
         }
@@ -210,7 +211,7 @@ impl Net {
     /// Every member's `mine` (all the same length), in member order, into `all` (ring).
     pub fn allgather(
         &self,
-        adi: &mut Adi,
+        engine: &mut Engine,
         mine: &[u8],
         all: &mut [u8],
         tag: c_int,
@@ -230,7 +231,7 @@ impl Net {
             let send_idx = (self.me + n - step) % n;
             let recv_idx = (self.me + n - step - 1) % n;
             let out = all[send_idx * b..(send_idx + 1) * b].to_vec();
-            self.sendrecv(adi, Some(right), &out, Some(left), &mut block, tag)?;
+            self.sendrecv(engine, Some(right), &out, Some(left), &mut block, tag)?;
             all[recv_idx * b..(recv_idx + 1) * b].copy_from_slice(&block);
         }
         Ok(())

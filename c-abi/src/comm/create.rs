@@ -17,9 +17,7 @@ use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::export::mpi_fn;
 use crate::group::{Group, GroupData};
-use crate::request::{Op, Request};
 use crate::state::Runtime;
-use crate::status::Completion;
 use std::ffi::c_int;
 
 /// Builds and stores this process's communicator over `group` (which contains it) with the
@@ -30,15 +28,15 @@ pub(crate) fn install(
     ctxs: (u16, u16),
     group: Group,
 ) -> (CommIdx, MPI_Comm) {
-    let me = rt.adi.rank();
+    let me = rt.engine.p2p_ref().rank();
     let rank = group
         .local(me)
         .expect("a process installs only communicators it is in");
     let size = group.size();
-    let peers = Members::of(group, rt.adi.size());
+    let peers = Members::of(group, rt.engine.p2p_ref().size());
     let mut c = Comm::new(String::new(), ctxs, rank, peers, size, None);
     c.errhandler = rt.comms.get(parent).errhandler;
-    rt.comms.insert(c, rt.requests.live() == 0)
+    rt.comms.insert(c, rt.engine.p2p_ref().requests_live() == 0)
 }
 
 /// The collective part of every intracommunicator-creating call over `parent`: agree on a
@@ -67,7 +65,7 @@ pub(crate) fn dup(rt: &mut Runtime, parent: CommIdx) -> MpiResult<(CommIdx, MPI_
     new.errhandler = c.errhandler;
     new.topo = c.topo.clone();
     new.hints = c.hints.clone();
-    let idle = rt.requests.live() == 0;
+    let idle = rt.engine.p2p_ref().requests_live() == 0;
     let (idx, handle) = rt.comms.insert(new, idle);
     if let Err(e) = crate::attr::copy_all(rt, parent, idx) {
         // The copies made before the failure are deleted (their callbacks run) with it.
@@ -190,12 +188,10 @@ mpi_fn! {
         let rt = st.runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup", false)?;
         let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
-        if !rt.requests.has_room() {
-            return Err(crate::request::too_many_requests().on(idx));
-        }
         let (_, h) = dup(rt, idx).map_err(|e| e.on(idx))?;
-        let done = Request { comm: idx, op: Op::Done(Completion::EMPTY) };
-        req.set(rt.requests.insert(done).map_err(|e| e.on(idx))?);
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
+        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
+        req.set(crate::request::handle(&rt.engine, done));
         out.set(h);
         Ok(())
     }
@@ -271,14 +267,14 @@ mpi_fn! {
         check_subset(rt.comms.get(idx), &g).map_err(|e| e.on(idx))?;
         if rt.comms.get(idx).is_inter() {
             // A split: the members in group order, everyone else MPI_UNDEFINED.
-            let (color, key) = match g.local(rt.adi.rank()) {
+            let (color, key) = match g.local(rt.engine.p2p_ref().rank()) {
                 Some(r) => (0, r as c_int),
                 None => (MPI_UNDEFINED, 0),
             };
             out.set(super::inter::split(rt, idx, color, key).map_err(|e| e.on(idx))?);
             return Ok(());
         }
-        let mine = g.local(rt.adi.rank()).map(|_| g);
+        let mine = g.local(rt.engine.p2p_ref().rank()).map(|_| g);
         out.set(create_from(rt, idx, mine).map_err(|e| e.on(idx))?.map_or(MPI_COMM_NULL, |(_, h)| h));
         Ok(())
     }
@@ -300,7 +296,7 @@ mpi_fn! {
             return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is outside 0..=MPI_TAG_UB")).on(idx));
         }
         check_subset(rt.comms.get(idx), &g).map_err(|e| e.on(idx))?;
-        let Some(me) = g.local(rt.adi.rank()) else {
+        let Some(me) = g.local(rt.engine.p2p_ref().rank()) else {
             out.set(MPI_COMM_NULL);
             return Ok(());
         };
@@ -310,7 +306,7 @@ mpi_fn! {
             ctx: rt.comms.get(idx).coll_ctx,
         };
         let mut words = rt.comms.contexts.words();
-        net.allreduce_band(&mut rt.adi, &mut words, create_group_tag(tag)).map_err(|e| e.on(idx))?;
+        net.allreduce_band(&mut rt.engine, &mut words, create_group_tag(tag)).map_err(|e| e.on(idx))?;
         let ctxs = context::take(rt, &words, true).map_err(|e| e.on(idx))?;
         out.set(install(rt, idx, ctxs, g).1);
         Ok(())
@@ -367,13 +363,11 @@ mpi_fn! {
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup_with_info", false)?;
         let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        if !rt.requests.has_room() {
-            return Err(crate::request::too_many_requests().on(idx));
-        }
         let (new, h) = dup(rt, idx).map_err(|e| e.on(idx))?;
         rt.comms.get_mut(new).hints = hints;
-        let done = Request { comm: idx, op: Op::Done(Completion::EMPTY) };
-        req.set(rt.requests.insert(done).map_err(|e| e.on(idx))?);
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
+        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
+        req.set(crate::request::handle(&rt.engine, done));
         out.set(h);
         Ok(())
     }

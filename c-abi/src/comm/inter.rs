@@ -29,7 +29,7 @@ pub(crate) fn agree_across(
     words: &mut [u64],
     extra: &mut [u64],
 ) -> MpiResult<()> {
-    net.allreduce_band(&mut rt.adi, words, TAG_ALLREDUCE)?;
+    net.allreduce_band(&mut rt.engine, words, TAG_ALLREDUCE)?;
     let c = rt.comms.get(idx);
     let leader = Net {
         ranks: vec![c.to_global(0)],
@@ -40,7 +40,7 @@ pub(crate) fn agree_across(
     if net.me == 0 {
         let mine = both.clone();
         leader.sendrecv(
-            &mut rt.adi,
+            &mut rt.engine,
             Some(0),
             as_bytes(&mine),
             Some(0),
@@ -51,7 +51,7 @@ pub(crate) fn agree_across(
             *w &= m;
         }
     }
-    net.bcast(&mut rt.adi, 0, as_bytes_mut(&mut both), TAG_BCAST)?;
+    net.bcast(&mut rt.engine, 0, as_bytes_mut(&mut both), TAG_BCAST)?;
     words.copy_from_slice(&both[..words.len()]);
     extra.copy_from_slice(&both[words.len()..]);
     Ok(())
@@ -71,7 +71,7 @@ fn leaders_swap(
     out.extend_from_slice(words);
     let mut len = [0u64; 1];
     peer.sendrecv(
-        &mut rt.adi,
+        &mut rt.engine,
         Some(0),
         as_bytes(&[out.len() as u64]),
         Some(0),
@@ -80,7 +80,7 @@ fn leaders_swap(
     )?;
     let mut theirs = vec![0u64; len[0] as usize];
     peer.sendrecv(
-        &mut rt.adi,
+        &mut rt.engine,
         Some(0),
         as_bytes(&out),
         Some(0),
@@ -101,7 +101,7 @@ fn intercomm_create(
 ) -> MpiResult<MPI_Comm> {
     let net = Net::local(rt.comms.get(local_idx));
     let mut words = rt.comms.contexts.words().to_vec();
-    net.allreduce_band(&mut rt.adi, &mut words, TAG_ALLREDUCE)?;
+    net.allreduce_band(&mut rt.engine, &mut words, TAG_ALLREDUCE)?;
     // The leader swaps (group, mask) with the remote leader, then tells its group.
     let mut summary = Vec::new();
     if let Some((remote_leader, ctx)) = peer {
@@ -126,10 +126,10 @@ fn intercomm_create(
         summary.extend_from_slice(&words);
     }
     let mut len = [summary.len() as u64];
-    net.bcast(&mut rt.adi, local_leader, as_bytes_mut(&mut len), TAG_BCAST)?;
+    net.bcast(&mut rt.engine, local_leader, as_bytes_mut(&mut len), TAG_BCAST)?;
     summary.resize(len[0] as usize, 0);
     net.bcast(
-        &mut rt.adi,
+        &mut rt.engine,
         local_leader,
         as_bytes_mut(&mut summary),
         TAG_BCAST + 1,
@@ -148,7 +148,7 @@ fn intercomm_create(
         Some(local_group),
     );
     c.errhandler = lc.errhandler;
-    Ok(rt.comms.insert(c, rt.requests.live() == 0).1)
+    Ok(rt.comms.insert(c, rt.engine.p2p_ref().requests_live() == 0).1)
 }
 
 mpi_fn! {
@@ -181,7 +181,7 @@ mpi_fn! {
             let remote = pc.dest(remote_leader).map_err(|e| e.on(pidx))?.ok_or_else(|| {
                 MpiError::new(MPI_ERR_RANK, "remote_leader is MPI_PROC_NULL; name the other group's leader").on(pidx)
             })?;
-            if remote == rt.adi.rank() {
+            if remote == rt.engine.p2p_ref().rank() {
                 return Err(MpiError::new(MPI_ERR_RANK, "remote_leader is this process: the two groups must be disjoint").on(idx));
             }
             Some((remote, pc.coll_ctx))
@@ -266,11 +266,11 @@ pub(crate) fn split(
     mine[..4].copy_from_slice(&color.to_ne_bytes());
     mine[4..].copy_from_slice(&key.to_ne_bytes());
     let mut ours = vec![0u8; 8 * local.size()];
-    net.allgather(&mut rt.adi, &mine, &mut ours, context::TAG_ALLGATHER)?;
+    net.allgather(&mut rt.engine, &mine, &mut ours, context::TAG_ALLGATHER)?;
     let mut theirs = vec![0u8; 8 * remote.size()];
     if net.me == 0 {
         link.sendrecv(
-            &mut rt.adi,
+            &mut rt.engine,
             Some(0),
             &ours,
             Some(0),
@@ -278,7 +278,7 @@ pub(crate) fn split(
             TAG_LEADERS + 1,
         )?;
     }
-    net.bcast(&mut rt.adi, 0, &mut theirs, TAG_BCAST + 2)?;
+    net.bcast(&mut rt.engine, 0, &mut theirs, TAG_BCAST + 2)?;
     let mut words = rt.comms.contexts.words().to_vec();
     agree_across(rt, idx, &net, &mut words, &mut [])?;
     if color == MPI_UNDEFINED {
@@ -291,7 +291,7 @@ pub(crate) fn split(
     }
     let ctxs = context::take(rt, &words, true)?;
     let rank = local_sub
-        .local(rt.adi.rank())
+        .local(rt.engine.p2p_ref().rank())
         .expect("this process has the color it gave");
     let n = remote_sub.size();
     let mut new = Comm::new(
@@ -303,6 +303,6 @@ pub(crate) fn split(
         Some(local_sub),
     );
     new.errhandler = rt.comms.get(idx).errhandler;
-    let idle = rt.requests.live() == 0;
+    let idle = rt.engine.p2p_ref().requests_live() == 0;
     Ok(rt.comms.insert(new, idle).1)
 }

@@ -250,56 +250,87 @@ pub(crate) unsafe fn reduce(
     inoutbuf: *mut u8,
     count: usize,
 ) -> MpiResult<()> {
-    let action = match predefined(op) {
-        Some(p) => p,
-        None => {
+    // SAFETY: the caller's contract is passed on.
+    unsafe { Reduction::new(ops, types, op, dt)?.apply(inbuf, inoutbuf, count) }
+}
+
+/// An operation resolved for a datatype: what a collective applies at each of its steps,
+/// holding all it needs (the type's layout, a user operation's function), so that a schedule
+/// running in the progress engine reaches no table, and an operation or type freed meanwhile
+/// (MPI allows it) still applies.
+#[derive(Clone)]
+pub(crate) struct Reduction {
+    op: MPI_Op,
+    dt: MPI_Datatype,
+    ty: std::sync::Arc<Datatype>,
+    /// A user operation's function (including one freed since it was resolved).
+    user: Option<user::UserOp>,
+}
+
+impl std::fmt::Debug for Reduction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reduction({:#x} on {:#x})", self.op, self.dt)
+    }
+}
+
+impl Reduction {
+    /// Resolves `op` on `dt`: `MPI_ERR_OP` for an invalid operation, `MPI_ERR_TYPE` for a
+    /// type that is not committed.
+    pub fn new(ops: &OpTable, types: &TypeTable, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
+        let user = match predefined(op) {
+            Some(_) => None,
             // A nonblocking collective may apply an operation freed since it checked it.
-            let u = *ops.user_or_freed(op).ok_or_else(|| bad_op(op))?;
-            let t = committed(types, dt)?;
+            None => Some(*ops.user_or_freed(op).ok_or_else(|| bad_op(op))?),
+        };
+        let ty = types.committed(dt)?.clone();
+        Ok(Reduction { op, dt, ty, user })
+    }
+
+    /// `inout[i] = in[i] (op) inout[i]` for `count` elements (see [`reduce`]).
+    ///
+    /// # Safety
+    /// As for [`reduce`].
+    pub unsafe fn apply(&self, inbuf: *const u8, inoutbuf: *mut u8, count: usize) -> MpiResult<()> {
+        let (op, dt, t) = (self.op, self.dt, &*self.ty);
+        if let Some(u) = self.user {
             // SAFETY: the caller's contract is passed on.
             unsafe { call_user(u.func, t.extent(), dt, inbuf, inoutbuf, count) };
             return Ok(());
         }
-    };
-    if let (Predefined::Compute(b), Some(kind)) = (action, kind_of(dt)) {
-        // The fast path: a predefined operation on a predefined type, one block of elements.
-        let kernel = kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| {
-            types
-                .get(dt)
-                .map_or_else(|e| e, |t| undefined_on(op, dt, t))
-        })?;
-        // SAFETY: a predefined type's elements lie one after another from the buffer's start,
-        // one kernel stride each; the caller's contract covers `count` of them.
-        unsafe { kernel(inbuf, inoutbuf, count) };
-        return Ok(());
-    }
-    let t = committed(types, dt)?;
-    match action {
-        Predefined::NoOp => Ok(()),
-        // SAFETY: the caller's contract is passed on.
-        Predefined::Replace => unsafe {
-            for_each_run(t, count, |off, len| {
-                std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len)
-            });
-            Ok(())
-        },
-        Predefined::Compute(b) => {
-            let kind = element_kind(t, dt).ok_or_else(|| undefined_on(op, dt, t))?;
-            let layout = match kind {
-                Kind::Pair(_) => Layout::Packed,
-                _ => Layout::Natural,
-            };
-            let kernel = kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
-            let stride = kernels::stride(kind, layout);
+        let action = predefined(op).ok_or_else(|| bad_op(op))?;
+        if let (Predefined::Compute(b), Some(kind)) = (action, kind_of(dt)) {
+            // The fast path: a predefined operation on a predefined type, one block of elements.
+            let kernel = kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| undefined_on(op, dt, t))?;
+            // SAFETY: a predefined type's elements lie one after another from the buffer's
+            // start, one kernel stride each; the caller's contract covers `count` of them.
+            unsafe { kernel(inbuf, inoutbuf, count) };
+            return Ok(());
+        }
+        match action {
+            Predefined::NoOp => Ok(()),
             // SAFETY: the caller's contract is passed on.
-            unsafe {
-                if layout == Layout::Packed {
-                    reduce_gathered(t, kernel, stride, inbuf, inoutbuf, count)
-                } else {
-                    reduce_runs(t, kernel, stride, inbuf, inoutbuf, count)
-                }
-            };
-            Ok(())
+            Predefined::Replace => unsafe {
+                for_each_run(t, count, |off, len| std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len));
+                Ok(())
+            },
+            Predefined::Compute(b) => {
+                let kind = element_kind(t, dt).ok_or_else(|| undefined_on(op, dt, t))?;
+                let layout = match kind {
+                    Kind::Pair(_) => Layout::Packed,
+                    _ => Layout::Natural,
+                };
+                let kernel = kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
+                let stride = kernels::stride(kind, layout);
+                // SAFETY: the caller's contract is passed on.
+                unsafe {
+                    if layout == Layout::Packed {
+                        reduce_gathered(t, kernel, stride, inbuf, inoutbuf, count)
+                    } else {
+                        reduce_runs(t, kernel, stride, inbuf, inoutbuf, count)
+                    }
+                };
+                Ok(())
+            }
         }
     }
 }

@@ -6,9 +6,9 @@
 //!
 //! ```text
 //! {"channel_name": "bip", "rank": 0,
-//!  "nic": {"packets_tx", "bytes_tx", "packets_rx", "bytes_rx", "stalls", "dma_ops", "dma_bytes", "faults"},
+//!  "nic": {"packets_tx", "bytes_tx", "packets_rx", "bytes_rx", "stalls", "dma_ops", "dma_bytes", "assists", "faults"},
 //!  "bip": {"messages_sent", "messages_received", "copies", "bytes_copied", "rendezvous_single_copy",
-//!          "rendezvous_packets", "rendezvous_split", "credit_waits", "retransmits", "rejected"},
+//!          "rendezvous_packets", "credit_waits", "retransmits", "rejected"},
 //!  "fm": {"messages_sent", ..., "bytes_copied", "copies", "send_bytes_copied"} or null,
 //!  "channel": {"copies", "bytes_copied"},
 //!  "adi": {"copies", "bytes_copied"}}
@@ -54,6 +54,7 @@ impl AdiCounters {
                 ("stalls", n.stalls),
                 ("dma_ops", n.dma_ops),
                 ("dma_bytes", n.dma_bytes),
+                ("assists", n.assists),
                 ("faults", n.faults),
             ],
         );
@@ -67,7 +68,6 @@ impl AdiCounters {
                 ("bytes_copied", b.bytes_copied),
                 ("rendezvous_single_copy", b.rendezvous_single_copy),
                 ("rendezvous_packets", b.rendezvous_packets),
-                ("rendezvous_split", b.rendezvous_split),
                 ("credit_waits", b.credit_waits),
                 ("retransmits", b.retransmits),
                 ("rejected", b.rejected),

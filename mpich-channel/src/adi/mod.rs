@@ -4,15 +4,19 @@
 //! - **short/eager** (`len <= eager_max`): the data travels inside the control message and
 //!   lands in the posted buffer, or in an unexpected-message buffer until a receive matches.
 //!   A synchronous send asks for an acknowledgement of the match.
-//! - **rendezvous**: the sender announces the message (RTS); once a receive matches, the
-//!   receiver posts the user's buffer with the channel and answers CTS; the channel then moves
-//!   the data straight into that buffer.
+//! - **rendezvous**: the stack's one rendezvous ([`Channel::export`], [`Channel::pull`]): the
+//!   sender exports its buffer and announces the message with the region's key (RTS); once a
+//!   receive matches, the receiver reads the region straight into the posted buffer, and the
+//!   channel tells both ends when it is over. Nothing here waits for a reply before the data
+//!   moves, and the RTS is the only control message of the ADI's own.
 //!
 //! A send the channel cannot take at once (no credit, full route) waits in a per-destination
 //! queue, behind which later sends to the same destination line up, so MPI order holds and
-//! `isend` never blocks. Blocking calls poll with back-off ([`nic_model::wait::Backoff`]):
-//! spin, then yield, then nap, so that more ranks than cores still run well, and check now and
-//! then that their peers are alive.
+//! `isend` never blocks.
+//!
+//! Everything here is nonblocking: the calls that wait (blocking sends and receives, `wait`,
+//! `probe`, finalize) are the progress engine's ([`crate::engine::Engine`]), which drives this
+//! one, and every other operation of the library, from one place.
 
 mod counters;
 mod request;
@@ -20,11 +24,10 @@ mod state;
 
 use crate::channel::{self, Channel, ChannelError};
 use crate::envelope::{Envelope, Kind, FLAG_SYNC};
-use nic_model::wait::Backoff;
-use request::{wait, Op};
 pub use counters::AdiCounters;
-pub use request::MAX_REQUESTS;
-use state::{Direct, PendingData, Posted, State};
+pub use request::{Attachment, MAX_REQUESTS};
+use request::{wait, Op};
+use state::{Direct, Posted, State};
 
 /// Matches any source (same value as MPICH's `MPI_ANY_SOURCE`).
 pub const ANY_SOURCE: i32 = -2;
@@ -34,9 +37,11 @@ pub const ANY_TAG: i32 = -1;
 pub const TAG_UB: i32 = (1 << 30) - 1;
 /// The channel used when `MPI_CHANNEL` names none: the fastest.
 pub const DEFAULT_CHANNEL: &str = "bip";
+/// [`Status::error`] of a receive whose sender's region was refused (nothing was written).
+pub const ERR_REFUSED: i32 = -1;
 
-/// A nonblocking operation of the engine. Valid from the call that made it until `test`/`wait`
-/// reported it complete (or, after `request_free`, until it completes by itself).
+/// A request of the engine: valid from the call that made it until it was retired (or, after
+/// `request_free`, until it completes by itself).
 pub type ReqId = u32;
 
 /// How a send completes (buffered sends are a copy into the attached buffer followed by a
@@ -62,6 +67,20 @@ pub struct Status {
     pub truncated: bool,
     /// The operation was cancelled.
     pub cancelled: bool,
+    /// 0, or why the operation failed: [`ERR_REFUSED`], or a positive code that whoever
+    /// completed an external request gave (the MPI library: an error class).
+    pub error: i32,
+}
+
+/// Where a request stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Running.
+    Pending,
+    /// Complete; retiring it gives its status.
+    Complete,
+    /// A persistent request between runs.
+    Inactive,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,7 +112,7 @@ impl From<ChannelError> for AdiError {
 
 pub type Result<T> = std::result::Result<T, AdiError>;
 
-/// The engine: one per process.
+/// The point-to-point engine: one per process, inside the progress engine.
 pub struct Adi {
     ch: Box<dyn Channel>,
     st: State,
@@ -176,31 +195,74 @@ impl Adi {
         Ok(())
     }
 
-    /// Blocking send of `buf` to `dest` (returns when `buf` may be reused; a synchronous send
-    /// returns once the receive has matched).
-    #[inline]
-    pub fn send(&mut self, buf: &[u8], dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
-        self.check_dest(dest)?;
-        if mode != SendMode::Synchronous && buf.len() <= self.eager_max && self.st.queued[dest].is_empty() {
-            let env = Envelope { kind: Kind::Eager, flags: 0, ctx, tag, sreq: 0, rreq: 0, len: buf.len() as u64 };
-            if self.ch.send_control(dest, &env, buf, &mut self.st)? {
-                if self.st.has_work() {
-                    self.flush()?;
-                }
-                return Ok(());
-            }
+    fn check_source(&self, src: i32) -> Result<()> {
+        if src != ANY_SOURCE && (src < 0 || src as usize >= self.size) {
+            return Err(AdiError::BadRank(src, self.size));
         }
-        // SAFETY: `buf` outlives the request: we wait for it before returning.
-        let r = unsafe { self.isend(buf.as_ptr(), buf.len(), dest, tag, ctx, mode)? };
-        self.wait(r).map(|_| ())
+        Ok(())
     }
 
-    /// Starts a send.
+    // ---- Sends ----------------------------------------------------------------------
+
+    /// The fast path of a blocking send: a short, non-synchronous message the channel takes
+    /// at once, with nothing queued before it. `Ok(true)` when it is sent (and `buf` may be
+    /// reused); `Ok(false)` when nothing was done and the caller should `isend` and wait.
+    #[inline]
+    pub fn send_now(&mut self, buf: &[u8], dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<bool> {
+        self.check_dest(dest)?;
+        if mode == SendMode::Synchronous || buf.len() > self.eager_max || !self.st.queued[dest].is_empty() {
+            return Ok(false);
+        }
+        let env = Envelope { kind: Kind::Eager, flags: 0, ctx, tag, sreq: 0, rreq: 0, len: buf.len() as u64 };
+        if !self.ch.send_control(dest, &env, buf, &mut self.st)? {
+            return Ok(false);
+        }
+        if self.st.has_work() {
+            self.flush()?;
+        }
+        Ok(true)
+    }
+
+    /// Starts a send for the layer above's `owner`.
     /// # Safety
     /// `buf` is non-null and `len` bytes at it stay valid and unmodified until the request completes.
-    pub unsafe fn isend(&mut self, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<ReqId> {
+    pub unsafe fn isend(&mut self, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode, owner: u32) -> Result<ReqId> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.isend_attached(buf, len, dest, tag, ctx, mode, owner, None) }
+    }
+
+    /// As [`Adi::isend`], with what the layer above keeps with the request (attached before
+    /// the send can complete).
+    /// # Safety
+    /// As for [`Adi::isend`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn isend_attached(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+        owner: u32,
+        attachment: Option<Box<dyn Attachment>>,
+    ) -> Result<ReqId> {
         self.check_dest(dest)?;
         let id = self.st.reqs.alloc(Op::Send).ok_or(AdiError::TooManyRequests)?;
+        let r = self.st.reqs.get_mut(id).expect("just allocated");
+        (r.owner, r.attachment) = (owner, attachment);
+        // SAFETY: the caller's contract is passed on. (After a failure the request stays
+        // allocated: queues may name it, and the job is ending.)
+        unsafe { self.start_send(id, buf, len, dest, tag, ctx, mode) }?;
+        Ok(id)
+    }
+
+    /// Runs a send in request `id` (new, or a persistent one being started).
+    ///
+    /// # Safety
+    /// As for [`Adi::isend`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn start_send(&mut self, id: u32, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
         let sreq = self.st.reqs.wire_id(id);
         let eager = len <= self.eager_max;
         let mut env = Envelope { kind: if eager { Kind::Eager } else { Kind::Rts }, flags: 0, ctx, tag, sreq, rreq: 0, len: len as u64 };
@@ -214,23 +276,21 @@ impl Adi {
         // A short message that wants no acknowledgement is complete once the channel took it.
         let fire_and_forget = eager && waiting & wait::ACK == 0;
         tracing::trace!(target: "mpi", dest, tag, len, eager, "isend");
+        let r = self.st.reqs.get_mut(id).expect("a live request");
+        (r.op, r.buf, r.len, r.dest, r.env, r.waiting, r.done) = (Op::Send, buf, len, dest, env, waiting, false);
+        r.status = Status { source: dest as i32, tag, len, ..Status::default() };
         if fire_and_forget && idle_route {
             // Fast path: a short message the channel takes at once is complete on return.
             // SAFETY: `buf` is valid for `len` bytes (this function's contract).
             let payload = unsafe { std::slice::from_raw_parts(buf, len) };
             if self.ch.send_control(dest, &env, payload, &mut self.st)? {
-                let r = self.st.reqs.get_mut(id).expect("just allocated");
-                (r.buf, r.len, r.dest, r.env, r.done) = (buf, len, dest, env, true);
-                r.status = Status { source: dest as i32, tag, len, truncated: false, cancelled: false };
+                self.st.send_progress(id, wait::DATA | wait::ENVELOPE);
                 if self.st.has_work() {
                     self.flush()?;
                 }
-                return Ok(id);
+                return Ok(());
             }
         }
-        let r = self.st.reqs.get_mut(id).expect("just allocated");
-        (r.buf, r.len, r.dest, r.env, r.waiting) = (buf, len, dest, env, waiting);
-        r.status = Status { source: dest as i32, tag, len, truncated: false, cancelled: false };
         // (A fire-and-forget send that found the route busy was just refused: it queues.)
         if idle_route && !fire_and_forget && self.try_send_envelope(id)? {
             if self.st.has_work() {
@@ -239,7 +299,7 @@ impl Adi {
         } else {
             self.queue_send(dest, id);
         }
-        Ok(id)
+        Ok(())
     }
 
     fn queue_send(&mut self, dest: usize, id: u32) {
@@ -249,149 +309,379 @@ impl Adi {
         self.st.queued[dest].push_back(id);
     }
 
-    /// Hands send `id`'s envelope (and eager data) to the channel; false if it cannot take it now.
-    /// A rendezvous send first starts its data early where the channel can.
+    /// Hands send `id`'s envelope (and eager data, or the region of a rendezvous) to the
+    /// channel; false if it cannot take it now. A rendezvous send exports its buffer first.
     fn try_send_envelope(&mut self, id: u32) -> Result<bool> {
         let r = self.st.reqs.get(id).expect("queued send is live");
-        if r.env.kind == Kind::Rts && r.env.rreq == 0 {
-            let (dest, buf, len, sreq) = (r.dest, r.buf, r.len, r.env.sreq);
-            // SAFETY: the send's buffer stays valid until the send completes, which waits for
-            // `DataDone::Send` (isend's contract).
-            if let Some(ticket) = unsafe { self.ch.start_early_send(dest, sreq, buf, len)? } {
-                self.st.reqs.get_mut(id).expect("live").env.rreq = ticket;
+        let (dest, env, buf, len, region) = (r.dest, r.env, r.buf, r.len, r.region);
+        if env.kind == Kind::Rts {
+            let key = match region {
+                Some(key) => key,
+                None => {
+                    // SAFETY: the send's buffer stays valid and unmodified until the send
+                    // completes, which waits for the channel's `DataDone::Send` (isend's
+                    // contract).
+                    let key = unsafe { self.ch.export(dest, buf, len, env.sreq)? };
+                    self.st.reqs.get_mut(id).expect("live").region = Some(key);
+                    key
+                }
+            };
+            if !self.ch.send_control(dest, &env, &key.emit(), &mut self.st)? {
+                return Ok(false);
             }
+            self.st.send_progress(id, wait::ENVELOPE);
+            return Ok(true);
         }
-        let r = self.st.reqs.get(id).expect("queued send is live");
-        let (dest, env) = (r.dest, r.env);
-        let payload: &[u8] = if env.kind == Kind::Eager {
-            // SAFETY: the send's buffer stays valid until the send completes (isend's contract).
-            unsafe { std::slice::from_raw_parts(r.buf, r.len) }
-        } else {
-            &[]
-        };
+        // SAFETY: the send's buffer stays valid until the send completes (isend's contract).
+        let payload = unsafe { std::slice::from_raw_parts(buf, len) };
         if !self.ch.send_control(dest, &env, payload, &mut self.st)? {
             return Ok(false);
         }
-        let sent = if env.kind == Kind::Eager { wait::DATA | wait::ENVELOPE } else { wait::ENVELOPE };
-        self.st.send_progress(id, sent);
+        self.st.send_progress(id, wait::DATA | wait::ENVELOPE);
         Ok(true)
     }
 
-    /// Blocking receive into `buf` from `src` (a rank or `ANY_SOURCE`) with `tag` (or `ANY_TAG`).
-    #[inline]
-    pub fn recv(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
-        if self.st.posted.is_empty() && self.st.unexpected.is_empty() && !self.st.has_work() {
-            self.check_source(src)?;
-            return self.recv_direct(buf, src, tag, ctx);
-        }
-        // SAFETY: `buf` outlives the request: we wait for it before returning.
-        let r = unsafe { self.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
-        self.wait(r)
-    }
+    // ---- Receives -------------------------------------------------------------------
 
-    /// The fast path of `recv` while nothing is posted or unexpected: the receive is matched
-    /// straight from the channel's arrivals, with no request and no queue.
-    fn recv_direct(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
-        self.st.direct = Some(Direct { ctx, src, tag, buf: nonnull(buf.as_mut_ptr()), cap: buf.len(), status: None, done: false, became: None });
-        let mut w = Waiter::new();
-        let outcome = loop {
-            if let Err(e) = self.progress() {
-                break Err(e);
-            }
-            let d = self.st.direct.as_ref().expect("direct receive present");
-            if d.done {
-                break Ok(d.status.expect("a landed direct receive has matched"));
-            }
-            if let Some(id) = d.became {
-                self.st.direct = None;
-                return self.wait(id);
-            }
-            if d.status.is_none() && !self.st.unexpected.is_empty() {
-                // Something arrived that the direct receive did not take (it could not): go
-                // the usual way, which matches the unexpected queue first.
-                self.st.direct = None;
-                // SAFETY: `buf` outlives the request: we wait for it before returning.
-                let r = unsafe { self.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
-                return self.wait(r);
-            }
-            if w.backoff.snooze() {
-                if let Err(e) = self.ch.check_peers() {
-                    break Err(e.into());
-                }
-            }
-        };
-        self.st.direct = None;
-        outcome
-    }
-
-    /// Posts a receive.
+    /// Posts a receive for the layer above's `owner`.
     /// # Safety
     /// `buf` is non-null and `cap` bytes at it stay valid and untouched until the request completes.
-    pub unsafe fn irecv(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<ReqId> {
+    pub unsafe fn irecv(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16, owner: u32) -> Result<ReqId> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.irecv_attached(buf, cap, src, tag, ctx, owner, None) }
+    }
+
+    /// As [`Adi::irecv`], with what the layer above keeps with the request (attached before
+    /// the receive can complete: a staging buffer to unpack, say).
+    /// # Safety
+    /// As for [`Adi::irecv`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn irecv_attached(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+        ctx: u16,
+        owner: u32,
+        attachment: Option<Box<dyn Attachment>>,
+    ) -> Result<ReqId> {
         self.check_source(src)?;
         let id = self.st.reqs.alloc(Op::Recv).ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
-        r.buf = nonnull(buf);
-        r.len = cap;
-        r.ctx = ctx;
-        r.src = src;
-        r.tag = tag;
+        (r.owner, r.attachment) = (owner, attachment);
+        // SAFETY: the caller's contract is passed on. (After a failure the request stays
+        // allocated: queues may name it, and the job is ending.)
+        unsafe { self.start_recv(id, buf, cap, src, tag, ctx) }?;
+        Ok(id)
+    }
+
+    /// Runs a receive in request `id` (new, or a persistent one being started).
+    ///
+    /// # Safety
+    /// As for [`Adi::irecv`].
+    unsafe fn start_recv(&mut self, id: u32, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+        let r = self.st.reqs.get_mut(id).expect("a live request");
+        (r.op, r.buf, r.len, r.ctx, r.src, r.tag, r.done) = (Op::Recv, nonnull(buf), cap, ctx, src, tag, false);
+        r.status = Status::default();
         if self.st.unexpected.is_empty() || !self.st.match_unexpected(id, ctx, src, tag) {
             self.st.posted.push_back(Posted { id, ctx, src, tag });
         }
         if self.st.has_work() {
             self.flush()?;
         }
+        Ok(())
+    }
+
+    /// Whether a blocking receive may take the direct path: nothing posted, unexpected or
+    /// queued, so that a message can be matched straight from the channel's arrivals.
+    #[inline]
+    pub fn direct_possible(&self) -> bool {
+        self.st.posted.is_empty() && self.st.unexpected.is_empty() && !self.st.has_work()
+    }
+
+    /// Starts the direct path of a blocking receive (see [`Adi::direct_possible`]): the
+    /// receive is matched in place of the posted queue, with no request.
+    ///
+    /// # Safety
+    /// `buf` is valid for `cap` bytes of writing until [`Adi::direct_end`].
+    pub unsafe fn direct_begin(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+        self.check_source(src)?;
+        self.st.direct = Some(Direct { ctx, src, tag, buf: nonnull(buf), cap, status: None, done: false, became: None });
+        Ok(())
+    }
+
+    /// Where the direct receive stands.
+    #[inline]
+    pub fn direct_state(&self) -> DirectState {
+        let d = self.st.direct.as_ref().expect("a direct receive is under way");
+        if d.done {
+            DirectState::Done(d.status.expect("a landed direct receive has matched"))
+        } else if let Some(id) = d.became {
+            DirectState::Became(id)
+        } else if d.status.is_none() && !self.st.unexpected.is_empty() {
+            // Something arrived that the direct receive did not take (it could not): it must
+            // go the usual way, which matches the unexpected queue first.
+            DirectState::Abandon
+        } else {
+            DirectState::Waiting
+        }
+    }
+
+    /// Ends the direct receive.
+    #[inline]
+    pub fn direct_end(&mut self) {
+        self.st.direct = None;
+    }
+
+    // ---- Requests ---------------------------------------------------------------------
+
+    /// A request born complete with `status` (a send to `MPI_PROC_NULL`, a buffered send).
+    pub fn completed(&mut self, status: Status, owner: u32) -> Result<ReqId> {
+        let id = self.st.reqs.alloc(Op::Idle).ok_or(AdiError::TooManyRequests)?;
+        let r = self.st.reqs.get_mut(id).expect("just allocated");
+        (r.status, r.owner, r.done) = (status, owner, true);
         Ok(id)
     }
 
-    /// Completes `r` if it is done (the id is then spent); drives progress once otherwise.
-    #[inline]
-    pub fn test(&mut self, r: ReqId) -> Result<Option<Status>> {
-        if let Some(s) = self.take(r)? {
-            return Ok(Some(s));
+    /// A request completed later by [`Adi::complete_external`] (a nonblocking collective).
+    pub fn external(&mut self, owner: u32) -> Result<ReqId> {
+        let id = self.st.reqs.alloc(Op::External).ok_or(AdiError::TooManyRequests)?;
+        self.st.reqs.get_mut(id).expect("just allocated").owner = owner;
+        Ok(id)
+    }
+
+    /// Completes external request `id` with `status`.
+    pub fn complete_external(&mut self, id: ReqId, status: Status) {
+        if let Some(r) = self.st.reqs.get_mut(id).filter(|r| r.op == Op::External && !r.done) {
+            r.status = status;
+            self.st.finish(id);
         }
-        self.progress()?;
-        self.take(r)
     }
 
-    /// Whether `r` has completed, without driving progress or spending it.
-    #[inline]
-    pub fn is_complete(&self, r: ReqId) -> bool {
-        self.st.reqs.get(r).is_some_and(|q| q.done)
+    /// A persistent request, inactive until started, with what the layer above keeps for its
+    /// runs.
+    pub fn persistent(&mut self, owner: u32, attachment: Box<dyn Attachment>) -> Result<ReqId> {
+        let id = self.st.reqs.alloc(Op::Idle).ok_or(AdiError::TooManyRequests)?;
+        let r = self.st.reqs.get_mut(id).expect("just allocated");
+        (r.persistent, r.owner, r.attachment) = (true, owner, Some(attachment));
+        Ok(id)
     }
 
-    /// Spends `r` if it is done.
+    /// Starts a send in inactive persistent request `id`.
+    /// # Safety
+    /// As for [`Adi::isend`].
+    pub unsafe fn start_persistent_send(&mut self, id: ReqId, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
+        self.check_dest(dest)?;
+        self.check_inactive(id)?;
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.start_send(id, buf, len, dest, tag, ctx, mode) }
+    }
+
+    /// Starts a receive in inactive persistent request `id`.
+    /// # Safety
+    /// As for [`Adi::irecv`].
+    pub unsafe fn start_persistent_recv(&mut self, id: ReqId, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+        self.check_source(src)?;
+        self.check_inactive(id)?;
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.start_recv(id, buf, cap, src, tag, ctx) }
+    }
+
+    /// Makes inactive persistent request `id` complete at once with `status` (a run to
+    /// `MPI_PROC_NULL`, a buffered send).
+    pub fn start_persistent_done(&mut self, id: ReqId, status: Status) -> Result<()> {
+        self.check_inactive(id)?;
+        let r = self.st.reqs.get_mut(id).expect("checked live");
+        (r.status, r.done) = (status, true);
+        Ok(())
+    }
+
+    fn check_inactive(&self, id: ReqId) -> Result<()> {
+        match self.st.reqs.get(id) {
+            Some(r) if r.persistent && r.op == Op::Idle && !r.done => Ok(()),
+            _ => Err(AdiError::BadRequest(id)),
+        }
+    }
+
+    /// Where request `id` stands; `None` if it is not a live request.
     #[inline]
-    fn take(&mut self, r: ReqId) -> Result<Option<Status>> {
-        let q = self.st.reqs.get(r).ok_or(AdiError::BadRequest(r))?;
+    pub fn standing(&self, id: ReqId) -> Option<Standing> {
+        let r = self.st.reqs.get(id)?;
+        Some(if r.done {
+            Standing::Complete
+        } else if r.persistent && r.op == Op::Idle {
+            Standing::Inactive
+        } else {
+            Standing::Pending
+        })
+    }
+
+    /// The generation of request `id`: the layer above puts its low bits in its handles, so
+    /// that a stale handle is refused ([`Adi::by_handle`]).
+    #[inline]
+    pub fn generation(&self, id: ReqId) -> Option<u8> {
+        self.st.reqs.get(id).map(|r| r.gen)
+    }
+
+    /// The live request with index `index` whose generation ends in `gen` (`gen_bits` bits).
+    #[inline]
+    pub fn by_handle(&self, index: u32, gen: u32, gen_bits: u32) -> Option<ReqId> {
+        self.st.reqs.by_handle(index, gen, gen_bits)
+    }
+
+    /// Requests allocated now (live, complete or inactive).
+    pub fn requests_live(&self) -> usize {
+        self.st.reqs.live()
+    }
+
+    /// Whether `id` has completed, without driving progress or retiring it.
+    #[inline]
+    pub fn is_complete(&self, id: ReqId) -> bool {
+        self.st.reqs.get(id).is_some_and(|q| q.done)
+    }
+
+    /// The layer above's word on request `id`.
+    #[inline]
+    pub fn owner(&self, id: ReqId) -> Option<u32> {
+        self.st.reqs.get(id).map(|r| r.owner)
+    }
+
+    /// Whether `id` is persistent.
+    pub fn is_persistent(&self, id: ReqId) -> bool {
+        self.st.reqs.get(id).is_some_and(|r| r.persistent)
+    }
+
+    /// The status of a complete request, without retiring it (`MPI_Request_get_status`).
+    pub fn peek_status(&self, id: ReqId) -> Option<Status> {
+        self.st.reqs.get(id).filter(|r| r.done).map(|r| r.status)
+    }
+
+    /// What the layer above attached to request `id`.
+    pub fn attachment(&mut self, id: ReqId) -> Option<&mut (dyn Attachment + 'static)> {
+        self.st.reqs.get_mut(id)?.attachment.as_deref_mut()
+    }
+
+    /// Attaches what the layer above keeps with request `id` until it is released.
+    pub fn attach(&mut self, id: ReqId, a: Box<dyn Attachment>) {
+        if let Some(r) = self.st.reqs.get_mut(id) {
+            r.attachment = Some(a);
+        }
+    }
+
+    /// Retires `id` if it is complete: frees it (the id is spent), or makes a persistent one
+    /// inactive. `Ok(None)` while it runs.
+    #[inline]
+    pub fn take(&mut self, id: ReqId) -> Result<Option<Status>> {
+        let q = self.st.reqs.get_mut(id).ok_or(AdiError::BadRequest(id))?;
         if q.detached {
-            return Err(AdiError::BadRequest(r));
+            return Err(AdiError::BadRequest(id));
         }
         if !q.done {
             return Ok(None);
         }
         let s = q.status;
-        self.st.reqs.release(r);
+        if q.persistent {
+            (q.op, q.done, q.status) = (Op::Idle, false, Status::default());
+        } else {
+            self.st.reqs.release(id);
+        }
         Ok(Some(s))
     }
 
-    /// Waits for `r` and spends it.
+    /// Retires `id` if it is complete, handing over everything the layer above keeps with it
+    /// in one look: its status, its owner, whether it is persistent (then it becomes inactive
+    /// and keeps its attachment) and, for a request that is freed, its attachment. `Ok(None)`
+    /// while it runs (or is inactive).
     #[inline]
-    pub fn wait(&mut self, r: ReqId) -> Result<Status> {
-        if let Some(s) = self.take(r)? {
-            return Ok(s);
+    pub fn retire(&mut self, id: ReqId) -> Result<Option<Retired>> {
+        let q = self.st.reqs.get_mut(id).ok_or(AdiError::BadRequest(id))?;
+        if q.detached {
+            return Err(AdiError::BadRequest(id));
         }
-        let mut w = Waiter::new();
-        loop {
-            self.progress_or_idle(&mut w)?;
-            if let Some(s) = self.take(r)? {
-                return Ok(s);
-            }
+        if !q.done {
+            return Ok(None);
         }
+        let (status, owner, persistent) = (q.status, q.owner, q.persistent);
+        if persistent {
+            (q.op, q.done, q.status) = (Op::Idle, false, Status::default());
+            return Ok(Some(Retired { status, owner, persistent, attachment: None }));
+        }
+        let attachment = q.attachment.take();
+        self.st.reqs.release(id);
+        Ok(Some(Retired { status, owner, persistent, attachment }))
     }
 
-    /// Drives progress once; `true` if anything happened.
+    /// `MPI_Request_free`: the request completes by itself (then it and its attachment are
+    /// released), and its id is spent now.
+    pub fn request_free(&mut self, id: ReqId) -> Result<()> {
+        let q = self.st.reqs.get_mut(id).ok_or(AdiError::BadRequest(id))?;
+        if q.detached {
+            return Err(AdiError::BadRequest(id));
+        }
+        let idle = q.persistent && q.op == Op::Idle;
+        if q.done || idle {
+            self.st.reqs.release(id);
+        } else {
+            q.detached = true;
+        }
+        Ok(())
+    }
+
+    /// `MPI_Cancel`: tries to cancel; the request must still be completed with `test`/`wait`,
+    /// whose status says whether it was cancelled.
+    pub fn cancel(&mut self, id: ReqId) -> Result<()> {
+        let q = self.st.reqs.get(id).ok_or(AdiError::BadRequest(id))?;
+        let (op, done, cancelled, waiting, region, dest, env) = (q.op, q.done, q.status.cancelled, q.waiting, q.region, q.dest, q.env);
+        match op {
+            Op::Recv => {
+                if !done && self.st.unpost(id) {
+                    let q = self.st.reqs.get_mut(id).unwrap();
+                    q.status = Status { source: ANY_SOURCE, tag: ANY_TAG, cancelled: true, ..Status::default() };
+                    self.st.finish(id);
+                }
+            }
+            Op::Send => {
+                // A short send is complete once its data left; it may still be unmatched at
+                // the receiver, and cancelling it asks there (as MPICH does).
+                if cancelled || waiting & wait::CANCEL != 0 {
+                    return Ok(());
+                }
+                if self.st.unqueue(dest, id) {
+                    // Its envelope never left this process.
+                    if let Some(key) = region {
+                        self.ch.revoke(key)?;
+                    }
+                    let q = self.st.reqs.get_mut(id).unwrap();
+                    (q.status.cancelled, q.waiting, q.region) = (true, 0, None);
+                    self.st.finish(id);
+                    return Ok(());
+                }
+                // Ask the receiver to drop it if it is still unmatched there.
+                let q = self.st.reqs.get_mut(id).unwrap();
+                q.waiting |= wait::CANCEL;
+                q.done = false;
+                let mut req = Envelope::new(Kind::CancelReq);
+                req.sreq = env.sreq;
+                req.ctx = env.ctx;
+                req.tag = env.tag;
+                self.st.outbox.push_back((dest, req));
+                self.flush()?;
+            }
+            Op::Idle | Op::External | Op::Free => {}
+        }
+        Ok(())
+    }
+
+    /// `MPI_Iprobe` without progress: the first unexpected message that matches, described.
+    pub fn probe_arrived(&self, src: i32, tag: i32, ctx: u16) -> Result<Option<Status>> {
+        self.check_source(src)?;
+        Ok(self.st.probe(ctx, src, tag))
+    }
+
+    // ---- Progress ---------------------------------------------------------------------
+
+    /// Drives the channel once and hands it what waits; `true` if anything happened.
     #[inline]
     pub fn progress(&mut self) -> Result<bool> {
         let mut any = self.ch.poll(&mut self.st)?;
@@ -401,54 +691,29 @@ impl Adi {
         Ok(any)
     }
 
-    /// For callers with their own waiting loop (wait-all/any/some): drives progress, and when
-    /// nothing happened backs off (spin, then yield, then nap) and checks peers' liveness.
-    #[inline]
-    pub fn progress_or_idle(&mut self, w: &mut Waiter) -> Result<()> {
-        if self.progress()? {
-            w.backoff.reset();
-        } else if w.backoff.snooze() {
-            self.ch.check_peers()?;
-        }
-        Ok(())
+    /// Errors out if a peer is dead (waiting loops ask now and then).
+    pub fn check_peers(&mut self) -> Result<()> {
+        Ok(self.ch.check_peers()?)
     }
 
-    /// Hands the channel what waits: CTSs for matched rendezvous receives, rendezvous data,
+    /// Whether sends or replies are still to be delivered (finalize waits for them).
+    pub fn busy(&self) -> bool {
+        self.st.has_work() || self.st.reqs.busy_sends().next().is_some()
+    }
+
+    /// Hands the channel what waits: rendezvous reads of matched receives, withdrawn regions,
     /// replies, and queued sends. True if anything went.
     fn flush(&mut self) -> Result<bool> {
         let mut any = false;
-        while let Some((src, ticket)) = self.st.drops.pop() {
-            self.ch.drop_early(src, ticket)?;
+        while let Some(key) = self.st.revoked.pop() {
+            self.ch.revoke(key)?;
         }
-        while let Some(&p) = self.st.pending_cts.front() {
-            let Some(r) = self.st.reqs.get(p.rreq) else {
-                self.st.pending_cts.pop_front();
-                continue;
-            };
-            let (buf, rwire) = (r.buf, self.st.reqs.wire_id(p.rreq));
-            if p.early != 0 {
-                // SAFETY: as below; the transfer ends with `DataDone::Recv`.
-                unsafe { self.ch.post_early_recv(p.src, p.rreq, p.early, buf, p.len)? };
-                self.st.pending_cts.pop_front();
-                any = true;
-                continue;
-            }
+        while let Some(p) = self.st.pulls.pop_front() {
+            let Some(r) = self.st.reqs.get(p.rreq) else { continue };
+            let buf = r.buf;
             // SAFETY: the receive's buffer is valid for its capacity (>= p.len) until it
-            // completes, which happens only on `DataDone::Recv` or the data landing.
-            let Some(ticket) = (unsafe { self.ch.post_data_recv(p.src, p.rreq, buf, p.len)? }) else { break };
-            self.st.pending_cts.pop_front();
-            let cts = Envelope { kind: Kind::Cts, flags: 0, ctx: 0, tag: ticket as i32, sreq: p.sreq, rreq: rwire, len: p.len as u64 };
-            self.st.outbox.push_back((p.src, cts));
-            any = true;
-        }
-        while let Some(PendingData { dest, ticket, rreq, sreq, len }) = self.st.pending_data.pop_front() {
-            let Some(r) = self.st.reqs.get(sreq) else { continue };
-            // The receiver may take fewer bytes than announced (a shorter receive buffer).
-            let (buf, want) = (r.buf, r.len.min(len));
-            let cts = channel::Cts { ticket, rreq, sreq: self.st.reqs.wire_id(sreq) };
-            // SAFETY: the send's buffer is valid until the send completes, which waits for
-            // `DataDone::Send`.
-            unsafe { self.ch.start_data_send(dest, cts, buf, want, &mut self.st)? };
+            // completes, which happens only on the channel's `DataDone::Recv`.
+            unsafe { self.ch.pull(p.src, p.key, buf, p.len, p.rreq)? };
             any = true;
         }
         let mut n = self.st.outbox.len();
@@ -478,111 +743,31 @@ impl Adi {
         Ok(any)
     }
 
-    /// `MPI_Request_free`: the request completes by itself, and its id is spent now.
-    pub fn request_free(&mut self, r: ReqId) -> Result<()> {
-        let q = self.st.reqs.get_mut(r).ok_or(AdiError::BadRequest(r))?;
-        if q.detached {
-            return Err(AdiError::BadRequest(r));
-        }
-        if q.done {
-            self.st.reqs.release(r);
-        } else {
-            q.detached = true;
-        }
-        Ok(())
-    }
-
-    /// `MPI_Cancel`: tries to cancel; the request must still be completed with `test`/`wait`,
-    /// whose status says whether it was cancelled.
-    pub fn cancel(&mut self, r: ReqId) -> Result<()> {
-        let q = *self.st.reqs.get(r).ok_or(AdiError::BadRequest(r))?;
-        match q.op {
-            Op::Recv => {
-                if !q.done && self.st.unpost(r) {
-                    let q = self.st.reqs.get_mut(r).unwrap();
-                    q.status = Status { source: ANY_SOURCE, tag: ANY_TAG, len: 0, truncated: false, cancelled: true };
-                    self.st.finish(r);
-                }
-            }
-            Op::Send => {
-                if q.status.cancelled || q.waiting & wait::CANCEL != 0 {
-                    return Ok(());
-                }
-                // A queued send whose data has not started leaves at once; one whose early
-                // data is already parked at the receiver is cancelled there.
-                if q.env.rreq == 0 && self.st.unqueue(q.dest, r) {
-                    // Never left this process.
-                    let q = self.st.reqs.get_mut(r).unwrap();
-                    q.status.cancelled = true;
-                    q.waiting = 0;
-                    self.st.finish(r);
-                    return Ok(());
-                }
-                // Ask the receiver to drop it if it is still unmatched there.
-                let q = self.st.reqs.get_mut(r).unwrap();
-                q.waiting |= wait::CANCEL;
-                q.done = false;
-                let mut env = Envelope::new(Kind::CancelReq);
-                env.sreq = q.env.sreq;
-                env.ctx = q.env.ctx;
-                env.tag = q.env.tag;
-                self.st.outbox.push_back((q.dest, env));
-                self.flush()?;
-            }
-            Op::Free => return Err(AdiError::BadRequest(r)),
-        }
-        Ok(())
-    }
-
-    /// `MPI_Iprobe`.
-    pub fn iprobe(&mut self, src: i32, tag: i32, ctx: u16) -> Result<Option<Status>> {
-        self.check_source(src)?;
-        if let Some(s) = self.st.probe(ctx, src, tag) {
-            return Ok(Some(s));
-        }
-        self.progress()?;
-        Ok(self.st.probe(ctx, src, tag))
-    }
-
-    /// `MPI_Probe`.
-    pub fn probe(&mut self, src: i32, tag: i32, ctx: u16) -> Result<Status> {
-        self.check_source(src)?;
-        let mut w = Waiter::new();
-        loop {
-            if let Some(s) = self.st.probe(ctx, src, tag) {
-                return Ok(s);
-            }
-            self.progress_or_idle(&mut w)?;
-        }
-    }
-
-    fn check_source(&self, src: i32) -> Result<()> {
-        if src != ANY_SOURCE && (src < 0 || src as usize >= self.size) {
-            return Err(AdiError::BadRank(src, self.size));
-        }
-        Ok(())
-    }
-
-    /// Completes outstanding sends, then leaves the job cleanly.
-    pub fn finalize(mut self) -> Result<()> {
-        let mut w = Waiter::new();
-        while self.st.has_work() || self.st.reqs.busy_sends().next().is_some() {
-            self.progress_or_idle(&mut w)?;
-        }
+    /// Leaves the job cleanly (the engine has waited for outstanding sends).
+    pub fn finalize(self) -> Result<()> {
         tracing::debug!(target: "mpi", rank = self.rank, "ADI finalize");
         self.ch.finalize()?;
         Ok(())
     }
 }
 
-/// The state of a caller's waiting loop (see [`Adi::progress_or_idle`]).
-#[derive(Default)]
-pub struct Waiter {
-    backoff: Backoff,
+/// A retired request ([`Adi::retire`]).
+pub struct Retired {
+    pub status: Status,
+    pub owner: u32,
+    pub persistent: bool,
+    /// What the layer above attached, for a request that is gone now.
+    pub attachment: Option<Box<dyn Attachment>>,
 }
 
-impl Waiter {
-    pub fn new() -> Self {
-        Waiter::default()
-    }
+/// Where the direct path of a blocking receive stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirectState {
+    Waiting,
+    /// The message landed.
+    Done(Status),
+    /// It matched a rendezvous message and became request `id`.
+    Became(ReqId),
+    /// Something arrived that it could not take: post a receive the usual way.
+    Abandon,
 }

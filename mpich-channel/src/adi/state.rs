@@ -1,25 +1,29 @@
 //! The ADI's state and what happens when a message arrives: matching against the posted
-//! receives, the unexpected queue, and the protocol replies (CTS, sync and cancel answers).
+//! receives, the unexpected queue, and the protocol replies (sync and cancel answers).
 //!
 //! Matching follows MPI: a message matches the *first* posted receive with the same context
 //! whose source and tag equal the message's or are wildcards; a receive matches the *first*
 //! unexpected message it can. Channels deliver each peer's messages in order, and both queues
-//! keep arrival/posting order, which gives MPI's non-overtaking rule.
+//! keep arrival/posting order, which gives MPI's non-overtaking rule. This is the one matcher
+//! of an MPI message: a long message's data is read from the sender's region once its RTS
+//! matched here, with no second matching below.
 
 use super::request::{wait, Op, Table};
-use super::{Status, ANY_SOURCE, ANY_TAG};
+use super::{Status, ANY_SOURCE, ANY_TAG, ERR_REFUSED};
 use crate::channel::{DataDone, Landing, Sink};
 use crate::envelope::{Envelope, Kind, FLAG_CANCELLED, FLAG_SYNC};
+use nic_model::RegionKey;
 use std::collections::VecDeque;
 
-/// Landing tokens name a request (`TOKEN_UNEXPECTED` clear) or an unexpected message.
+/// Landing tokens name a request (no flag), an unexpected message (`TOKEN_UNEXPECTED`), the
+/// direct receive (`TOKEN_DIRECT`), or an RTS whose region key is landing (`TOKEN_RTS`).
 const TOKEN_UNEXPECTED: u64 = 1 << 63;
-/// The landing token of the direct receive.
 const TOKEN_DIRECT: u64 = 1 << 62;
+const TOKEN_RTS: u64 = 1 << 61;
 
-/// A blocking receive posted without a request: the fast path of `Adi::recv` while nothing
-/// else is posted. It is matched before (and so in place of) the posted queue, which is empty
-/// while it exists.
+/// A blocking receive posted without a request: the fast path of a blocking receive while
+/// nothing else is posted. It is matched before (and so in place of) the posted queue, which
+/// is empty while it exists.
 #[derive(Clone, Copy)]
 pub struct Direct {
     pub ctx: u16,
@@ -48,8 +52,9 @@ pub struct Posted {
 pub enum Body {
     /// Eager data; `complete` once all of it has landed (FM streams it in).
     Eager { data: Vec<u8>, complete: bool },
-    /// A rendezvous announcement: the data stays with the sender until a receive matches.
-    Rts,
+    /// A rendezvous announcement: the data stays in the sender's region until a receive
+    /// matches; `None` while the region's key is still landing.
+    Rts(Option<RegionKey>),
 }
 
 /// A message that arrived before its receive was posted.
@@ -58,30 +63,34 @@ pub struct Unexpected {
     pub src: usize,
     pub env: Envelope,
     pub body: Body,
-    /// A receive that matched it while its data was still landing.
+    /// A receive that matched it while its payload was still landing.
     pub claimed: Option<u32>,
 }
 
-/// A matched rendezvous receive waiting for the channel to accept its buffer.
+/// A matched rendezvous receive whose read of the sender's region is to start.
 #[derive(Clone, Copy)]
-pub struct PendingCts {
+pub struct Pull {
     pub src: usize,
     pub rreq: u32,
-    pub sreq: u32,
+    pub key: RegionKey,
+    /// Bytes to read: the message's length, or the receive's capacity if that is smaller.
     pub len: usize,
-    /// The ticket of an early send (no CTS then), or 0.
-    pub early: u32,
 }
 
-/// A CTS received: data to start sending.
+/// Where an RTS whose key is landing was matched.
 #[derive(Clone, Copy)]
-pub struct PendingData {
-    pub dest: usize,
-    pub ticket: u32,
-    pub rreq: u32,
-    pub sreq: u32,
-    /// Bytes the receiver takes.
-    pub len: usize,
+enum RtsTarget {
+    /// A posted receive (or the direct receive, which became this request).
+    Recv(u32),
+    /// An unexpected message, by sequence number.
+    Unexpected(u64),
+}
+
+/// An RTS whose payload (the region's key) is landing, in a buffer that does not move.
+struct RtsLanding {
+    key: Box<[u8; RegionKey::LEN]>,
+    src: usize,
+    target: Option<RtsTarget>,
 }
 
 #[inline]
@@ -96,19 +105,21 @@ pub struct State {
     pub posted: VecDeque<Posted>,
     pub unexpected: VecDeque<Unexpected>,
     next_seq: u64,
-    /// Control messages without payload to send (CTS, acknowledgements, cancel requests).
+    /// Control messages without payload to send (acknowledgements, cancel requests).
     pub outbox: VecDeque<(usize, Envelope)>,
-    pub pending_cts: VecDeque<PendingCts>,
-    pub pending_data: VecDeque<PendingData>,
+    /// Rendezvous reads to start.
+    pub pulls: VecDeque<Pull>,
     /// Per destination, sends whose envelope could not be handed to the channel yet, in order.
     pub queued: Vec<VecDeque<u32>>,
     /// Destinations with a non-empty `queued`.
     pub queued_dests: usize,
-    /// Early sends of messages cancelled here, to take and drop: (source, ticket).
-    pub drops: Vec<(usize, u32)>,
+    /// Regions of sends cancelled at the receiver, to withdraw.
+    pub revoked: Vec<RegionKey>,
+    /// RTSs whose key is landing.
+    rts: Vec<Option<RtsLanding>>,
     /// Reusable buffers for unexpected eager data.
     spare: Vec<Vec<u8>>,
-    /// The direct receive, while `Adi::recv` runs its fast path.
+    /// The direct receive, while a blocking receive runs its fast path.
     pub direct: Option<Direct>,
     /// The engine's own copies: unexpected eager data into the receive that matched it.
     pub copied: crate::channel::CopyCount,
@@ -116,13 +127,13 @@ pub struct State {
 
 impl State {
     pub fn new(size: usize) -> Self {
-        State { queued: vec![VecDeque::new(); size], ..State::default() }
+        State { queued: (0..size).map(|_| VecDeque::new()).collect(), ..State::default() }
     }
 
     /// Whether anything waits to be handed to the channel.
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.queued_dests > 0 || !self.outbox.is_empty() || !self.pending_cts.is_empty() || !self.pending_data.is_empty() || !self.drops.is_empty()
+        self.queued_dests > 0 || !self.outbox.is_empty() || !self.pulls.is_empty() || !self.revoked.is_empty()
     }
 
     /// Marks a send's `bits` as satisfied; completes it when nothing is left.
@@ -136,11 +147,16 @@ impl State {
         }
     }
 
-    /// Completes request `id` (its status is set); a detached one is released.
+    /// Completes request `id` (its status is set): the layer above's attachment finishes its
+    /// part, and a detached request is released.
     #[inline]
     pub fn finish(&mut self, id: u32) {
         let r = self.reqs.get_mut(id).expect("finishing a live request");
         r.done = true;
+        r.region = None;
+        if let Some(a) = r.attachment.as_mut() {
+            a.complete(&mut r.status);
+        }
         if r.detached {
             self.reqs.release(id);
         }
@@ -150,7 +166,7 @@ impl State {
     fn matched(&mut self, id: u32, src: usize, env: &Envelope) -> (*mut u8, usize) {
         let r = self.reqs.get_mut(id).expect("matched receive is live");
         let len = env.len as usize;
-        r.status = Status { source: src as i32, tag: env.tag, len: len.min(r.len), truncated: len > r.len, cancelled: false };
+        r.status = Status { source: src as i32, tag: env.tag, len: len.min(r.len), truncated: len > r.len, ..Status::default() };
         (r.buf, r.len)
     }
 
@@ -162,11 +178,12 @@ impl State {
         }
     }
 
-    /// A receive matched a rendezvous announcement: the CTS goes once the channel took the buffer.
-    fn matched_rts(&mut self, id: u32, src: usize, env: &Envelope) {
+    /// A receive matched a rendezvous announcement whose region is `key`: the read starts
+    /// with the next flush.
+    fn matched_rts(&mut self, id: u32, src: usize, env: &Envelope, key: RegionKey) {
         self.matched(id, src, env);
         let len = self.reqs.get(id).unwrap().status.len;
-        self.pending_cts.push_back(PendingCts { src, rreq: id, sreq: env.sreq, len, early: env.rreq });
+        self.pulls.push_back(Pull { src, rreq: id, key, len });
     }
 
     /// Looks for an unexpected message for receive `id` (context, source, tag as given); if
@@ -177,13 +194,16 @@ impl State {
         };
         let (msrc, env) = (self.unexpected[i].src, self.unexpected[i].env);
         match &self.unexpected[i].body {
-            Body::Rts => {
+            Body::Rts(Some(key)) => {
+                let key = *key;
                 self.unexpected.remove(i);
-                self.matched_rts(id, msrc, &env);
+                self.matched_rts(id, msrc, &env, key);
             }
-            Body::Eager { complete: false, .. } => {
+            Body::Rts(None) | Body::Eager { complete: false, .. } => {
                 self.matched(id, msrc, &env);
-                self.ack_sync(msrc, &env);
+                if env.kind == Kind::Eager {
+                    self.ack_sync(msrc, &env);
+                }
                 self.unexpected[i].claimed = Some(id);
             }
             Body::Eager { complete: true, .. } => {
@@ -219,8 +239,7 @@ impl State {
             source: u.src as i32,
             tag: u.env.tag,
             len: u.env.len as usize,
-            truncated: false,
-            cancelled: false,
+            ..Status::default()
         })
     }
 
@@ -257,19 +276,31 @@ impl State {
         v
     }
 
+    /// A landing for an RTS's region key, for `target` once it has landed.
+    fn rts_landing(&mut self, src: usize, target: Option<RtsTarget>) -> Landing {
+        let slot = self.rts.iter().position(Option::is_none).unwrap_or_else(|| {
+            self.rts.push(None);
+            self.rts.len() - 1
+        });
+        let mut key = Box::new([0u8; RegionKey::LEN]);
+        let landing = Landing { ptr: key.as_mut_ptr(), cap: RegionKey::LEN, token: TOKEN_RTS | slot as u64 };
+        self.rts[slot] = Some(RtsLanding { key, src, target });
+        landing
+    }
+
     /// The direct receive matched a rendezvous announcement: it becomes a posted request.
     #[cold]
     fn match_direct_rts(&mut self, src: usize, env: &Envelope) -> Option<Landing> {
         let d = self.direct.as_mut().expect("direct receive present");
         let (buf, cap, ctx, tag, want) = (d.buf, d.cap, d.ctx, d.tag, d.src);
         // Without a free request the message stays unexpected; the receive then posts itself
-        // normally (`Adi::recv`).
+        // normally.
         let id = self.reqs.alloc(Op::Recv)?;
         let r = self.reqs.get_mut(id).expect("just allocated");
         (r.buf, r.len, r.ctx, r.src, r.tag) = (buf, cap, ctx, want, tag);
         self.direct.as_mut().unwrap().became = Some(id);
-        self.matched_rts(id, src, env);
-        Some(Landing::NOWHERE)
+        self.matched(id, src, env);
+        Some(self.rts_landing(src, Some(RtsTarget::Recv(id))))
     }
 
     /// The direct receive matched a message from `src`; `None` if it cannot take it (the
@@ -281,7 +312,7 @@ impl State {
         }
         let d = self.direct.as_mut().expect("direct receive present");
         let len = env.len as usize;
-        d.status = Some(Status { source: src as i32, tag: env.tag, len: len.min(d.cap), truncated: len > d.cap, cancelled: false });
+        d.status = Some(Status { source: src as i32, tag: env.tag, len: len.min(d.cap), truncated: len > d.cap, ..Status::default() });
         let landing = Landing { ptr: d.buf, cap: d.cap, token: TOKEN_DIRECT };
         self.ack_sync(src, env);
         Some(landing)
@@ -294,14 +325,54 @@ impl State {
         let mut ack = Envelope::new(Kind::CancelAck);
         ack.sreq = env.sreq;
         if let Some(i) = found {
-            match self.unexpected.remove(i) {
-                Some(Unexpected { body: Body::Eager { data, .. }, .. }) => self.spare.push(data),
-                Some(Unexpected { body: Body::Rts, env, .. }) if env.rreq != 0 => self.drops.push((src, env.rreq)),
-                _ => {}
+            if let Some(Unexpected { body: Body::Eager { data, .. }, .. }) = self.unexpected.remove(i) {
+                self.spare.push(data);
             }
             ack.flags = FLAG_CANCELLED;
         }
         self.outbox.push_back((src, ack));
+    }
+
+    /// An RTS's key landed: start the read it was matched for, or keep it with its message.
+    fn rts_landed(&mut self, slot: usize) {
+        let Some(RtsLanding { key, src, target }) = self.rts.get_mut(slot).and_then(Option::take) else { return };
+        let key = RegionKey::parse(&key[..]);
+        match target {
+            Some(RtsTarget::Recv(id)) => match key {
+                Some(key) => {
+                    let len = self.reqs.get(id).map_or(0, |r| r.status.len);
+                    self.pulls.push_back(Pull { src, rreq: id, key, len });
+                }
+                None => self.fail_refused(id),
+            },
+            Some(RtsTarget::Unexpected(seq)) => {
+                let Some(i) = self.unexpected.iter().rposition(|u| u.seq == seq) else { return };
+                match (key, self.unexpected[i].claimed) {
+                    (Some(key), Some(id)) => {
+                        self.unexpected.remove(i);
+                        let len = self.reqs.get(id).map_or(0, |r| r.status.len);
+                        self.pulls.push_back(Pull { src, rreq: id, key, len });
+                    }
+                    (Some(key), None) => self.unexpected[i].body = Body::Rts(Some(key)),
+                    (None, claimed) => {
+                        self.unexpected.remove(i);
+                        if let Some(id) = claimed {
+                            self.fail_refused(id);
+                        }
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// A rendezvous receive whose sender's region was refused: it completes with an error.
+    pub fn fail_refused(&mut self, id: u32) {
+        if let Some(r) = self.reqs.get_mut(id) {
+            r.status.error = ERR_REFUSED;
+            r.status.len = 0;
+            self.finish(id);
+        }
     }
 }
 
@@ -321,8 +392,8 @@ impl Sink for State {
                 if let Some(i) = hit {
                     let id = if i == 0 { self.posted.pop_front() } else { self.posted.remove(i) }.expect("index found above").id;
                     if env.kind == Kind::Rts {
-                        self.matched_rts(id, src, env);
-                        return Landing::NOWHERE;
+                        self.matched(id, src, env);
+                        return self.rts_landing(src, Some(RtsTarget::Recv(id)));
                     }
                     let (buf, cap) = self.matched(id, src, env);
                     self.ack_sync(src, env);
@@ -330,29 +401,18 @@ impl Sink for State {
                 }
                 let seq = self.next_seq;
                 self.next_seq += 1;
-                let body = if env.kind == Kind::Rts {
-                    Body::Rts
-                } else {
-                    Body::Eager { data: self.buffer(env.len as usize), complete: false }
-                };
-                let mut u = Unexpected { seq, src, env: *env, body, claimed: None };
+                if env.kind == Kind::Rts {
+                    self.unexpected.push_back(Unexpected { seq, src, env: *env, body: Body::Rts(None), claimed: None });
+                    return self.rts_landing(src, Some(RtsTarget::Unexpected(seq)));
+                }
+                let mut u = Unexpected { seq, src, env: *env, body: Body::Eager { data: self.buffer(env.len as usize), complete: false }, claimed: None };
                 let landing = match &mut u.body {
                     Body::Eager { data, .. } => Landing { ptr: data.as_mut_ptr(), cap: data.len(), token: TOKEN_UNEXPECTED | seq },
-                    Body::Rts => Landing::NOWHERE,
+                    Body::Rts(_) => unreachable!("an eager message"),
                 };
                 self.unexpected.push_back(u);
                 landing
             }
-            Kind::Cts => {
-                if let Some((sreq, _)) = self.reqs.by_wire(env.sreq) {
-                    self.pending_data.push_back(PendingData { dest: src, ticket: env.tag as u32, rreq: env.rreq, sreq, len: env.len as usize });
-                }
-                Landing::NOWHERE
-            }
-            Kind::Data => match self.reqs.by_wire(env.rreq) {
-                Some((id, r)) => Landing { ptr: r.buf, cap: r.status.len, token: id as u64 },
-                None => Landing::NOWHERE,
-            },
             Kind::SyncAck => {
                 if let Some((id, _)) = self.reqs.by_wire(env.sreq) {
                     self.send_progress(id, wait::ACK);
@@ -368,6 +428,10 @@ impl Sink for State {
                     if env.flags & FLAG_CANCELLED != 0 {
                         r.status.cancelled = true;
                         r.waiting = wait::CANCEL;
+                        // The receiver dropped the announcement: nobody will read the region.
+                        if let Some(key) = r.region.take() {
+                            self.revoked.push(key);
+                        }
                     }
                     self.send_progress(id, wait::CANCEL);
                 }
@@ -384,8 +448,12 @@ impl Sink for State {
             }
             return;
         }
-        if token & TOKEN_UNEXPECTED == 0 {
+        if token & (TOKEN_UNEXPECTED | TOKEN_RTS) == 0 {
             self.finish(token as u32);
+            return;
+        }
+        if token & TOKEN_RTS != 0 {
+            self.rts_landed((token & !TOKEN_RTS) as usize);
             return;
         }
         let seq = token & !TOKEN_UNEXPECTED;
@@ -401,9 +469,17 @@ impl Sink for State {
 
     fn data_done(&mut self, done: DataDone) {
         match done {
-            DataDone::Recv(id) => self.finish(id),
+            DataDone::Recv(id, None) => {
+                if self.reqs.get(id).is_some() {
+                    self.finish(id);
+                }
+            }
+            DataDone::Recv(id, Some(why)) => {
+                tracing::warn!(target: "mpi", req = id, why, "a long message's region was refused");
+                self.fail_refused(id);
+            }
             DataDone::Send(wire) => {
-                // Named by wire id: the send of a cancelled early transfer may be long gone.
+                // Named by wire id: the send of a cancelled transfer may be long gone.
                 if let Some((id, _)) = self.reqs.by_wire(wire) {
                     self.send_progress(id, wait::DATA);
                 }

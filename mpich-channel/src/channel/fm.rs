@@ -10,14 +10,17 @@
 //! buffer on both sides, so the sender first copies envelope and data together, and the
 //! receiver's handler sees the message only once FM has staged it whole, then copies it again.
 //!
-//! Rendezvous data is a message too (`Kind::Data`, naming the receive), so the ticket is unused.
+//! Large messages of `fm` are BIP's rendezvous run through FM ([`Fm::export`], [`Fm::pull`]):
+//! the RTS (an FM message) carries the key of the region holding the send buffer, and the
+//! receiver reads it into the posted buffer. `fm1` has no rendezvous: every message, however
+//! long, is one FM 1.x message, staged whole before its handler copies it out (the baseline).
 //! FM sends block until FM has taken the data; FM keeps extracting meanwhile, so arrivals are
 //! delivered to the sink while a send waits.
 
-use super::{deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Cts, DataDone, Landing, Result, Sink};
-use crate::envelope::{Envelope, Kind, ENVELOPE_LEN};
+use super::{deliver_event, deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Landing, Result, Sink};
+use crate::envelope::{Envelope, ENVELOPE_LEN};
 use fm_streams::{Fm, Stream};
-use nic_model::{AnyNic, Device};
+use nic_model::{Device, DeviceStack, RegionKey};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -67,7 +70,7 @@ impl Shared {
 
 /// An FM endpoint used as an MPI channel.
 pub struct FmChannel {
-    fm: Fm<AnyNic>,
+    fm: Fm<DeviceStack>,
     fm1: bool,
     eager_max: usize,
     shared: Rc<Shared>,
@@ -77,7 +80,7 @@ pub struct FmChannel {
 
 impl FmChannel {
     /// Opens FM over `nic`; `fm1` selects the FM 1.x interface.
-    pub fn new(nic: AnyNic, fm1: bool, eager_max: usize) -> Result<Self> {
+    pub fn new(nic: DeviceStack, fm1: bool, eager_max: usize) -> Result<Self> {
         let mut fm = Fm::new(nic)?;
         let shared = Rc::new(Shared::default());
         let sh = shared.clone();
@@ -96,7 +99,7 @@ impl FmChannel {
     }
 
     /// Runs `f` (FM calls that may run handlers) with `sink` available to the handlers.
-    fn with_sink<R>(&mut self, sink: &mut dyn Sink, f: impl FnOnce(&mut Fm<AnyNic>) -> R) -> Result<R> {
+    fn with_sink<R>(&mut self, sink: &mut dyn Sink, f: impl FnOnce(&mut Fm<DeviceStack>) -> R) -> Result<R> {
         let p: *mut (dyn Sink + '_) = sink;
         // SAFETY: only the lifetime is erased; the pointer is cleared again below, before
         // `sink`'s borrow ends, and handlers use it only in between (see `Shared::with_sink`).
@@ -199,24 +202,26 @@ impl Channel for FmChannel {
     }
 
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool> {
-        Ok(self.with_sink(sink, |fm| fm.extract(usize::MAX))?? > 0)
+        let mut any = self.with_sink(sink, |fm| fm.extract(usize::MAX))?? > 0;
+        while let Some(e) = self.fm.next_event() {
+            deliver_event(sink, e);
+            any = true;
+        }
+        Ok(any)
     }
 
-    unsafe fn post_data_recv(&mut self, _src: usize, rreq: u32, _buf: *mut u8, _len: usize) -> Result<Option<u32>> {
-        // The data message names the receive; the sink finds its buffer from that.
-        Ok(Some(rreq))
+    unsafe fn export(&mut self, dest: usize, buf: *const u8, len: usize, sreq: u32) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is FM's (BIP's).
+        Ok(unsafe { self.fm.export(dest, buf, len, u64::from(sreq))? })
     }
 
-    unsafe fn start_data_send(&mut self, dest: usize, cts: Cts, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()> {
-        let mut env = Envelope::new(Kind::Data);
-        env.rreq = cts.rreq;
-        env.len = len as u64;
-        // SAFETY: the caller keeps `buf` valid for `len` bytes until `DataDone::Send`, which
-        // is delivered below, after FM has taken the data.
-        let data = unsafe { std::slice::from_raw_parts(buf, len) };
-        self.send_message(dest, &env, data, sink)?;
-        sink.data_done(DataDone::Send(cts.sreq));
-        Ok(())
+    fn revoke(&mut self, key: RegionKey) -> Result<()> {
+        Ok(self.fm.revoke(key)?)
+    }
+
+    unsafe fn pull(&mut self, src: usize, key: RegionKey, buf: *mut u8, len: usize, rreq: u32) -> Result<()> {
+        // SAFETY: the caller's contract is FM's (BIP's).
+        Ok(unsafe { self.fm.pull(src, key, buf, len, u64::from(rreq))? })
     }
 
     fn check_peers(&mut self) -> Result<()> {

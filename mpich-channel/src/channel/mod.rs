@@ -7,13 +7,13 @@
 //!   [`Channel::send_control`] sends one (or says it cannot yet), [`Channel::poll`] is the
 //!   "receive any control message / is one available" of the original: it hands every message
 //!   that has arrived to the ADI's [`Sink`].
-//! - **Data transfer** for the rendezvous protocol: the receiver posts the user's buffer
-//!   ([`Channel::post_data_recv`], whose ticket travels back to the sender in the CTS), the
-//!   sender starts the transfer ([`Channel::start_data_send`]), and both learn of the end
-//!   through [`Sink::data_done`]. A channel that can park a transfer until the receiver takes
-//!   it also offers *early* sends, which save the CTS round trip: the sender starts the
-//!   transfer with the RTS ([`Channel::start_early_send`], whose ticket the RTS carries) and
-//!   the receiver takes it once a receive matches ([`Channel::post_early_recv`]).
+//! - **Large-message transfer**, as MPICH's later devices offer it beside the control
+//!   messages: the stack's one rendezvous over registered memory. The sender exports the
+//!   user's buffer ([`Channel::export`]) and sends the region's key in its RTS; the receiver,
+//!   once a receive matches, reads the region straight into the posted buffer
+//!   ([`Channel::pull`]); the channel tells both ends when it is over
+//!   ([`Sink::data_done`]). The channel runs BIP's rendezvous underneath (one copy on a host,
+//!   two packets on the NIC); the ADI runs no protocol of its own on top.
 //!
 //! Arrival is a two-step conversation so that a channel can put the data *straight where it
 //! belongs*: the channel reads the envelope, asks the sink where the payload goes
@@ -28,6 +28,7 @@
 //! the FM 1.x interface with `fm1`). A new transport is a new implementation of this trait.
 
 use crate::envelope::Envelope;
+use nic_model::RegionKey;
 
 pub mod bip;
 mod counters;
@@ -80,25 +81,16 @@ impl Landing {
     pub const NOWHERE: Landing = Landing { ptr: std::ptr::null_mut(), cap: 0, token: u64::MAX };
 }
 
-/// A finished rendezvous data transfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The end of a large-message transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DataDone {
-    /// The receive posted with this request id has all its data.
-    Recv(u32),
-    /// The send started with this request id (the sender's wire id) has handed over all its
-    /// data.
+    /// The read started with `pull` for this receive (the ADI's request id) is over: the data
+    /// is in the buffer, or, with `Some(why)`, the sender's region was refused and nothing
+    /// was written.
+    Recv(u32, Option<String>),
+    /// The region exported for this send (its wire id) was read: the buffer is the sender's
+    /// again.
     Send(u32),
-}
-
-/// What a CTS tells the sender of a rendezvous message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cts {
-    /// The channel's ticket, from `post_data_recv` at the receiver.
-    pub ticket: u32,
-    /// The receive (the receiver's wire id).
-    pub rreq: u32,
-    /// The send (the sender's wire id), for `DataDone::Send`.
-    pub sreq: u32,
 }
 
 /// The ADI side of a channel: told of every arriving message and finished transfer.
@@ -126,49 +118,23 @@ pub trait Channel {
     /// (no buffer or credit; nothing was sent: try again after `poll`). Once `Ok(true)`,
     /// `payload` may be reused.
     fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], sink: &mut dyn Sink) -> Result<bool>;
-    /// Delivers arrived messages to `sink` and advances transfers; never blocks. True if
-    /// anything happened.
+    /// Delivers arrived messages and finished transfers to `sink`, and moves the transport
+    /// on; never blocks. True if anything happened.
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool>;
-    /// Prepares to receive `len` bytes of rendezvous data from `src` into `buf` for receive
-    /// request `rreq`; returns the ticket the sender needs (carried by the CTS), or `None` if the
-    /// channel has no room for another transfer yet (try again later).
+    /// Exports `len` bytes at `buf`, the data of a rendezvous send, for `dest` to read; the
+    /// key goes in the RTS. `DataDone::Send(sreq)` is delivered when `dest` has read it.
     ///
     /// # Safety
-    /// `buf` is valid for `len` bytes of writing until `DataDone::Recv(rreq)` is delivered.
-    unsafe fn post_data_recv(&mut self, src: usize, rreq: u32, buf: *mut u8, len: usize) -> Result<Option<u32>>;
-    /// Starts sending `len` bytes at `buf` to `dest`, for the receive whose CTS is `cts`;
-    /// `DataDone::Send(cts.sreq)` is delivered when `buf` may be reused.
+    /// `buf` is valid for `len` bytes of reading, unmodified, until then (or [`Channel::revoke`]).
+    unsafe fn export(&mut self, dest: usize, buf: *const u8, len: usize, sreq: u32) -> Result<RegionKey>;
+    /// Withdraws an export whose message was cancelled before any receive matched it.
+    fn revoke(&mut self, key: RegionKey) -> Result<()>;
+    /// Reads `len` bytes of `src`'s region `key` into `buf`, for receive `rreq`;
+    /// `DataDone::Recv(rreq, ..)` is delivered when it is over.
     ///
     /// # Safety
-    /// `buf` is valid for `len` bytes of reading until then.
-    unsafe fn start_data_send(&mut self, dest: usize, cts: Cts, buf: *const u8, len: usize, sink: &mut dyn Sink) -> Result<()>;
-    /// Starts a rendezvous transfer from the sender's side before any receive has matched,
-    /// for channels that can park a transfer until the receiver takes it (BIP does, with a long
-    /// message on a queue of its own). Returns the ticket the RTS carries, or `None` when the
-    /// channel cannot (the default): the ADI then waits for the receiver's CTS.
-    /// `DataDone::Send(sreq)` is delivered when `buf` may be reused.
-    ///
-    /// # Safety
-    /// `buf` is valid for `len` bytes of reading until then.
-    unsafe fn start_early_send(&mut self, dest: usize, sreq: u32, buf: *const u8, len: usize) -> Result<Option<u32>> {
-        let _ = (dest, sreq, buf, len);
-        Ok(None)
-    }
-    /// Receives the transfer that `start_early_send` started at `src` under `ticket`: at most
-    /// `len` bytes into `buf`, then `DataDone::Recv(rreq)`.
-    ///
-    /// # Safety
-    /// `buf` is valid for `len` bytes of writing until then.
-    unsafe fn post_early_recv(&mut self, src: usize, rreq: u32, ticket: u32, buf: *mut u8, len: usize) -> Result<()> {
-        let _ = (src, rreq, ticket, buf, len);
-        Err(ChannelError::Transport("this channel has no early sends".into()))
-    }
-    /// Takes and drops the transfer `src` started under `ticket` (its message was cancelled
-    /// before any receive matched it), so that the sender's side completes.
-    fn drop_early(&mut self, src: usize, ticket: u32) -> Result<()> {
-        let _ = (src, ticket);
-        Ok(())
-    }
+    /// `buf` is valid for `len` bytes of writing, and not otherwise accessed, until then.
+    unsafe fn pull(&mut self, src: usize, key: RegionKey, buf: *mut u8, len: usize, rreq: u32) -> Result<()>;
     /// Errors out if a peer that an operation waits for is dead (called by waiting loops now
     /// and then).
     fn check_peers(&mut self) -> Result<()>;
@@ -181,9 +147,17 @@ pub trait Channel {
     }
 }
 
+/// Hands a BIP rendezvous event to the sink: the channels' tokens are the ADI's request ids.
+pub(crate) fn deliver_event(sink: &mut dyn Sink, e: bip_core::Event) {
+    match e {
+        bip_core::Event::Exported { token } => sink.data_done(DataDone::Send(token as u32)),
+        bip_core::Event::Pulled { token, result } => sink.data_done(DataDone::Recv(token as u32, result.err().map(|e| e.to_string()))),
+    }
+}
+
 /// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
 pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
-    let nic = nic_model::AnyNic::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
+    let nic = nic_model::DeviceStack::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
     let eager = |default: usize| std::env::var("MPI_EAGER_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     Ok(match name {
         "bip" => {
@@ -191,7 +165,10 @@ pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
             let max = eager(ch.eager_max());
             Box::new(ch.with_eager_max(max))
         }
-        "fm" | "fm1" => Box::new(fm::FmChannel::new(nic, name == "fm1", eager(fm::DEFAULT_EAGER_MAX))?),
+        "fm" => Box::new(fm::FmChannel::new(nic, false, eager(fm::DEFAULT_EAGER_MAX))?),
+        // FM 1.x moves every message whole (staged, then handed to its handler): there is no
+        // rendezvous at this layer over it.
+        "fm1" => Box::new(fm::FmChannel::new(nic, true, eager(usize::MAX))?),
         other => return Err(OpenError::Unknown(other.to_string())),
     })
 }

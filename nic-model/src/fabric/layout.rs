@@ -3,6 +3,7 @@
 //! ```text
 //! offset 0          FabricHeader                (one page)
 //! page 1            RankBlock[nranks]           (256 bytes each: 4 cache lines)
+//! region_offset     RegionDesc[nranks][REGION_SLOTS]  (64 bytes each: one cache line)
 //! ring_offset       Ring[src][dst]              (ring_stride bytes each)
 //!                     line 0: RingConsumer      (written only by the receiver)
 //!                     slots[slots_per_ring]     (written only by the sender)
@@ -11,7 +12,9 @@
 //!
 //! One writer per cache line: a slot is written by the sender and only read by the receiver;
 //! the ring's consumer line is written by the receiver and read by the sender only when the
-//! sender's cached view of it says the ring is full.
+//! sender's cached view of it says the ring is full. A region descriptor is written by the
+//! rank that exported the region, except for the split-copy handshake (`assist_*`, see
+//! [`crate::region`]), which the one importer that claimed it writes.
 
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
 
@@ -22,7 +25,10 @@ pub const PAGE: usize = 4096;
 /// "NICFABR1" in little-endian.
 pub const FABRIC_MAGIC: u64 = u64::from_le_bytes(*b"NICFABR1");
 /// Layout version: bump on any change to the types in this module.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
+/// Region descriptors each rank publishes in the fabric (see [`crate::region`]); regions
+/// exported beyond these are served by the exporter itself over packets.
+pub const REGION_SLOTS: usize = 512;
 
 /// The first page of a fabric.
 #[repr(C)]
@@ -34,6 +40,7 @@ pub struct FabricHeader {
     pub job_key: [u8; 16],
     pub slots_per_ring: u32,
     pub slot_bytes: u32,
+    pub region_offset: u64,
     pub ring_offset: u64,
     pub ring_stride: u64,
     pub total_bytes: u64,
@@ -72,9 +79,39 @@ pub struct RankBlock {
     pub nic_rx_free: AtomicU64,
     pub host_rx_free: AtomicU64,
     _pad2: [u8; CACHE_LINE - 16],
-    _pad3: [u8; CACHE_LINE],
+    // line 3: rung by importers that ask this rank to copy part of a region for them; the
+    // rank compares it with the count it last saw on every device poll.
+    pub doorbell: AtomicU64,
+    _pad3: [u8; CACHE_LINE - 8],
 }
 const _: () = assert!(std::mem::size_of::<RankBlock>() == 4 * CACHE_LINE);
+
+/// A region a rank exported, as its importers see it: one cache line per region slot.
+///
+/// The exporter fills `addr`, `len` and `access`, then stores `key` (release); an importer
+/// reads `key` (acquire) and checks it against its cookie before it trusts the rest. Clearing
+/// `key` withdraws the region. The `assist_*` fields carry the split-copy handshake of
+/// [`crate::region`].
+#[repr(C, align(64))]
+pub struct RegionDesc {
+    /// 0 while the slot is free; otherwise the region's key.
+    pub key: AtomicU64,
+    pub addr: AtomicU64,
+    pub len: AtomicU64,
+    /// `region::Access` bits.
+    pub access: AtomicU32,
+    /// State of the split-copy handshake (`region::assist`).
+    pub assist: AtomicU32,
+    /// Where in the importer's memory the exporter's part goes.
+    pub assist_dst: AtomicU64,
+    /// The exporter's part: bytes `assist_from .. assist_from + assist_len` of the region.
+    pub assist_from: AtomicU64,
+    pub assist_len: AtomicU64,
+    /// The importer's rank.
+    pub assist_peer: AtomicU32,
+    _pad: [u8; 4],
+}
+const _: () = assert!(std::mem::size_of::<RegionDesc>() == CACHE_LINE);
 
 /// The receiver-owned line at the start of each ring.
 #[repr(C, align(64))]
@@ -108,6 +145,7 @@ pub struct Geometry {
     pub nranks: usize,
     pub slots_per_ring: usize,
     pub slot_bytes: usize,
+    pub region_offset: usize,
     pub ring_offset: usize,
     pub ring_stride: usize,
     pub total_bytes: usize,
@@ -130,10 +168,17 @@ impl Geometry {
             ));
         }
         let ranks_bytes = nranks * std::mem::size_of::<RankBlock>();
-        let ring_offset = round_up(PAGE + ranks_bytes, PAGE);
+        let region_offset = round_up(PAGE + ranks_bytes, PAGE);
+        let regions_bytes = nranks * REGION_SLOTS * std::mem::size_of::<RegionDesc>();
+        let ring_offset = round_up(region_offset + regions_bytes, PAGE);
         let ring_stride = round_up(CACHE_LINE + slots_per_ring * slot_bytes, PAGE);
         let total_bytes = ring_offset + nranks * nranks * ring_stride;
-        Ok(Geometry { nranks, slots_per_ring, slot_bytes, ring_offset, ring_stride, total_bytes })
+        Ok(Geometry { nranks, slots_per_ring, slot_bytes, region_offset, ring_offset, ring_stride, total_bytes })
+    }
+
+    /// Offset of slot `slot` of `rank`'s region descriptors.
+    pub fn region(&self, rank: usize, slot: usize) -> usize {
+        self.region_offset + (rank * REGION_SLOTS + slot) * std::mem::size_of::<RegionDesc>()
     }
 
     /// Offset of the ring carrying packets from `src` to `dst`.
@@ -159,6 +204,8 @@ mod tests {
     fn geometry_is_page_aligned_and_rejects_bad_shapes() {
         let g = Geometry::new(4, 64, 4096).unwrap();
         assert_eq!(g.ring_offset % PAGE, 0);
+        assert_eq!(g.region_offset % PAGE, 0);
+        assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.ring_offset);
         assert_eq!(g.ring_stride % PAGE, 0);
         assert_eq!(g.ring(1, 2), g.ring_offset + 6 * g.ring_stride);
         assert_eq!(g.mtu(), 4096 - 24);

@@ -40,6 +40,7 @@ impl Fabric {
             job_key: key,
             slots_per_ring: geo.slots_per_ring as u32,
             slot_bytes: geo.slot_bytes as u32,
+            region_offset: geo.region_offset as u64,
             ring_offset: geo.ring_offset as u64,
             ring_stride: geo.ring_stride as u64,
             total_bytes: geo.total_bytes as u64,
@@ -78,7 +79,7 @@ impl Fabric {
         }
         let geo = Geometry::new(h.nranks as usize, h.slots_per_ring as usize, h.slot_bytes as usize)
             .map_err(NicError::BadFabric)?;
-        if geo.total_bytes as u64 != h.total_bytes || geo.total_bytes > region.len() {
+        if geo.total_bytes as u64 != h.total_bytes || geo.region_offset as u64 != h.region_offset || geo.total_bytes > region.len() {
             return Err(NicError::BadFabric("fabric size does not match its header".into()));
         }
         if rank >= geo.nranks {
@@ -98,6 +99,12 @@ impl Fabric {
     pub fn rank_block(&self, rank: Rank) -> &RankBlock {
         assert!(rank < self.geo.nranks);
         self.region.at(layout::PAGE + rank * std::mem::size_of::<RankBlock>())
+    }
+
+    /// Region descriptor `slot` of `rank` (`slot < REGION_SLOTS`).
+    pub(crate) fn region_desc(&self, rank: Rank, slot: usize) -> &layout::RegionDesc {
+        assert!(rank < self.geo.nranks && slot < layout::REGION_SLOTS);
+        self.region.at(self.geo.region(rank, slot))
     }
 
     pub(crate) fn ring_consumer(&self, src: Rank, dst: Rank) -> &RingConsumer {

@@ -17,12 +17,12 @@
 //! (a corrupted packet may also be duplicated or delayed). The draws come from one random
 //! stream per (rank, source) seeded from [`FaultConfig::seed`]: the same sequence of packets
 //! meets the same faults run after run, and different ranks meet different faults. Transmission
-//! and single-copy transfers (`dma_read`) pass through untouched.
+//! and region transfers (single copies, which move no packets) pass through untouched.
 //!
 //! The configuration usually comes from the environment, for instance
 //! `MPI_NIC_FAULTS=drop=0.01,corrupt=0.02,dup=0.01,delay=0.01,seed=42` ([`FaultConfig::from_env`]).
 
-use super::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+use super::{forward_regions, poll_bytes, Capabilities, Device, PeerStatus};
 use crate::counters::Counters;
 use crate::error::{Rank, Result};
 use std::collections::VecDeque;
@@ -137,10 +137,9 @@ struct Held {
 struct Source {
     rng: fastrand::Rng,
     /// Fate of the packet at the head of the inner device's queue, drawn when first looked at
-    /// and kept until that packet is consumed (a token dropped unconsumed leaves it there).
+    /// and kept until that packet is taken (a poll that finds the queue empty keeps it).
     fate: Option<Fate>,
-    /// Copies due now, before anything else: duplicates, and copies whose token was dropped
-    /// without being consumed.
+    /// Copies due now, before anything else: duplicates.
     ready: VecDeque<Vec<u8>>,
     /// Delayed packets, oldest first.
     held: Vec<Held>,
@@ -252,82 +251,9 @@ impl<D: Device> FaultInjector<D> {
         let inner = self.inner.counters();
         self.counters = Counters { faults: inner.faults + self.faults, ..*inner };
     }
-
-    /// A token lending an owned copy from `src`.
-    fn owned(&mut self, src: Rank, data: Vec<u8>) -> FaultRxToken<'_, D> {
-        FaultRxToken { packet: Some(Packet::Owned(data)), source: &mut self.sources[src], counters: &mut self.counters }
-    }
-}
-
-/// A transmit buffer of a [`FaultInjector`]: the inner device's, untouched.
-pub struct FaultTxToken<'a, D: Device + 'a> {
-    inner: D::TxToken<'a>,
-    counters: &'a mut Counters,
-}
-
-impl<D: Device> TxToken for FaultTxToken<'_, D> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let r = self.inner.consume(len, f);
-        // Mirror what the inner device counted, until the next call re-reads its counters.
-        self.counters.packets_tx += 1;
-        self.counters.bytes_tx += len as u64;
-        r
-    }
-}
-
-/// A packet lent by a [`FaultInjector`].
-enum Packet<'a, D: Device + 'a> {
-    /// The inner device's packet, in place.
-    InPlace(D::RxToken<'a>),
-    /// A copy: corrupted, duplicated or released from delay.
-    Owned(Vec<u8>),
-}
-
-/// A received packet of a [`FaultInjector`]: either the inner device's packet in place or a
-/// copy. A copy whose token is dropped unconsumed is delivered again by the next `receive`.
-pub struct FaultRxToken<'a, D: Device + 'a> {
-    /// `None` once consumed.
-    packet: Option<Packet<'a, D>>,
-    source: &'a mut Source,
-    counters: &'a mut Counters,
-}
-
-impl<D: Device> RxToken for FaultRxToken<'_, D> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(mut self, f: F) -> R {
-        let r = match self.packet.take() {
-            Some(Packet::InPlace(token)) => {
-                let (len, r) = token.consume(|data| (data.len(), f(data)));
-                self.source.fate = None;
-                self.counters.packets_rx += 1;
-                self.counters.bytes_rx += len as u64;
-                r
-            }
-            Some(Packet::Owned(data)) => f(&data),
-            None => unreachable!("a token is consumed once"),
-        };
-        self.source.delivered();
-        r
-    }
-}
-
-impl<'a, D: Device + 'a> Drop for FaultRxToken<'a, D> {
-    fn drop(&mut self) {
-        if let Some(Packet::Owned(data)) = self.packet.take() {
-            self.source.ready.push_front(data);
-        }
-    }
 }
 
 impl<D: Device> Device for FaultInjector<D> {
-    type TxToken<'a>
-        = FaultTxToken<'a, D>
-    where
-        Self: 'a;
-    type RxToken<'a>
-        = FaultRxToken<'a, D>
-    where
-        Self: 'a;
-
     fn rank(&self) -> Rank {
         self.inner.rank()
     }
@@ -341,75 +267,23 @@ impl<D: Device> Device for FaultInjector<D> {
         Capabilities { reliable: caps.reliable && !self.cfg.is_active(), ..caps }
     }
 
-    fn transmit(&mut self, dest: Rank) -> Option<FaultTxToken<'_, D>> {
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let sent = self.inner.send(dest, len, fill);
         self.refresh();
-        let token = self.inner.transmit(dest)?;
-        Some(FaultTxToken { inner: token, counters: &mut self.counters })
+        sent
     }
 
-    fn receive(&mut self, src: Rank) -> Option<FaultRxToken<'_, D>> {
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        let got = self.poll_faulty(src, take);
         self.refresh();
-        let source = &mut self.sources[src];
-        source.tick();
-        if let Some(data) = source.next_due() {
-            return Some(self.owned(src, data));
-        }
-        // Drop or hold back packets until one is to be delivered now.
-        let mut fate = self.sources[src].fate(&self.cfg);
-        while fate.drop || fate.delay {
-            let token = self.inner.receive(src)?;
-            let source = &mut self.sources[src];
-            source.fate = None;
-            if fate.drop {
-                token.consume(|_| ());
-            } else {
-                let mut data = token.consume(<[u8]>::to_vec);
-                if fate.corrupt && source.corrupt(&mut data) {
-                    self.faults += 1;
-                }
-                if fate.duplicate {
-                    source.hold(data.clone());
-                    self.faults += 1;
-                }
-                source.hold(data);
-            }
-            self.faults += 1;
-            self.refresh();
-            fate = self.sources[src].fate(&self.cfg);
-        }
-        if fate.corrupt || fate.duplicate {
-            let mut data = self.inner.receive(src)?.consume(<[u8]>::to_vec);
-            let source = &mut self.sources[src];
-            source.fate = None;
-            if fate.corrupt && source.corrupt(&mut data) {
-                self.faults += 1;
-            }
-            if fate.duplicate {
-                source.ready.push_back(data.clone());
-                self.faults += 1;
-            }
-            self.refresh();
-            return Some(self.owned(src, data));
-        }
-        let token = self.inner.receive(src)?;
-        Some(FaultRxToken {
-            packet: Some(Packet::InPlace(token)),
-            source: &mut self.sources[src],
-            counters: &mut self.counters,
-        })
+        got
     }
 
-    fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()> {
-        let r = self.inner.dma_read(peer, remote, local, packet);
-        self.refresh();
-        r
+    fn progress(&mut self) -> bool {
+        self.inner.progress()
     }
 
-    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
-        let r = self.inner.dma_write(peer, remote, local);
-        self.refresh();
-        r
-    }
+    forward_regions!();
 
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         self.inner.peer_status(peer)
@@ -430,6 +304,61 @@ impl<D: Device> Device for FaultInjector<D> {
     fn finalize(&mut self) {
         self.inner.finalize();
         self.refresh();
+    }
+}
+
+impl<D: Device> FaultInjector<D> {
+    /// Delivers the next packet from `src` after the faults it draws: copies due (duplicates,
+    /// packets released from delay) first; then packets of the inner device, dropping or holding
+    /// back those that draw it, until one is to be delivered now. A packet that draws no fault
+    /// is lent in place.
+    fn poll_faulty(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        let source = &mut self.sources[src];
+        source.tick();
+        if let Some(data) = source.next_due() {
+            take(&data);
+            source.delivered();
+            return true;
+        }
+        loop {
+            let fate = self.sources[src].fate(&self.cfg);
+            if !(fate.drop || fate.delay || fate.corrupt || fate.duplicate) {
+                let got = self.inner.poll(src, take);
+                if got {
+                    let source = &mut self.sources[src];
+                    source.fate = None;
+                    source.delivered();
+                }
+                return got;
+            }
+            let Some(mut data) = poll_bytes(&mut self.inner, src) else { return false };
+            let source = &mut self.sources[src];
+            source.fate = None;
+            if fate.drop {
+                self.faults += 1;
+                continue;
+            }
+            if fate.corrupt && source.corrupt(&mut data) {
+                self.faults += 1;
+            }
+            if fate.duplicate {
+                self.faults += 1;
+            }
+            if fate.delay {
+                self.faults += 1;
+                if fate.duplicate {
+                    source.hold(data.clone());
+                }
+                source.hold(data);
+                continue;
+            }
+            if fate.duplicate {
+                source.ready.push_back(data.clone());
+            }
+            take(&data);
+            source.delivered();
+            return true;
+        }
     }
 }
 
@@ -456,9 +385,9 @@ mod tests {
     fn drain(inj: &mut FaultInjector<TestDevice>) -> Vec<Vec<u8>> {
         let (mut got, mut idle) = (Vec::new(), 0);
         while idle < 20 {
-            match inj.receive(SRC) {
-                Some(token) => {
-                    got.push(token.consume(<[u8]>::to_vec));
+            match poll_bytes(inj, SRC) {
+                Some(packet) => {
+                    got.push(packet);
                     idle = 0;
                 }
                 None => idle += 1,
@@ -535,7 +464,7 @@ mod tests {
     #[test]
     fn drop_rate_one_drops_everything() {
         let mut inj = injector(0, cfg("drop=1"));
-        assert!(inj.receive(SRC).is_none());
+        assert!(poll_bytes(&mut inj, SRC).is_none());
         assert_eq!(inj.inner().waiting(SRC), 0);
         assert_eq!(inj.counters().faults, 200);
         assert_eq!(inj.counters().packets_rx, 200);
@@ -585,28 +514,9 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_dropped_unconsumed_is_delivered_again() {
-        let mut inj = injector(0, cfg("corrupt=1"));
-        let first = inj.receive(SRC).unwrap().consume(<[u8]>::to_vec);
-        drop(inj.receive(SRC).unwrap());
-        let second = inj.receive(SRC).unwrap().consume(<[u8]>::to_vec);
-        assert_ne!(first, second);
-        assert_eq!(second.len(), packets()[1].len());
-        assert_eq!(drain(&mut inj).len(), 198);
-    }
-
-    #[test]
-    fn an_in_place_token_dropped_unconsumed_keeps_its_packet_and_fate() {
-        let mut inj = injector(0, cfg("seed=5"));
-        drop(inj.receive(SRC).unwrap());
-        assert_eq!(inj.inner().waiting(SRC), 200);
-        assert_eq!(drain(&mut inj), packets());
-    }
-
-    #[test]
-    fn transmit_passes_through_and_is_counted() {
+    fn sends_pass_through_and_are_counted() {
         let mut inj = injector(0, cfg("drop=1"));
-        inj.transmit(2).unwrap().consume(3, |b| b.copy_from_slice(b"abc"));
+        assert!(crate::phy::send_bytes(&mut inj, 2, b"abc"));
         assert_eq!(inj.inner().sent, vec![(2, b"abc".to_vec())]);
         assert_eq!((inj.counters().packets_tx, inj.counters().bytes_tx), (1, 3));
         assert!(!inj.capabilities().reliable);

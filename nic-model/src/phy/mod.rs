@@ -2,27 +2,37 @@
 //! around a device (in the manner of smoltcp's `phy` middleware).
 //!
 //! A protocol layer never copies into a staging buffer of its own to hand a packet to the NIC:
-//! [`Device::transmit`] lends it a token whose [`TxToken::consume`] gives a closure the packet
-//! buffer itself to write header and payload into, and [`Device::receive`] lends a token whose
-//! [`RxToken::consume`] shows the arrived packet in place. Wrappers implement `Device` over
-//! another `Device`:
+//! [`Device::send`] lends the closure it is given the packet buffer itself to write header and
+//! payload into, and [`Device::poll`] lends the arrived packet in place. Long data does not
+//! travel in packets at all: a process exports a buffer as a region ([`Device::register`]) and
+//! a peer reads it (or writes it) in one copy ([`Device::read_region`]), within the bounds and
+//! the permissions the exporter gave, until the exporter withdraws it.
+//!
+//! The trait is object safe, so that wrappers compose at run time: [`FaultInjector`] and
+//! [`PcapWriter`] wrap any `D: Device`, a `Box<dyn Device>` included, and
+//! [`crate::DeviceStack`] stacks whatever the environment asks for without naming every
+//! combination:
 //!
 //! * [`FaultInjector`]: drops, corrupts, duplicates and delays packets at seeded rates;
 //! * [`PcapWriter`]: writes every packet sent and received to a pcap file.
+//!
+//! Callers that know their device's type (the plain [`crate::Nic`] behind a `DeviceStack`)
+//! get the closures inlined: the `&mut dyn FnMut` a call passes is devirtualized once the
+//! device's method is inlined into the caller.
 
 mod fault;
 mod pcap;
 #[cfg(test)]
 pub(crate) mod test_device;
 
-pub use fault::{FaultConfig, FaultInjector, FaultRxToken, FaultTxToken, FAULTS_ENV};
+pub use fault::{FaultConfig, FaultInjector, FAULTS_ENV};
 pub use pcap::{
-    pcap_path_from_env, PcapRxToken, PcapTxToken, PcapWriter, PCAP_ENV, PSEUDO_HEADER_LEN, PSEUDO_HEADER_MAGIC,
-    PSEUDO_HEADER_VERSION,
+    pcap_path_from_env, PcapWriter, PCAP_ENV, PSEUDO_HEADER_LEN, PSEUDO_HEADER_MAGIC, PSEUDO_HEADER_VERSION,
 };
 
 use crate::counters::Counters;
-use crate::error::{Rank, Result};
+use crate::error::{NicError, Rank, Result};
+use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 
 /// What a device can do, for the protocol above to adapt to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,42 +55,88 @@ pub enum PeerStatus {
     Dead,
 }
 
-/// A per-process network interface.
+/// A per-process network interface: packets on fixed, in-order routes to every peer, and
+/// regions of memory exported to the job.
 pub trait Device {
-    type TxToken<'a>: TxToken
-    where
-        Self: 'a;
-    type RxToken<'a>: RxToken
-    where
-        Self: 'a;
-
     /// This process's rank.
     fn rank(&self) -> Rank;
     /// Processes in the job.
     fn nranks(&self) -> usize;
     fn capabilities(&self) -> Capabilities;
 
-    /// A packet buffer on the route to `dest`, or `None` while the route's buffers are all in
-    /// use (back-pressure: try again after receiving, nothing is dropped).
-    fn transmit(&mut self, dest: Rank) -> Option<Self::TxToken<'_>>;
+    /// Sends one packet of `len` bytes (at most the mtu) to `dest`: `fill` writes it straight
+    /// into the device's packet buffer. `false` while the route's buffers are all in use
+    /// (back-pressure: `fill` was not called and nothing was sent; try again after polling).
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
 
-    /// The next packet from `src`, if one has arrived (under a timing profile: if its modeled
-    /// arrival time has passed). Packets from one source arrive in the order they were sent.
-    fn receive(&mut self, src: Rank) -> Option<Self::RxToken<'_>>;
+    /// Lends the next packet from `src` to `take`, in place, then gives its buffer back to
+    /// the sender; `false` when none has arrived (under a timing profile: when its modeled
+    /// arrival time has not passed). Packets from one source arrive in the order sent.
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool;
 
-    /// Copies `local.len()` bytes from address `remote` in `peer`'s memory into `local` in one
-    /// copy (the modern equivalent of DMA from pinned user pages). `packet` is the packet size
-    /// the caller chose for this transfer; timing profiles model the pipeline with it.
-    /// Fails with `DmaNotPermitted` when the kernel refuses; the caller then uses packets.
-    fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()>;
+    /// Work the device does without a packet to hand over: on a shared-memory host, copying a
+    /// part of an exported region that an importer asked this process to write. Every waiting
+    /// loop of the layers above calls it; `true` if anything was done.
+    fn progress(&mut self) -> bool {
+        false
+    }
 
-    /// Copies `local` to address `remote` in `peer`'s memory in one copy: the sender's half of
-    /// a transfer that both ends copy at once (on two cores). Devices that model a NIC's DMA
-    /// engine, or cannot, refuse with `DmaNotPermitted` (the default); the caller then leaves
-    /// the copy to the receiver.
-    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
-        let _ = (remote, local);
-        Err(crate::NicError::DmaNotPermitted { rank: peer })
+    /// Exports `len` bytes at `addr` of this process's memory to the job, with `access`. The
+    /// region stays readable (or writable) by peers that present its key, within its bounds,
+    /// until [`Device::deregister`].
+    ///
+    /// # Safety
+    /// The `len` bytes at `addr` stay valid until the region is withdrawn; a writable region's
+    /// bytes may change under the program at any time until then.
+    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
+        let _ = (addr, len, access);
+        Err(NicError::Unsupported("exporting memory regions"))
+    }
+
+    /// Withdraws an exported region: from now on every access with its key is refused.
+    fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        Err(NicError::RegionRefused { rank: self.rank(), why: format!("{region} was never exported here") })
+    }
+
+    /// The bounds and permissions of `peer`'s region, if `key` names a region it exports now
+    /// (VMMC's import: a check that touches no data).
+    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+        let _ = key;
+        Err(NicError::NoSingleCopy { rank: peer })
+    }
+
+    /// Looks up one of this process's own regions (for a protocol that serves reads of it
+    /// with packets): its address and length, or why `key` is refused.
+    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
+        Err(NicError::RegionRefused { rank: self.rank(), why: format!("{key} was never exported here") })
+    }
+
+    /// Starts copying `len` bytes from byte `offset` of `peer`'s region `key` into `local`,
+    /// in one copy. `Transfer::Done` when the bytes are in place; `Transfer::Pending(id)`
+    /// when part of them is still being copied (ask [`Device::poll_transfer`]). Refused,
+    /// with nothing read, when the key names no live region of `peer`, the range is outside
+    /// it, or it is not readable. `NoSingleCopy` when this device cannot reach the peer's
+    /// memory (the caller then asks the exporter for the data with packets).
+    ///
+    /// # Safety
+    /// `local` is valid for `len` bytes of writing, not otherwise accessed, until the
+    /// transfer is done.
+    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+        let _ = (key, offset, local, len);
+        Err(NicError::NoSingleCopy { rank: peer })
+    }
+
+    /// Copies `local` into byte `offset` of `peer`'s writable region `key` in one copy
+    /// (VMMC's deliberate update). Refused, with nothing written, as `read_region` is.
+    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+        let _ = (key, offset, local);
+        Err(NicError::NoSingleCopy { rank: peer })
+    }
+
+    /// Whether pending transfer `id` is done; once it says `true` (or fails), `id` is spent.
+    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
+        let _ = id;
+        Err(NicError::Unsupported("transfers that complete later"))
     }
 
     /// Whether `peer` is still there. Cheap enough for a blocked caller to ask every few
@@ -107,14 +163,118 @@ pub trait Device {
     fn finalize(&mut self);
 }
 
-/// A lent transmit buffer.
-pub trait TxToken {
-    /// Lets `f` write a packet of `len` bytes (at most the mtu) into the buffer, then sends it.
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R;
+/// Sends a packet that is a copy of `bytes` (for tests and tools: protocols write their
+/// packets in place through [`Device::send`]).
+pub fn send_bytes(dev: &mut (impl Device + ?Sized), dest: Rank, bytes: &[u8]) -> bool {
+    dev.send(dest, bytes.len(), &mut |buf| buf.copy_from_slice(bytes))
 }
 
-/// A lent received packet.
-pub trait RxToken {
-    /// Shows the packet to `f`, then gives the buffer back to the sender.
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R;
+/// Takes the next packet from `src` as an owned copy, if one has arrived (for tests and tools).
+pub fn poll_bytes(dev: &mut (impl Device + ?Sized), src: Rank) -> Option<Vec<u8>> {
+    let mut got = None;
+    dev.poll(src, &mut |p| got = Some(p.to_vec()));
+    got
 }
+
+/// A boxed device is a device: this is how wrappers stack at run time.
+impl<D: Device + ?Sized> Device for Box<D> {
+    #[inline]
+    fn rank(&self) -> Rank {
+        (**self).rank()
+    }
+    #[inline]
+    fn nranks(&self) -> usize {
+        (**self).nranks()
+    }
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+    #[inline]
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        (**self).send(dest, len, fill)
+    }
+    #[inline]
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        (**self).poll(src, take)
+    }
+    #[inline]
+    fn progress(&mut self) -> bool {
+        (**self).progress()
+    }
+    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { (**self).register(addr, len, access) }
+    }
+    fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        (**self).deregister(region)
+    }
+    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+        (**self).import(peer, key)
+    }
+    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
+        (**self).local_region(key)
+    }
+    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { (**self).read_region(peer, key, offset, local, len) }
+    }
+    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+        (**self).write_region(peer, key, offset, local)
+    }
+    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
+        (**self).poll_transfer(id)
+    }
+    fn peer_status(&self, peer: Rank) -> PeerStatus {
+        (**self).peer_status(peer)
+    }
+    fn counters(&self) -> &Counters {
+        (**self).counters()
+    }
+    fn profile(&self) -> Option<&crate::timing::Profile> {
+        (**self).profile()
+    }
+    fn set_protocol_header(&mut self, bytes: usize) {
+        (**self).set_protocol_header(bytes)
+    }
+    fn finalize(&mut self) {
+        (**self).finalize()
+    }
+}
+
+/// Implements the region methods of a wrapper by passing them to the wrapped device
+/// (`self.inner`): wrappers act on packets, regions go through them untouched.
+macro_rules! forward_regions {
+    () => {
+        unsafe fn register(&mut self, addr: usize, len: usize, access: $crate::region::Access) -> $crate::error::Result<$crate::region::RegionKey> {
+            // SAFETY: the caller's contract is passed on.
+            unsafe { self.inner.register(addr, len, access) }
+        }
+        fn deregister(&mut self, region: $crate::region::RegionKey) -> $crate::error::Result<()> {
+            self.inner.deregister(region)
+        }
+        fn import(&mut self, peer: $crate::error::Rank, key: $crate::region::RegionKey) -> $crate::error::Result<$crate::region::RegionInfo> {
+            self.inner.import(peer, key)
+        }
+        fn local_region(&self, key: $crate::region::RegionKey) -> $crate::error::Result<$crate::region::RegionInfo> {
+            self.inner.local_region(key)
+        }
+        unsafe fn read_region(
+            &mut self,
+            peer: $crate::error::Rank,
+            key: $crate::region::RegionKey,
+            offset: usize,
+            local: *mut u8,
+            len: usize,
+        ) -> $crate::error::Result<$crate::region::Transfer> {
+            // SAFETY: the caller's contract is passed on.
+            unsafe { self.inner.read_region(peer, key, offset, local, len) }
+        }
+        fn write_region(&mut self, peer: $crate::error::Rank, key: $crate::region::RegionKey, offset: usize, local: &[u8]) -> $crate::error::Result<()> {
+            self.inner.write_region(peer, key, offset, local)
+        }
+        fn poll_transfer(&mut self, id: $crate::region::TransferId) -> $crate::error::Result<bool> {
+            self.inner.poll_transfer(id)
+        }
+    };
+}
+pub(crate) use forward_regions;

@@ -2,7 +2,7 @@
 //!
 //! [`PcapWriter`] records each packet this rank transmits (as the layer above wrote it) and
 //! each packet it receives (as the layer above saw it, so after any fault injection below).
-//! Single-copy transfers (`dma_read`) move no packets and are not recorded.
+//! Region transfers (single copies) move no packets and are not recorded.
 //!
 //! The file is a classic pcap file (not pcapng) with link type `USER0` (147), microsecond
 //! wall-clock timestamps, in the host's byte order. Every record is a 16-byte pseudo-header
@@ -47,7 +47,7 @@
 //! [`PcapWriter::from_env`] turns tracing on from `MPI_NIC_PCAP=PREFIX`, writing to
 //! `PREFIX.rank<N>.pcap`.
 
-use super::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+use super::{forward_regions, Capabilities, Device, PeerStatus};
 use crate::counters::Counters;
 use crate::error::{Rank, Result};
 use pcap_file::pcap::{PcapHeader, PcapPacket};
@@ -232,52 +232,7 @@ impl<D: Device> PcapWriter<D> {
     }
 }
 
-/// A transmit buffer of a [`PcapWriter`]: the inner device's, recorded once written.
-pub struct PcapTxToken<'a, D: Device + 'a> {
-    inner: D::TxToken<'a>,
-    trace: &'a mut Trace,
-    dest: Rank,
-}
-
-impl<D: Device> TxToken for PcapTxToken<'_, D> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let (trace, dest) = (self.trace, self.dest);
-        self.inner.consume(len, |buf| {
-            let r = f(buf);
-            trace.write(Direction::Tx, trace.rank, dest, buf);
-            r
-        })
-    }
-}
-
-/// A received packet of a [`PcapWriter`]: the inner device's, recorded as shown.
-pub struct PcapRxToken<'a, D: Device + 'a> {
-    inner: D::RxToken<'a>,
-    trace: &'a mut Trace,
-    src: Rank,
-}
-
-impl<D: Device> RxToken for PcapRxToken<'_, D> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let (trace, src) = (self.trace, self.src);
-        self.inner.consume(|data| {
-            let r = f(data);
-            trace.write(Direction::Rx, src, trace.rank, data);
-            r
-        })
-    }
-}
-
 impl<D: Device> Device for PcapWriter<D> {
-    type TxToken<'a>
-        = PcapTxToken<'a, D>
-    where
-        Self: 'a;
-    type RxToken<'a>
-        = PcapRxToken<'a, D>
-    where
-        Self: 'a;
-
     fn rank(&self) -> Rank {
         self.inner.rank()
     }
@@ -290,23 +245,27 @@ impl<D: Device> Device for PcapWriter<D> {
         self.inner.capabilities()
     }
 
-    fn transmit(&mut self, dest: Rank) -> Option<PcapTxToken<'_, D>> {
-        let inner = self.inner.transmit(dest)?;
-        Some(PcapTxToken { inner, trace: &mut self.trace, dest })
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let trace = &mut self.trace;
+        self.inner.send(dest, len, &mut |buf| {
+            fill(buf);
+            trace.write(Direction::Tx, trace.rank, dest, buf);
+        })
     }
 
-    fn receive(&mut self, src: Rank) -> Option<PcapRxToken<'_, D>> {
-        let inner = self.inner.receive(src)?;
-        Some(PcapRxToken { inner, trace: &mut self.trace, src })
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        let trace = &mut self.trace;
+        self.inner.poll(src, &mut |data| {
+            take(data);
+            trace.write(Direction::Rx, src, trace.rank, data);
+        })
     }
 
-    fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()> {
-        self.inner.dma_read(peer, remote, local, packet)
+    fn progress(&mut self) -> bool {
+        self.inner.progress()
     }
 
-    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
-        self.inner.dma_write(peer, remote, local)
-    }
+    forward_regions!();
 
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         self.inner.peer_status(peer)
@@ -381,11 +340,11 @@ mod tests {
     }
 
     fn send(dev: &mut impl Device, dest: Rank, payload: &[u8]) {
-        dev.transmit(dest).unwrap().consume(payload.len(), |b| b.copy_from_slice(payload));
+        assert!(crate::phy::send_bytes(dev, dest, payload));
     }
 
     fn recv(dev: &mut impl Device, src: Rank) -> Vec<u8> {
-        dev.receive(src).unwrap().consume(<[u8]>::to_vec)
+        crate::phy::poll_bytes(dev, src).unwrap()
     }
 
     #[test]
@@ -400,7 +359,7 @@ mod tests {
         assert_eq!(recv(&mut w, 0), big);
         w.inner_mut().push(1, b"xyz");
         assert_eq!(recv(&mut w, 1), b"xyz");
-        assert!(w.receive(1).is_none());
+        assert!(crate::phy::poll_bytes(&mut w, 1).is_none());
         assert_eq!(w.counters().packets_tx, 3);
         let dev = w.into_inner();
         assert_eq!(dev.sent.len(), 3);

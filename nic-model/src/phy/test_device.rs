@@ -4,9 +4,9 @@
 //! [`TestDevice::push`]. A packet transmitted to the device's own rank loops back into that
 //! rank's queue; every transmitted packet is also recorded in [`TestDevice::sent`].
 
-use super::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+use super::{Capabilities, Device, PeerStatus};
 use crate::counters::Counters;
-use crate::error::{NicError, Rank, Result};
+use crate::error::Rank;
 use std::collections::VecDeque;
 
 /// A loopback device with one receive queue per source.
@@ -44,46 +44,7 @@ impl TestDevice {
     }
 }
 
-/// A transmit buffer of a [`TestDevice`].
-pub(crate) struct TestTxToken<'a> {
-    dev: &'a mut TestDevice,
-    dest: Rank,
-}
-
-/// The packet at the head of a source's queue; it leaves the queue only when consumed.
-pub(crate) struct TestRxToken<'a> {
-    dev: &'a mut TestDevice,
-    src: Rank,
-}
-
-impl TxToken for TestTxToken<'_> {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        assert!(len <= self.dev.mtu, "packet of {len} bytes exceeds the mtu");
-        let mut buf = vec![0; len];
-        let r = f(&mut buf);
-        if self.dest == self.dev.rank {
-            self.dev.inbox[self.dest].push_back(buf.clone());
-        }
-        self.dev.sent.push((self.dest, buf));
-        self.dev.counters.packets_tx += 1;
-        self.dev.counters.bytes_tx += len as u64;
-        r
-    }
-}
-
-impl RxToken for TestRxToken<'_> {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let packet = self.dev.inbox[self.src].pop_front().expect("token for a queued packet");
-        self.dev.counters.packets_rx += 1;
-        self.dev.counters.bytes_rx += packet.len() as u64;
-        f(&packet)
-    }
-}
-
 impl Device for TestDevice {
-    type TxToken<'a> = TestTxToken<'a>;
-    type RxToken<'a> = TestRxToken<'a>;
-
     fn rank(&self) -> Rank {
         self.rank
     }
@@ -96,20 +57,25 @@ impl Device for TestDevice {
         Capabilities { mtu: self.mtu, reliable: true }
     }
 
-    fn transmit(&mut self, dest: Rank) -> Option<TestTxToken<'_>> {
-        Some(TestTxToken { dev: self, dest })
-    }
-
-    fn receive(&mut self, src: Rank) -> Option<TestRxToken<'_>> {
-        if self.inbox[src].is_empty() {
-            None
-        } else {
-            Some(TestRxToken { dev: self, src })
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        assert!(len <= self.mtu, "packet of {len} bytes exceeds the mtu");
+        let mut buf = vec![0; len];
+        fill(&mut buf);
+        if dest == self.rank {
+            self.inbox[dest].push_back(buf.clone());
         }
+        self.sent.push((dest, buf));
+        self.counters.packets_tx += 1;
+        self.counters.bytes_tx += len as u64;
+        true
     }
 
-    fn dma_read(&mut self, peer: Rank, _remote: usize, _local: &mut [u8], _packet: usize) -> Result<()> {
-        Err(NicError::DmaNotPermitted { rank: peer })
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        let Some(packet) = self.inbox[src].pop_front() else { return false };
+        self.counters.packets_rx += 1;
+        self.counters.bytes_rx += packet.len() as u64;
+        take(&packet);
+        true
     }
 
     fn peer_status(&self, _peer: Rank) -> PeerStatus {

@@ -1,12 +1,15 @@
-//! The per-process NIC: the rings to and from every peer, the single-copy engine, the timing
-//! model, the counters.
+//! The per-process NIC on one host: the rings to and from every peer, the exported regions and
+//! the single-copy engine that reads and writes peers' regions ([`regions`]), the timing model,
+//! the counters.
+
+mod regions;
 
 use crate::counters::Counters;
-use crate::dma;
 use crate::error::{NicError, Rank, Result};
 use crate::fabric::layout::rank_state;
 use crate::fabric::Fabric;
-use crate::phy::{Capabilities, Device, PeerStatus, RxToken, TxToken};
+use crate::phy::{Capabilities, Device, PeerStatus};
+use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
 use crate::wire::ring::{RxRing, TxRing};
 use std::sync::atomic::Ordering;
@@ -14,8 +17,17 @@ use std::sync::atomic::Ordering;
 /// Environment variable naming the timing profile (`native` when unset).
 pub const PROFILE_ENV: &str = "MPI_NIC_PROFILE";
 /// Environment variable that turns the single-copy engine off (`MPI_NIC_DMA=off`), forcing
-/// the packet path; for tests and for comparing the two paths.
+/// the packet path; for tests and for comparing the two paths. `MPI_NIC_DMA=read` keeps
+/// reads but refuses to write into peers, so that every split copy is left to the importer.
 pub const DMA_ENV: &str = "MPI_NIC_DMA";
+/// Environment variable with the smallest read that is split between importer and exporter
+/// (bytes; 0 turns splitting off). See [`crate::region`].
+pub const SPLIT_ENV: &str = "MPI_NIC_SPLIT_MIN";
+/// Reads from this size up are copied by both ends at once. Measured with `layers --layers
+/// bip`, alternating `BIP_SPLIT_MIN=0` and `8192` when splitting was BIP's: even at 12 KiB,
+/// ahead from 16 KiB (one-way 3.2-3.7 -> 2.9-3.7 us; 24 KiB 3.9-4.5 -> 3.2-4.0; 1 MiB 92-97
+/// -> 51-61 us; 4 MiB 650-720 -> 270-310 us).
+pub const DEFAULT_SPLIT_MIN: usize = 16 * 1024;
 
 /// One process's network interface.
 pub struct Nic {
@@ -24,13 +36,11 @@ pub struct Nic {
     tx: Vec<TxRing>,
     rx: Vec<RxRing>,
     stalled: Vec<bool>,
+    regions: regions::Regions,
     fabric: Fabric,
     rank: Rank,
     nranks: usize,
     profile: Option<Box<Profile>>,
-    dma_enabled: bool,
-    /// `dma_write` allowed (`MPI_NIC_DMA=read` refuses it, for tests).
-    dma_write_enabled: bool,
     counters: Counters,
     finalized: bool,
     /// Leading bytes of each packet the timing model counts as the modeled wire header.
@@ -45,14 +55,20 @@ impl Nic {
         let (fabric, rank) = Fabric::from_env()?;
         let profile = Profile::load(&std::env::var(PROFILE_ENV).unwrap_or_default())?;
         let dma = std::env::var(DMA_ENV).unwrap_or_default();
-        let dma_enabled = !matches!(dma.as_str(), "off" | "0" | "no");
-        let mut nic = Nic::attach(fabric, rank, profile, dma_enabled)?;
-        // `read`: single-copy reads only (tests the path where a sender cannot write).
-        nic.dma_write_enabled = dma_enabled && dma != "read";
-        Ok(nic)
+        let split_min = match std::env::var(SPLIT_ENV) {
+            Ok(v) => v.parse().map_err(|_| NicError::Config(format!("{SPLIT_ENV}={v:?} is not a number of bytes")))?,
+            Err(_) => DEFAULT_SPLIT_MIN,
+        };
+        let engine = regions::Engine {
+            read: !matches!(dma.as_str(), "off" | "0" | "no"),
+            // `read`: single-copy reads only (tests the path where an exporter cannot write).
+            write: !matches!(dma.as_str(), "off" | "0" | "no" | "read"),
+            split_min,
+        };
+        Nic::attach(fabric, rank, profile, engine)
     }
 
-    fn attach(fabric: Fabric, rank: Rank, profile: Option<Profile>, dma_enabled: bool) -> Result<Nic> {
+    fn attach(fabric: Fabric, rank: Rank, profile: Option<Profile>, engine: regions::Engine) -> Result<Nic> {
         let n = fabric.geometry().nranks;
         // Every rank of a job attaches to this host's shared-memory fabric.
         crate::wait::note_ranks_on_host(n);
@@ -66,23 +82,24 @@ impl Nic {
         }
         // SAFETY: getpid has no preconditions.
         block.pid.store(unsafe { libc::getpid() }, Ordering::Release);
-        dma::allow_peers();
+        crate::dma::allow_peers();
         // SAFETY: this process is the only one attached as `rank` (checked above), so it owns
         // the send end of every ring `rank -> *` and the receive end of every ring `* -> rank`;
         // the rings live in `fabric`, which the Nic owns and drops after them.
         let tx = (0..n).map(|d| unsafe { TxRing::new(&fabric, rank, d) }).collect();
         let rx = (0..n).map(|s| unsafe { RxRing::new(&fabric, s, rank) }).collect();
+        let seed = fabric.header().fault_seed ^ (rank as u64).rotate_left(32) ^ u64::from(std::process::id());
+        let regions = regions::Regions::new(seed, engine, &fabric, rank);
         tracing::debug!(target: "nic", rank, nranks = n, profile = profile.as_ref().map(|p| p.name.as_str()).unwrap_or("native"), "NIC attached");
         Ok(Nic {
             tx,
             rx,
             stalled: vec![false; n],
+            regions,
             fabric,
             rank,
             nranks: n,
             profile: profile.map(Box::new),
-            dma_enabled,
-            dma_write_enabled: dma_enabled,
             counters: Counters::default(),
             finalized: false,
             protocol_header: 0,
@@ -107,6 +124,7 @@ impl Nic {
 
 impl Drop for Nic {
     fn drop(&mut self) {
+        self.regions.withdraw_all(&self.fabric, self.rank);
         // Leaving without finalizing is a death as far as peers are concerned.
         if !self.finalized {
             self.fabric.rank_block(self.rank).state.store(rank_state::DEAD, Ordering::Release);
@@ -114,64 +132,7 @@ impl Drop for Nic {
     }
 }
 
-/// A transmit buffer of a [`Nic`].
-pub struct NicTxToken<'a> {
-    nic: &'a mut Nic,
-    dest: Rank,
-}
-
-/// A received packet of a [`Nic`], still in its slot.
-pub struct NicRxToken<'a> {
-    nic: &'a mut Nic,
-    src: Rank,
-    len: usize,
-}
-
-impl TxToken for NicTxToken<'_> {
-    #[inline]
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let nic = self.nic;
-        let ring = &mut nic.tx[self.dest];
-        // SAFETY: `transmit` checked `has_room()`, and this token holds the NIC exclusively
-        // until the slot is published below.
-        let buf = unsafe { ring.payload() };
-        assert!(len <= buf.len(), "packet of {len} bytes exceeds the mtu of {}", buf.len());
-        let r = f(&mut buf[..len]);
-        let deliver_at = match &nic.profile {
-            None => 0,
-            Some(p) => p.schedule(
-                nic.fabric.rank_block(nic.rank),
-                nic.fabric.rank_block(self.dest),
-                len.saturating_sub(nic.protocol_header),
-                now_ns(),
-            ),
-        };
-        // SAFETY: as above; `len` is within the mtu (asserted).
-        unsafe { ring.publish(len, nic.rank, deliver_at) };
-        nic.counters.packets_tx += 1;
-        nic.counters.bytes_tx += len as u64;
-        r
-    }
-}
-
-impl RxToken for NicRxToken<'_> {
-    #[inline]
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let ring = &mut self.nic.rx[self.src];
-        // SAFETY: `receive` saw this packet published with this length; it stays ours until
-        // `release`.
-        let r = f(unsafe { ring.payload(self.len) });
-        ring.release();
-        self.nic.counters.packets_rx += 1;
-        self.nic.counters.bytes_rx += self.len as u64;
-        r
-    }
-}
-
 impl Device for Nic {
-    type TxToken<'a> = NicTxToken<'a>;
-    type RxToken<'a> = NicRxToken<'a>;
-
     fn rank(&self) -> Rank {
         self.rank
     }
@@ -185,56 +146,94 @@ impl Device for Nic {
     }
 
     #[inline]
-    fn transmit(&mut self, dest: Rank) -> Option<NicTxToken<'_>> {
-        if self.tx[dest].has_room() {
-            if self.stalled[dest] {
-                self.stalled[dest] = false;
-            }
-            Some(NicTxToken { nic: self, dest })
-        } else {
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let ring = &mut self.tx[dest];
+        if !ring.has_room() {
             if !self.stalled[dest] {
                 self.stalled[dest] = true;
                 self.counters.stalls += 1;
                 tracing::trace!(target: "nic", dest, "route full, sender stalls");
             }
-            None
+            return false;
         }
+        self.stalled[dest] = false;
+        // SAFETY: `has_room()` said the next slot is free, and we publish it before the ring
+        // is used again.
+        let buf = unsafe { ring.payload() };
+        assert!(len <= buf.len(), "packet of {len} bytes exceeds the mtu of {}", buf.len());
+        fill(&mut buf[..len]);
+        let deliver_at = match &self.profile {
+            None => 0,
+            Some(p) => p.schedule(
+                self.fabric.rank_block(self.rank),
+                self.fabric.rank_block(dest),
+                len.saturating_sub(self.protocol_header),
+                now_ns(),
+            ),
+        };
+        // SAFETY: as above; `len` is within the mtu (asserted).
+        unsafe { self.tx[dest].publish(len, self.rank, deliver_at) };
+        self.counters.packets_tx += 1;
+        self.counters.bytes_tx += len as u64;
+        true
     }
 
     #[inline]
-    fn receive(&mut self, src: Rank) -> Option<NicRxToken<'_>> {
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
         let ring = &mut self.rx[src];
-        let a = ring.peek()?;
+        let Some(a) = ring.peek() else { return false };
         if a.deliver_at != 0 && a.deliver_at > now_ns() {
             ring.publish();
-            return None;
+            return false;
         }
-        Some(NicRxToken { nic: self, src, len: a.len })
+        // SAFETY: `peek` saw this packet published with this length; it stays ours until
+        // `release`.
+        take(unsafe { ring.payload(a.len) });
+        ring.release();
+        self.counters.packets_rx += 1;
+        self.counters.bytes_rx += a.len as u64;
+        true
     }
 
-    fn dma_read(&mut self, peer: Rank, remote: usize, local: &mut [u8], packet: usize) -> Result<()> {
-        if !self.dma_enabled {
-            return Err(NicError::DmaNotPermitted { rank: peer });
+    #[inline]
+    fn progress(&mut self) -> bool {
+        if !self.regions.doorbell_rang(&self.fabric, self.rank) {
+            return false;
         }
-        let _span = tracing::trace_span!(target: "nic", "dma_read", peer, len = local.len()).entered();
+        self.regions.serve_assists(&self.fabric, self.rank, &mut self.counters)
+    }
+
+    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
+        Ok(self.regions.register(&self.fabric, self.rank, RegionInfo { addr, len, access }))
+    }
+
+    fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        self.regions.deregister(&self.fabric, self.rank, region)
+    }
+
+    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+        self.check_peer(peer)?;
+        regions::import(&self.fabric, peer, key)
+    }
+
+    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
+        self.regions.local(self.rank, key)
+    }
+
+    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+        self.check_peer(peer)?;
+        let _span = tracing::trace_span!(target: "nic", "read_region", peer, len).entered();
         let start = now_ns();
-        let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
-        if let Err(e) = dma::read_from(pid, remote, local) {
-            let e = dma_error(peer, "single-copy transfer (process_vm_readv)", e);
-            if matches!(e, NicError::DmaNotPermitted { .. }) {
-                tracing::debug!(target: "nic", peer, "single-copy refused by the kernel; using packets");
-                self.dma_enabled = false;
-            }
-            return Err(e);
-        }
-        self.counters.dma_ops += 1;
-        self.counters.dma_bytes += local.len() as u64;
+        let read = regions::Read { peer, key, offset, local, len };
+        let split = self.profile.is_none();
+        // SAFETY: the caller's contract is passed on.
+        let t = unsafe { self.regions.read(&self.fabric, self.rank, read, split, &mut self.counters)? };
         if let Some(p) = &self.profile {
             // The data moved at memory speed; now wait for the modeled pipeline of packets.
             let (src, dst) = (self.fabric.rank_block(peer), self.fabric.rank_block(self.rank));
-            let packet = packet.max(1);
+            let packet = crate::timing::PacketSizer::for_profile(Some(p)).packet_size(len, usize::MAX).max(1);
             let mut done_at = start;
-            let mut left = local.len();
+            let mut left = len;
             while left > 0 {
                 let l = left.min(packet);
                 done_at = p.schedule(src, dst, l, start);
@@ -244,26 +243,16 @@ impl Device for Nic {
                 std::hint::spin_loop();
             }
         }
-        Ok(())
+        Ok(t)
     }
 
-    fn dma_write(&mut self, peer: Rank, remote: usize, local: &[u8]) -> Result<()> {
-        // Under a timing profile transfers are the modeled NIC's, pulled by the receiver.
-        if !(self.dma_enabled && self.dma_write_enabled) || self.profile.is_some() {
-            return Err(NicError::DmaNotPermitted { rank: peer });
-        }
-        let _span = tracing::trace_span!(target: "nic", "dma_write", peer, len = local.len()).entered();
-        let pid = self.fabric.rank_block(peer).pid.load(Ordering::Acquire);
-        if let Err(e) = dma::write_to(pid, remote, local) {
-            let e = dma_error(peer, "single-copy transfer (process_vm_writev)", e);
-            if matches!(e, NicError::DmaNotPermitted { .. }) {
-                self.dma_write_enabled = false;
-            }
-            return Err(e);
-        }
-        self.counters.dma_ops += 1;
-        self.counters.dma_bytes += local.len() as u64;
-        Ok(())
+    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+        self.check_peer(peer)?;
+        self.regions.write(&self.fabric, peer, key, offset, local, &mut self.counters)
+    }
+
+    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
+        self.regions.poll_transfer(&self.fabric, id, &mut self.counters)
     }
 
     fn peer_status(&self, peer: Rank) -> PeerStatus {
@@ -307,12 +296,11 @@ impl Device for Nic {
     }
 }
 
-/// What a failed single-copy call to `peer` means: refused by the kernel (`EPERM`), the peer
-/// gone (`ESRCH`), or another OS error while doing `what`.
-fn dma_error(peer: Rank, what: &'static str, e: std::io::Error) -> NicError {
-    match e.raw_os_error() {
-        Some(libc::EPERM) => NicError::DmaNotPermitted { rank: peer },
-        Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
-        _ => NicError::Os { what, source: e },
+impl Nic {
+    fn check_peer(&self, peer: Rank) -> Result<()> {
+        if peer >= self.nranks {
+            return Err(NicError::BadRank { rank: peer, nranks: self.nranks });
+        }
+        Ok(())
     }
 }

@@ -1,0 +1,329 @@
+//! The progress engine: the one place where a process waits, and the one function that moves
+//! everything on (MPICH's `MPID_Progress_wait`/`test`, Open MPI's `opal_progress`).
+//!
+//! ```text
+//!   every blocking MPI call, every Test/Wait ──▶ Engine::block_on / Engine::test
+//!                                                   │ one turn = Engine::progress:
+//!                                                   ├─ Adi::progress: the channel polls the
+//!                                                   │   devices once, arrivals are matched,
+//!                                                   │   rendezvous reads start and end, sends go
+//!                                                   ├─ every Operation in flight (nonblocking
+//!                                                   │   collectives, ...) moves on; those done
+//!                                                   │   complete their requests
+//!                                                   └─ every registered Hook (windows, files,
+//!                                                       generalized requests, sockets, ...)
+//!                                                  nothing happened: back off (spin, yield,
+//!                                                  nap) and now and then check the peers
+//! ```
+//!
+//! Because a rank blocked anywhere turns the same crank, it always moves all of its
+//! operations on: a rank blocked in `MPI_Recv`, or looping on `MPI_Test` of one request,
+//! still forwards its share of a nonblocking collective the others wait for (MPI 3.1 §3.5,
+//! §5.12). The waiting policy (spin briefly, then yield, then nap when ranks outnumber cores;
+//! peers checked every 100 ms) lives here once. Under `MPI_THREAD_MULTIPLE` this is where one
+//! thread would be let in at a time.
+//!
+//! Layers above plug in two ways: an [`Operation`] is one request's worth of work, started
+//! with [`Engine::start`] and polled until it completes its request; a [`Hook`] is a subsystem
+//! with work of its own (a one-sided window's passive target, a file's aggregator), registered
+//! once with [`Engine::register`] and polled on every turn.
+
+use crate::adi::{Adi, AdiError, DirectState, ReqId, Result, SendMode, Standing, Status};
+use nic_model::wait::Backoff;
+use std::any::Any;
+use std::time::{Duration, Instant};
+
+/// One request's worth of work that the engine advances on every turn (a nonblocking
+/// collective's schedule). It may start and test point-to-point operations, and must never
+/// wait.
+pub trait Operation {
+    /// Moves the operation on as far as it goes without waiting; `Some(status)` once it is
+    /// over (its request then completes with that status).
+    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>>;
+}
+
+/// A subsystem with work of its own, polled on every turn of the engine.
+pub trait Hook: Any {
+    /// Moves the subsystem on without waiting; `true` if anything happened.
+    fn progress(&mut self, p2p: &mut Adi) -> Result<bool>;
+    /// Whether the subsystem still has work that finalize must wait for.
+    fn busy(&self) -> bool {
+        false
+    }
+    /// For its owner to reach its state ([`Engine::hook_mut`]).
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The name of a registered hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HookId(usize);
+
+/// The state of one wait: the back-off, and when the peers were last checked.
+struct Waiter {
+    backoff: Backoff,
+}
+
+/// Idle `test` calls between two looks at the clock (for the peers' liveness).
+const TESTS_PER_CLOCK: u32 = 256;
+/// How often a program polling with `test` learns of a dead peer.
+const LIVENESS_EVERY: Duration = Duration::from_millis(100);
+
+/// The engine: the point-to-point engine, the operations in flight, the hooks.
+pub struct Engine {
+    adi: Adi,
+    ops: Vec<Option<(ReqId, Box<dyn Operation>)>>,
+    live_ops: usize,
+    hooks: Vec<Box<dyn Hook>>,
+    idle_tests: u32,
+    next_liveness_check: Instant,
+}
+
+impl Engine {
+    /// Starts MPI's engine over the channel `MPI_CHANNEL` names ([`Adi::init`]).
+    pub fn init() -> Result<Engine> {
+        Ok(Engine::new(Adi::init()?))
+    }
+
+    pub fn new(adi: Adi) -> Engine {
+        Engine { adi, ops: Vec::new(), live_ops: 0, hooks: Vec::new(), idle_tests: 0, next_liveness_check: Instant::now() }
+    }
+
+    /// The point-to-point engine, for starting operations (never for waiting).
+    #[inline(always)]
+    pub fn p2p(&mut self) -> &mut Adi {
+        &mut self.adi
+    }
+
+    #[inline(always)]
+    pub fn p2p_ref(&self) -> &Adi {
+        &self.adi
+    }
+
+    /// One turn: polls the devices once (through the channel), matches, advances every
+    /// operation in flight and every hook. `true` if anything happened.
+    #[inline]
+    pub fn progress(&mut self) -> Result<bool> {
+        let mut any = self.adi.progress()?;
+        if self.live_ops > 0 {
+            any |= self.poll_ops()?;
+        }
+        if !self.hooks.is_empty() {
+            any |= self.poll_hooks()?;
+        }
+        Ok(any)
+    }
+
+    #[inline(never)]
+    fn poll_ops(&mut self) -> Result<bool> {
+        let mut any = false;
+        for slot in self.ops.iter_mut() {
+            let Some((id, op)) = slot else { continue };
+            if let Some(status) = op.poll(&mut self.adi)? {
+                self.adi.complete_external(*id, status);
+                *slot = None;
+                self.live_ops -= 1;
+                any = true;
+            }
+        }
+        Ok(any)
+    }
+
+    #[inline(never)]
+    fn poll_hooks(&mut self) -> Result<bool> {
+        let mut any = false;
+        for h in self.hooks.iter_mut() {
+            any |= h.progress(&mut self.adi)?;
+        }
+        Ok(any)
+    }
+
+    /// Starts `op` under a new request for the layer above's `owner`; its first steps run now.
+    pub fn start(&mut self, mut op: Box<dyn Operation>, owner: u32) -> Result<ReqId> {
+        let id = self.adi.external(owner)?;
+        match op.poll(&mut self.adi) {
+            Ok(Some(status)) => self.adi.complete_external(id, status),
+            Ok(None) => {
+                let slot = self.ops.iter().position(Option::is_none).unwrap_or_else(|| {
+                    self.ops.push(None);
+                    self.ops.len() - 1
+                });
+                self.ops[slot] = Some((id, op));
+                self.live_ops += 1;
+            }
+            Err(e) => {
+                let _ = self.adi.take(id);
+                return Err(e);
+            }
+        }
+        Ok(id)
+    }
+
+    /// Registers a subsystem's hook; it is polled on every turn from now on.
+    pub fn register(&mut self, hook: Box<dyn Hook>) -> HookId {
+        self.hooks.push(hook);
+        HookId(self.hooks.len() - 1)
+    }
+
+    /// The state of a registered hook.
+    pub fn hook_mut<T: Hook>(&mut self, id: HookId) -> Option<&mut T> {
+        self.hooks.get_mut(id.0)?.as_any_mut().downcast_mut::<T>()
+    }
+
+    /// Operations in flight.
+    pub fn operations_in_flight(&self) -> usize {
+        self.live_ops
+    }
+
+    /// The one waiting loop: turns the crank until `done` has an answer, backing off while
+    /// nothing happens and failing (instead of hanging) if a peer dies.
+    /// Errors of `done` are the caller's type, which an engine error converts into.
+    #[inline]
+    pub fn block_on<T, E: From<AdiError>>(&mut self, mut done: impl FnMut(&mut Engine) -> std::result::Result<Option<T>, E>) -> std::result::Result<T, E> {
+        if let Some(t) = done(self)? {
+            return Ok(t);
+        }
+        let mut w = Waiter { backoff: Backoff::new() };
+        loop {
+            self.turn(&mut w)?;
+            if let Some(t) = done(self)? {
+                return Ok(t);
+            }
+        }
+    }
+
+    /// One turn of a wait: progress, or back off (and now and then check the peers).
+    #[inline]
+    fn turn(&mut self, w: &mut Waiter) -> Result<()> {
+        if self.progress()? {
+            w.backoff.reset();
+        } else if w.backoff.snooze() {
+            self.adi.check_peers()?;
+        }
+        Ok(())
+    }
+
+    /// Retires `id` if it is complete; otherwise turns the crank once and looks again
+    /// (`MPI_Test`). A program that polls this way learns of a dead peer as one that waits
+    /// does (the peers are checked at most every 100 ms).
+    #[inline]
+    pub fn test(&mut self, id: ReqId) -> Result<Option<Status>> {
+        if let Some(s) = self.adi.take(id)? {
+            return Ok(Some(s));
+        }
+        if !self.progress()? {
+            self.idle_check()?;
+        }
+        self.adi.take(id)
+    }
+
+    /// Turns the crank once (for `Testall`, `Testany`, `Testsome`, `Iprobe`); checks the
+    /// peers now and then when nothing happens.
+    #[inline]
+    pub fn poke(&mut self) -> Result<bool> {
+        let any = self.progress()?;
+        if !any {
+            self.idle_check()?;
+        }
+        Ok(any)
+    }
+
+    #[inline]
+    fn idle_check(&mut self) -> Result<()> {
+        self.idle_tests = self.idle_tests.wrapping_add(1);
+        if !self.idle_tests.is_multiple_of(TESTS_PER_CLOCK) {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if now >= self.next_liveness_check {
+            self.next_liveness_check = now + LIVENESS_EVERY;
+            self.adi.check_peers()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for `id` and retires it. An inactive persistent request is an error here: the
+    /// caller answers those itself.
+    #[inline]
+    pub fn wait(&mut self, id: ReqId) -> Result<Status> {
+        if self.adi.standing(id) == Some(Standing::Inactive) {
+            return Err(AdiError::BadRequest(id));
+        }
+        self.block_on(|e| e.adi.take(id))
+    }
+
+    /// Waits until `id` is complete, without retiring it.
+    pub fn wait_complete(&mut self, id: ReqId) -> Result<()> {
+        self.block_on(|e| match e.adi.standing(id) {
+            Some(Standing::Complete) => Ok(Some(())),
+            Some(_) => Ok(None),
+            None => Err(AdiError::BadRequest(id)),
+        })
+    }
+
+    /// Blocking send of `buf` (returns when `buf` may be reused; a synchronous send returns
+    /// once the receive has matched).
+    #[inline]
+    pub fn send(&mut self, buf: &[u8], dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
+        if self.adi.send_now(buf, dest, tag, ctx, mode)? {
+            if self.live_ops > 0 {
+                // Nothing waited, but a blocking call is a turn of the crank for the rest.
+                self.progress()?;
+            }
+            return Ok(());
+        }
+        // SAFETY: `buf` outlives the request: we wait for it before returning.
+        let r = unsafe { self.adi.isend(buf.as_ptr(), buf.len(), dest, tag, ctx, mode, 0)? };
+        self.wait(r).map(drop)
+    }
+
+    /// Blocking receive into `buf` from `src` (a rank or `ANY_SOURCE`) with `tag` (or
+    /// `ANY_TAG`). While nothing else is posted or unexpected, the message is matched straight
+    /// from the channel's arrivals, with no request.
+    #[inline]
+    pub fn recv(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
+        if !self.adi.direct_possible() {
+            return self.recv_posted(buf, src, tag, ctx);
+        }
+        // SAFETY: `buf` is borrowed until `direct_end`, below.
+        unsafe { self.adi.direct_begin(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
+        let outcome: Result<DirectState> = self.block_on(|e| {
+            Ok(match e.adi.direct_state() {
+                DirectState::Waiting => None,
+                other => Some(other),
+            })
+        });
+        self.adi.direct_end();
+        match outcome? {
+            DirectState::Done(s) => Ok(s),
+            DirectState::Became(id) => self.wait(id),
+            DirectState::Abandon => self.recv_posted(buf, src, tag, ctx),
+            DirectState::Waiting => unreachable!("block_on returns a decision"),
+        }
+    }
+
+    fn recv_posted(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
+        // SAFETY: `buf` outlives the request: we wait for it before returning.
+        let r = unsafe { self.adi.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx, 0)? };
+        self.wait(r)
+    }
+
+    /// `MPI_Probe`: waits until a matching message has arrived and describes it.
+    pub fn probe(&mut self, src: i32, tag: i32, ctx: u16) -> Result<Status> {
+        self.block_on(|e| e.adi.probe_arrived(src, tag, ctx))
+    }
+
+    /// `MPI_Iprobe`: a matching message that has arrived, looking again after one turn.
+    pub fn iprobe(&mut self, src: i32, tag: i32, ctx: u16) -> Result<Option<Status>> {
+        if let Some(s) = self.adi.probe_arrived(src, tag, ctx)? {
+            return Ok(Some(s));
+        }
+        self.poke()?;
+        self.adi.probe_arrived(src, tag, ctx)
+    }
+
+    /// Completes outstanding sends and the hooks' work, then leaves the job cleanly.
+    pub fn finalize(mut self) -> Result<()> {
+        self.block_on(|e| Ok::<_, AdiError>((!e.adi.busy() && !e.hooks.iter().any(|h| h.busy())).then_some(())))?;
+        self.adi.finalize()
+    }
+}

@@ -1,0 +1,351 @@
+//! The NIC's regions on one host: its own exports, published as descriptors in the fabric, and
+//! the single-copy engine that reads and writes peers' regions after checking theirs.
+//!
+//! The protocol (see [`crate::region`] for the why):
+//!
+//! * **Export.** The region is recorded in the [`RegionTable`]; if its id is below
+//!   `REGION_SLOTS`, its descriptor in the fabric gets address, length and access, then its key
+//!   (release). Withdrawing clears the key first.
+//! * **Read.** The importer loads the descriptor's key (acquire), compares it with the key it
+//!   was given, reads the bounds, loads the key again (so that it saw one region, not a slot
+//!   being reused), checks bounds and access, and only then copies (`process_vm_readv`). After
+//!   the copy it checks the key once more: a region withdrawn meanwhile makes the read fail
+//!   rather than hand back bytes of whatever replaced it.
+//! * **Split.** For a long read the importer first takes the descriptor's handshake
+//!   (`IDLE -> PREPARING`), writes where the second part goes, sets `ASKED` and rings the
+//!   exporter's doorbell; then copies the first part. The exporter, on its next device poll,
+//!   sees the doorbell moved, finds the `ASKED` descriptor, takes it (`ASKED -> TAKEN`),
+//!   writes the part (`process_vm_writev`) and sets `DONE` (or `REFUSED` if it may not write).
+//!   The importer, done with its part, tries `ASKED -> WITHDRAWN`: if that succeeds the
+//!   exporter never started and the importer copies the second part too; if the exporter has
+//!   it, the read is pending until `DONE`.
+//!
+//! All of it is plain loads and stores on the fabric's cache lines, besides the copies.
+
+use crate::counters::Counters;
+use crate::dma;
+use crate::error::{NicError, Rank, Result};
+use crate::fabric::layout::{RegionDesc, REGION_SLOTS};
+use crate::fabric::Fabric;
+use crate::region::{assist, Access, RegionInfo, RegionKey, RegionTable, Transfer, TransferId};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+
+/// What the single-copy engine may do.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Engine {
+    /// Read peers' memory (`process_vm_readv`); turned off when the kernel refuses.
+    pub read: bool,
+    /// Write into peers' memory (`process_vm_writev`); turned off when the kernel refuses.
+    pub write: bool,
+    /// Reads from this size up are split with the exporter (0: never).
+    pub split_min: usize,
+}
+
+/// A read to copy: `len` bytes from byte `offset` of `peer`'s region `key` into `local`.
+pub(super) struct Read {
+    pub peer: Rank,
+    pub key: RegionKey,
+    pub offset: usize,
+    pub local: *mut u8,
+    pub len: usize,
+}
+
+/// A split read whose second part the exporter is copying.
+#[derive(Clone, Copy)]
+struct Pending {
+    peer: Rank,
+    key: RegionKey,
+    /// The second part, should the exporter refuse it: where it goes, and where it comes from
+    /// in the exporter's memory.
+    dst: *mut u8,
+    remote: usize,
+    len: usize,
+}
+
+/// This NIC's exports and its reads in flight.
+pub(super) struct Regions {
+    table: RegionTable,
+    engine: Engine,
+    /// The doorbell count when this NIC last looked for split-copy requests.
+    seen_doorbell: u64,
+    pending: Vec<Option<Pending>>,
+    nranks: usize,
+}
+
+impl Regions {
+    pub fn new(seed: u64, engine: Engine, fabric: &Fabric, _rank: Rank) -> Regions {
+        Regions { table: RegionTable::new(seed), engine, seen_doorbell: 0, pending: Vec::new(), nranks: fabric.geometry().nranks }
+    }
+
+    /// Exports a region; publishes it in the fabric if its id has a descriptor.
+    pub fn register(&mut self, fabric: &Fabric, me: Rank, info: RegionInfo) -> RegionKey {
+        let key = self.table.insert(info);
+        if (key.id as usize) < REGION_SLOTS {
+            let d = fabric.region_desc(me, key.id as usize);
+            d.addr.store(info.addr as u64, Relaxed);
+            d.len.store(info.len as u64, Relaxed);
+            d.access.store(info.access.bits(), Relaxed);
+            d.assist.store(assist::IDLE, Relaxed);
+            d.key.store(key.key, Release);
+        }
+        key
+    }
+
+    /// Withdraws a region: from now on its key is refused.
+    pub fn deregister(&mut self, fabric: &Fabric, me: Rank, key: RegionKey) -> Result<()> {
+        if !self.table.remove(key) {
+            return Err(NicError::RegionRefused { rank: me, why: format!("{key} is not exported here (never, or withdrawn already)") });
+        }
+        if (key.id as usize) < REGION_SLOTS {
+            fabric.region_desc(me, key.id as usize).key.store(0, Release);
+        }
+        Ok(())
+    }
+
+    /// Withdraws every published region (the NIC is going away).
+    pub fn withdraw_all(&mut self, fabric: &Fabric, me: Rank) {
+        for (key, _) in self.table.live_below(REGION_SLOTS) {
+            fabric.region_desc(me, key.id as usize).key.store(0, Release);
+        }
+    }
+
+    /// One of this NIC's own regions.
+    pub fn local(&self, me: Rank, key: RegionKey) -> Result<RegionInfo> {
+        self.table.get(key).ok_or_else(|| NicError::RegionRefused { rank: me, why: format!("{key} is not exported (never, or withdrawn)") })
+    }
+
+    /// Whether an importer rang this NIC's doorbell since it last looked.
+    #[inline]
+    pub fn doorbell_rang(&mut self, fabric: &Fabric, me: Rank) -> bool {
+        let now = fabric.rank_block(me).doorbell.load(Acquire);
+        if now == self.seen_doorbell {
+            return false;
+        }
+        self.seen_doorbell = now;
+        true
+    }
+
+    /// Copies the parts of this NIC's regions that importers asked it to write.
+    #[cold]
+    pub fn serve_assists(&mut self, fabric: &Fabric, me: Rank, counters: &mut Counters) -> bool {
+        let mut any = false;
+        for (key, info) in self.table.live_below(REGION_SLOTS) {
+            let d = fabric.region_desc(me, key.id as usize);
+            if d.assist.load(Relaxed) != assist::ASKED || d.assist.compare_exchange(assist::ASKED, assist::TAKEN, Acquire, Relaxed).is_err() {
+                continue;
+            }
+            any = true;
+            let (dst, from, len) = (d.assist_dst.load(Relaxed) as usize, d.assist_from.load(Relaxed) as usize, d.assist_len.load(Relaxed) as usize);
+            let peer = d.assist_peer.load(Relaxed) as usize;
+            let fits = from.checked_add(len).is_some_and(|end| end <= info.len) && peer < self.nranks;
+            let mut wrote = false;
+            if self.engine.write && fits {
+                // SAFETY: bytes `from..from + len` lie inside the region (checked above), which
+                // the exporter keeps valid until it withdraws it (`Device::register`'s contract).
+                let part = unsafe { std::slice::from_raw_parts((info.addr + from) as *const u8, len) };
+                let pid = fabric.rank_block(peer).pid.load(Acquire);
+                match dma::write_to(pid, dst, part) {
+                    Ok(()) => wrote = true,
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+                        tracing::debug!(target: "nic", peer, "writing into peers refused by the kernel; importers copy alone");
+                        self.engine.write = false;
+                    }
+                    Err(e) => tracing::debug!(target: "nic", peer, error = %e, "split copy failed; the importer copies the part"),
+                }
+            }
+            if wrote {
+                counters.assists += 1;
+                counters.dma_bytes += len as u64;
+            }
+            d.assist.store(if wrote { assist::DONE } else { assist::REFUSED }, Release);
+        }
+        any
+    }
+
+    /// Starts a read of a peer's region (see the module doc).
+    ///
+    /// # Safety
+    /// `r.local` is valid for `r.len` bytes of writing until the transfer is done.
+    pub unsafe fn read(&mut self, fabric: &Fabric, me: Rank, r: Read, split: bool, counters: &mut Counters) -> Result<Transfer> {
+        let (d, info) = peer_region(fabric, r.peer, r.key)?;
+        info.check(r.offset, r.len, Access::READ).map_err(|why| refused(r.peer, r.key, why))?;
+        if !self.engine.read {
+            return Err(NicError::NoSingleCopy { rank: r.peer });
+        }
+        if r.len == 0 {
+            return Ok(Transfer::Done);
+        }
+        let remote = info.addr + r.offset;
+        let pid = fabric.rank_block(r.peer).pid.load(Acquire);
+        let at = if split && self.engine.split_min > 0 && r.len >= self.engine.split_min { split_point(r.len) } else { r.len };
+        let asked = at < r.len && d.assist.compare_exchange(assist::IDLE, assist::PREPARING, Acquire, Relaxed).is_ok();
+        if asked {
+            d.assist_dst.store(r.local as u64 + at as u64, Relaxed);
+            d.assist_from.store((r.offset + at) as u64, Relaxed);
+            d.assist_len.store((r.len - at) as u64, Relaxed);
+            d.assist_peer.store(me as u32, Relaxed);
+            d.assist.store(assist::ASKED, Release);
+            fabric.rank_block(r.peer).doorbell.fetch_add(1, Release);
+        }
+        let mine = if asked { at } else { r.len };
+        // SAFETY: `local` is valid for `len >= mine` bytes of writing (the caller's contract).
+        let first = unsafe { std::slice::from_raw_parts_mut(r.local, mine) };
+        let copied = self.copy_in(pid, r.peer, remote, first, counters).and_then(|()| still_there(d, r.peer, r.key));
+        if !asked {
+            return copied.map(|()| Transfer::Done);
+        }
+        let rest = Pending { peer: r.peer, key: r.key, dst: r.local.wrapping_add(at), remote: remote + at, len: r.len - at };
+        match d.assist.compare_exchange(assist::ASKED, assist::WITHDRAWN, AcqRel, Acquire) {
+            Ok(_) => {
+                // The exporter never started: our part and its part are ours.
+                let rest_done = copied.and_then(|()| self.copy_rest(fabric, pid, rest, counters));
+                d.assist.store(assist::IDLE, Release);
+                rest_done.map(|()| Transfer::Done)
+            }
+            Err(assist::TAKEN) => {
+                copied?;
+                let slot = self.pending.iter().position(Option::is_none).unwrap_or_else(|| {
+                    self.pending.push(None);
+                    self.pending.len() - 1
+                });
+                self.pending[slot] = Some(rest);
+                Ok(Transfer::Pending(TransferId(slot as u32)))
+            }
+            Err(state) => {
+                let done = copied.and_then(|()| self.finish(fabric, d, state, pid, rest, counters));
+                done.map(|()| Transfer::Done)
+            }
+        }
+    }
+
+    /// Whether pending read `id` is done (the exporter wrote its part, or refused and we copied
+    /// it).
+    pub fn poll_transfer(&mut self, fabric: &Fabric, id: TransferId, counters: &mut Counters) -> Result<bool> {
+        let Some(Some(p)) = self.pending.get(id.0 as usize).copied() else {
+            return Err(NicError::Unsupported("polling a transfer that is not pending"));
+        };
+        let d = fabric.region_desc(p.peer, p.key.id as usize);
+        let state = d.assist.load(Acquire);
+        if state == assist::TAKEN {
+            return Ok(false);
+        }
+        self.pending[id.0 as usize] = None;
+        let pid = fabric.rank_block(p.peer).pid.load(Acquire);
+        self.finish(fabric, d, state, pid, p, counters)?;
+        Ok(true)
+    }
+
+    /// Ends a split read whose handshake is in `state` (`DONE` or `REFUSED`): copies the
+    /// second part if the exporter did not, and frees the handshake.
+    fn finish(&mut self, fabric: &Fabric, d: &RegionDesc, state: u32, pid: libc::pid_t, rest: Pending, counters: &mut Counters) -> Result<()> {
+        let r = match state {
+            assist::DONE => Ok(()),
+            assist::REFUSED => self.copy_rest(fabric, pid, rest, counters),
+            other => Err(refused(rest.peer, rest.key, format!("its split-copy handshake is in state {other}, which no importer leaves it in"))),
+        };
+        d.assist.store(assist::IDLE, Release);
+        r
+    }
+
+    fn copy_rest(&mut self, fabric: &Fabric, pid: libc::pid_t, rest: Pending, counters: &mut Counters) -> Result<()> {
+        // SAFETY: `dst` lies `len` bytes before the end of the read's buffer, which is valid
+        // until the read is done (the caller of `read` promised it).
+        let part = unsafe { std::slice::from_raw_parts_mut(rest.dst, rest.len) };
+        self.copy_in(pid, rest.peer, rest.remote, part, counters)?;
+        still_there(fabric.region_desc(rest.peer, rest.key.id as usize), rest.peer, rest.key)
+    }
+
+    /// `process_vm_readv` of `local.len()` bytes at `remote` in `peer`'s memory.
+    fn copy_in(&mut self, pid: libc::pid_t, peer: Rank, remote: usize, local: &mut [u8], counters: &mut Counters) -> Result<()> {
+        if let Err(e) = dma::read_from(pid, remote, local) {
+            let e = dma_error(peer, "single-copy read (process_vm_readv)", e);
+            if matches!(e, NicError::NoSingleCopy { .. }) {
+                tracing::debug!(target: "nic", peer, "single copy refused by the kernel; using packets");
+                self.engine.read = false;
+            }
+            return Err(e);
+        }
+        counters.dma_ops += 1;
+        counters.dma_bytes += local.len() as u64;
+        Ok(())
+    }
+
+    /// Writes `local` into byte `offset` of `peer`'s region `key` (deliberate update).
+    pub fn write(&mut self, fabric: &Fabric, peer: Rank, key: RegionKey, offset: usize, local: &[u8], counters: &mut Counters) -> Result<()> {
+        let (d, info) = peer_region(fabric, peer, key)?;
+        info.check(offset, local.len(), Access::WRITE).map_err(|why| refused(peer, key, why))?;
+        if !self.engine.write {
+            return Err(NicError::NoSingleCopy { rank: peer });
+        }
+        if local.is_empty() {
+            return Ok(());
+        }
+        let pid = fabric.rank_block(peer).pid.load(Acquire);
+        if let Err(e) = dma::write_to(pid, info.addr + offset, local) {
+            let e = dma_error(peer, "single-copy write (process_vm_writev)", e);
+            if matches!(e, NicError::NoSingleCopy { .. }) {
+                self.engine.write = false;
+            }
+            return Err(e);
+        }
+        counters.dma_ops += 1;
+        counters.dma_bytes += local.len() as u64;
+        still_there(d, peer, key)
+    }
+}
+
+/// Looks up `peer`'s published region `key`: its descriptor and what it describes, read
+/// consistently (the key before and after), or why it is refused.
+fn peer_region(fabric: &Fabric, peer: Rank, key: RegionKey) -> Result<(&RegionDesc, RegionInfo)> {
+    if key.id as usize >= REGION_SLOTS {
+        // Not published: its exporter serves it over packets.
+        return Err(NicError::NoSingleCopy { rank: peer });
+    }
+    let d = fabric.region_desc(peer, key.id as usize);
+    if d.key.load(Acquire) != key.key {
+        return Err(refused(peer, key, "no such region is exported (never, or withdrawn)".into()));
+    }
+    let info = RegionInfo {
+        addr: d.addr.load(Relaxed) as usize,
+        len: d.len.load(Relaxed) as usize,
+        access: Access::from_bits(d.access.load(Relaxed)),
+    };
+    if d.key.load(Acquire) != key.key {
+        return Err(refused(peer, key, "it was withdrawn while being looked up".into()));
+    }
+    Ok((d, info))
+}
+
+/// Checks a peer's region for an importer (VMMC's import).
+pub(super) fn import(fabric: &Fabric, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+    peer_region(fabric, peer, key).map(|(_, info)| info)
+}
+
+/// After a copy: the region must still be the one the key named, or the bytes are not its.
+fn still_there(d: &RegionDesc, peer: Rank, key: RegionKey) -> Result<()> {
+    if d.key.load(Acquire) == key.key {
+        Ok(())
+    } else {
+        Err(refused(peer, key, "it was withdrawn during the transfer".into()))
+    }
+}
+
+fn refused(peer: Rank, key: RegionKey, why: String) -> NicError {
+    NicError::RegionRefused { rank: peer, why: format!("{key}: {why}") }
+}
+
+/// Where a split read of `len` bytes divides: the importer reads `..at`, the exporter writes
+/// `at..` (a page multiple near the middle).
+fn split_point(len: usize) -> usize {
+    (len / 2) & !4095
+}
+
+/// What a failed single-copy call to `peer` means: refused by the kernel (`EPERM`), the peer
+/// gone (`ESRCH`), or another OS error while doing `what`.
+fn dma_error(peer: Rank, what: &'static str, e: std::io::Error) -> NicError {
+    match e.raw_os_error() {
+        Some(libc::EPERM) => NicError::NoSingleCopy { rank: peer },
+        Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
+        _ => NicError::Os { what, source: e },
+    }
+}

@@ -1,0 +1,138 @@
+//! [`DeviceStack`]: this process's device with the wrappers the environment asks for, chosen
+//! at run time.
+//!
+//! Wrappers are generic over any [`Device`], a boxed one included, so a stack is built by
+//! boxing the device and wrapping the box as many times as asked: no list of combinations.
+//! The common case, the plain NIC with no wrapper, stays a variant of its own so that its
+//! send and poll are inlined into the caller's loops (a wrapped stack pays one virtual call
+//! per layer and packet).
+//!
+//! * `MPI_NIC_FAULTS=drop=..,corrupt=..,dup=..,delay=..,seed=..` wraps a [`FaultInjector`];
+//! * `MPI_NIC_PCAP=PREFIX` wraps a [`PcapWriter`] writing `PREFIX.rank<N>.pcap`, outermost, so
+//!   it records what the layer above sees.
+
+use crate::counters::Counters;
+use crate::error::{NicError, Rank, Result};
+use crate::nic::Nic;
+use crate::phy::{pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus};
+use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
+use crate::timing::Profile;
+
+/// The device stack of this process.
+pub enum DeviceStack {
+    /// The NIC alone.
+    Plain(Nic),
+    /// The NIC (or another device) under one or more wrappers.
+    Composed(Box<dyn Device>),
+}
+
+impl DeviceStack {
+    /// Attaches to the job (as [`Nic::from_env`]) and wraps what the environment asks for.
+    pub fn from_env() -> Result<DeviceStack> {
+        let nic = Nic::from_env()?;
+        let faults = FaultConfig::from_env().map_err(NicError::Config)?.filter(FaultConfig::is_active);
+        let pcap = pcap_path_from_env(nic.rank());
+        if faults.is_none() && pcap.is_none() {
+            return Ok(DeviceStack::Plain(nic));
+        }
+        let mut dev: Box<dyn Device> = Box::new(nic);
+        if let Some(cfg) = faults {
+            dev = Box::new(FaultInjector::new(dev, cfg));
+        }
+        if let Some(path) = pcap {
+            let traced = PcapWriter::new(dev, &path).map_err(|e| NicError::Os { what: "opening the MPI_NIC_PCAP trace file", source: e })?;
+            dev = Box::new(traced);
+        }
+        Ok(DeviceStack::Composed(dev))
+    }
+
+    /// The device, whatever its stack.
+    #[inline(always)]
+    fn dev(&self) -> &dyn Device {
+        match self {
+            DeviceStack::Plain(d) => d,
+            DeviceStack::Composed(d) => d.as_ref(),
+        }
+    }
+
+    #[inline(always)]
+    fn dev_mut(&mut self) -> &mut dyn Device {
+        match self {
+            DeviceStack::Plain(d) => d,
+            DeviceStack::Composed(d) => d.as_mut(),
+        }
+    }
+}
+
+impl Device for DeviceStack {
+    fn rank(&self) -> Rank {
+        self.dev().rank()
+    }
+    fn nranks(&self) -> usize {
+        self.dev().nranks()
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.dev().capabilities()
+    }
+    /// The plain NIC's send is inline in the caller; a wrapped stack's goes through its box.
+    #[inline(always)]
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        match self {
+            DeviceStack::Plain(d) => d.send(dest, len, fill),
+            DeviceStack::Composed(d) => d.send(dest, len, fill),
+        }
+    }
+    /// As `send`: every waiting loop of the stack polls through here.
+    #[inline(always)]
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        match self {
+            DeviceStack::Plain(d) => d.poll(src, take),
+            DeviceStack::Composed(d) => d.poll(src, take),
+        }
+    }
+    #[inline(always)]
+    fn progress(&mut self) -> bool {
+        match self {
+            DeviceStack::Plain(d) => d.progress(),
+            DeviceStack::Composed(d) => d.progress(),
+        }
+    }
+    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.dev_mut().register(addr, len, access) }
+    }
+    fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        self.dev_mut().deregister(region)
+    }
+    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+        self.dev_mut().import(peer, key)
+    }
+    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
+        self.dev().local_region(key)
+    }
+    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.dev_mut().read_region(peer, key, offset, local, len) }
+    }
+    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+        self.dev_mut().write_region(peer, key, offset, local)
+    }
+    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
+        self.dev_mut().poll_transfer(id)
+    }
+    fn peer_status(&self, peer: Rank) -> PeerStatus {
+        self.dev().peer_status(peer)
+    }
+    fn counters(&self) -> &Counters {
+        self.dev().counters()
+    }
+    fn profile(&self) -> Option<&Profile> {
+        self.dev().profile()
+    }
+    fn set_protocol_header(&mut self, bytes: usize) {
+        self.dev_mut().set_protocol_header(bytes)
+    }
+    fn finalize(&mut self) {
+        self.dev_mut().finalize()
+    }
+}
