@@ -346,7 +346,7 @@ impl<D: Device> Bip<D> {
             let n = self.e.n;
             let mut src = self.e.poll_from;
             self.e.poll_from = if src + 1 == n { 0 } else { src + 1 };
-            for _ in 0..n {
+            'sources: for _ in 0..n {
                 loop {
                     let e = &mut self.e;
                     let mut lent = Ok(None);
@@ -358,8 +358,11 @@ impl<D: Device> Bip<D> {
                         return Ok(Some(r));
                     }
                     arrived = true;
-                    if !self.e.tags[tag as usize].unexpected.is_empty() {
-                        break;
+                    // A rendezvous that ended is the caller's to see before more packets are
+                    // lent (a sender waiting for its FIN returns before it handles the
+                    // reply that came right behind it).
+                    if !self.e.tags[tag as usize].unexpected.is_empty() || !self.e.rv.events.is_empty() {
+                        break 'sources;
                     }
                 }
                 src = if src + 1 == n { 0 } else { src + 1 };

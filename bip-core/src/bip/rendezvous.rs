@@ -195,7 +195,10 @@ impl<D: Device> Bip<D> {
         self.e.check(src, 0)?;
         let r = Read { src, key, dst, want: len, total: len, got: 0, owner: Owner::Upper(token), transfer: None };
         // SAFETY: the caller's contract is passed on.
-        unsafe { self.start_read(r) }
+        unsafe { self.start_read(r)? };
+        // The FIN (or GET) goes now, ahead of whatever the caller sends next.
+        self.pump(src)?;
+        Ok(())
     }
 
     /// The next rendezvous event for the layer above, if any.

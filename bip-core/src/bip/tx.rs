@@ -21,6 +21,9 @@ impl<D: Device> Bip<D> {
     /// straight into the packet buffer.
     #[inline]
     pub(super) fn try_send_now_gather(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
+        if !self.e.peers[dest].ctrl.is_empty() && !self.flush_ctrl(dest) {
+            return false;
+        }
         let e = &mut self.e;
         let peer = &mut e.peers[dest];
         let len = head.len() + body.len();
@@ -66,6 +69,22 @@ impl<D: Device> Bip<D> {
             }
             _ => false,
         }
+    }
+
+    /// Sends the control packets queued for `dest` (a FIN must not be overtaken by a message
+    /// sent after the read it ends); false if some are still waiting for room.
+    #[cold]
+    fn flush_ctrl(&mut self, dest: Rank) -> bool {
+        while let Some(c) = self.e.peers[dest].ctrl.front().copied() {
+            let key = c.key.map(|k| k.emit());
+            match self.emit(dest, c.h, key.as_ref().map_or(&[][..], |k| &k[..])) {
+                Ok(true) => {
+                    self.e.peers[dest].ctrl.pop_front();
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Sends what waits for any peer. Every poll calls this: with nothing queued it is one

@@ -24,12 +24,15 @@ use nic_model::{Device, DeviceStack, RegionKey};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-/// Default eager limit of the FM channels (`MPI_EAGER_MAX` overrides). Measured with
-/// `layers --layers mpi-fm`, alternating `MPI_EAGER_MAX=4096/16384/65536` three times: eager
-/// wins at every size up to 64 KiB (one-way 8 KiB 1.1-1.9 us eager against 1.7-2.8 rendezvous;
-/// 32 KiB 4.5-4.6 against 5.2-5.3; 64 KiB 5.7-6.1 against 6.5-6.9): FM moves the payload
-/// straight into a posted buffer either way, so the CTS round trip buys nothing there.
-pub const DEFAULT_EAGER_MAX: usize = 64 * 1024;
+/// Default eager limit of the `fm` channel (`MPI_EAGER_MAX` overrides): every payload that FM
+/// sends in packets; one long enough for FM's bulk path (a region read by the receiver) goes
+/// by rendezvous instead, which reads the same region but only once a receive matched (no
+/// unexpected-message buffer) and in two packets instead of three. Measured with `layers
+/// --layers mpi-fm`, alternating `MPI_EAGER_MAX=65536`, `32744` and `8168` three times:
+/// streaming 32 KiB 6.6-8.2 GB/s eager against 9.8-10.1 by rendezvous, 64 KiB 11.3-12.5
+/// against 11.7-14.8; below the bulk threshold eager wins (8 KiB 1.59-1.66 us one-way against
+/// 2.78-3.27, 16 KiB 9.3-9.6 GB/s against 6.5-6.7).
+pub const DEFAULT_EAGER_MAX: usize = fm_streams::DEFAULT_BULK_MIN - 1;
 /// FM handler id of MPI messages.
 const HANDLER: u32 = 1;
 
