@@ -4,7 +4,7 @@
 //!   mpich-channel "fm" / "fm1", C programs (fm.h)
 //!                 │  begin_message, send_piece, end_message; handlers: receive; extract
 //!            fm-streams   ← you are here
-//!                 │  BIP: isend on FM's tag, lend (a packet in place), rendezvous for bulk
+//!                 │  BIP: isend on FM's tag, lend (a packet in place), export/pull for bulk
 //!             bip-core
 //! ```
 //!
@@ -16,10 +16,12 @@
 //! handlers run, and it resumes when the data comes. `extract(max_bytes)` runs handlers on at
 //! most about `max_bytes` of arrived data: the receiver paces the sender.
 //!
-//! Beyond the paper: a piece of at least `FM_BULK_MIN` bytes (32 KiB) is announced in the packet
-//! stream and moved by BIP's single-copy rendezvous, straight into the buffer the handler names
-//! in its `receive` (or staged, if the handler asks for less than the whole piece). Packets are
-//! lent by BIP in place, so a handler's `receive` is the one copy of small messages.
+//! Beyond the paper: a piece of at least `FM_BULK_MIN` bytes (32 KiB) is exported as a region
+//! and announced in the packet stream (in the message's first packet when it starts the
+//! message); the handler's `receive` reads it by BIP's rendezvous, in one copy, straight into
+//! the buffer the handler names (or staged, if the handler asks for less than the whole
+//! piece). Packets are lent by BIP in place, so a handler's `receive` is the one copy of small
+//! messages. A layer above may run BIP's rendezvous through FM ([`Fm::export`], [`Fm::pull`]).
 //!
 //! The FM 1.x interface (`send1`, `send4`, handlers of a whole contiguous message staged
 //! before they run) is kept beside it as the paper's baseline.
@@ -31,8 +33,8 @@
 //! therefore may run inside `send_piece`/`end_message` as well as in `extract`. Handlers may
 //! not send.
 //!
-//! **What it needs from below.** BIP's `isend`/`test`, `lend` on one tag, and rendezvous on
-//! per-sender bulk tags (`1 + rank`), so BIP needs at least `nranks + 1` tags.
+//! **What it needs from below.** BIP's `isend`/`test`, `lend` on one tag, and its rendezvous
+//! (`export`, `pull`, events).
 //!
 //! **Modules.** `fm`: the endpoint (send side, `extract`, handler scheduling); `stream`: the
 //! handler's view of a message; `wire`: the 8-byte FM packet header; [`ffi`]: the C interface

@@ -3,10 +3,12 @@
 //! ```text
 //!   c-abi (MPI_Send, MPI_Irecv, ...)          bytes, ranks, tags, context ids
 //!        │
-//!   adi::Adi      requests; matching on (context, source, tag) with wildcards; posted and
-//!        │        unexpected queues; short/eager and rendezvous protocols; send modes;
-//!        │        probe; cancel; truncation
-//!        │  Channel trait: control messages + data transfer      (channel::Channel)
+//!   engine::Engine  the one progress engine: every blocking call and every test turns it;
+//!        │          operations (nonblocking collectives) and hooks plug in; waiting policy
+//!   adi::Adi      the one request table; matching on (context, source, tag) with wildcards;
+//!        │        posted and unexpected queues; eager and rendezvous (over regions); send
+//!        │        modes; probe; cancel; truncation
+//!        │  Channel trait: control messages + large-message transfer (export, pull)
 //!   ┌────┴───────────┬────────────────────┐
 //!  "bip"           "fm"                 "fm1"
 //!   BIP queues     FM 2.x streams       FM 1.x whole messages
@@ -15,16 +17,21 @@
 //! **What it does.** This is the layer MPICH called the ADI (abstract device interface) with a
 //! *channel device* under it: the ADI implements MPI point-to-point semantics once, and a
 //! channel is the small interface a transport must offer: send a control message, hand over
-//! arrived ones, and move rendezvous data ([`channel`] explains the contract). BIP-MPI was
+//! arrived ones, and move large messages through exported regions ([`channel`] explains the
+//! contract). BIP-MPI was
 //! MPICH ported to BIP this way; here the same ADI runs over BIP directly, over FM 2.x streams
 //! (where a message's header is read first, so its payload is received straight into the
 //! posted user buffer) and over the FM 1.x interface (the baseline that stages every message).
 //!
-//! **What it promises the layer above.** [`Adi`]: MPI's matching and ordering rules, the four
-//! send modes (buffered ones are the layer above's copy plus a standard send), nonblocking
-//! operations that never block, truncation reported in the status, cancel of unmatched
-//! receives and sends, and blocking calls that back off when ranks outnumber cores and fail
-//! (instead of hanging) when a peer dies. Data is bytes: datatypes are the layer above's.
+//! **What it promises the layer above.** [`Engine`]: one request object per operation, from
+//! the C handle down ([`Adi`]'s table; what the layer above keeps with a request rides along
+//! as an [`Attachment`]); MPI's matching and ordering rules, the four send modes (buffered
+//! ones are the layer above's copy plus a standard send), nonblocking operations that never
+//! block, truncation reported in the status, cancel of unmatched receives and sends; and one
+//! progress engine through which every wait and test goes, so every operation moves on while
+//! a process waits for any (MPI's progress rule), backing off when ranks outnumber cores and
+//! failing (instead of hanging) when a peer dies. Data is bytes: datatypes are the layer
+//! above's.
 //!
 //! **What it needs from below.** A job's NIC (nic-model, set up by `mpirun`, or a one-rank job
 //! of its own when a program is started alone), and BIP and FM's public interfaces.
@@ -33,7 +40,8 @@
 //! by default. `MPI_EAGER_MAX` overrides the eager limit of the channel.
 //!
 //! **Modules.** [`envelope`]: the control message header; [`channel`]: the trait and its three
-//! implementations; [`adi`]: the engine (`request` table, `state`: matching and arrivals).
+//! implementations; [`adi`]: point-to-point (`request` table, `state`: matching and arrivals);
+//! [`engine`]: the progress engine.
 
 pub mod adi;
 pub mod channel;
