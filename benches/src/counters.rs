@@ -57,7 +57,10 @@ fn combine(a: &Value, b: &Value, op: fn(f64, f64) -> f64) -> Value {
 
 /// A counter at `part.name`, 0 where absent.
 fn get(raw: &Value, part: &str, name: &str) -> f64 {
-    raw.get(part).and_then(|p| p.get(name)).and_then(Value::as_f64).unwrap_or(0.0)
+    raw.get(part)
+        .and_then(|p| p.get(name))
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
 }
 
 /// The per-message summary of `raw` (counts of `messages` messages of `size` bytes, both
@@ -73,8 +76,17 @@ fn get(raw: &Value, part: &str, name: &str) -> f64 {
 pub fn per_message(raw: &Value, size: usize, messages: u64) -> Value {
     let m = messages.max(1) as f64;
     let copy_parts = ["bip", "fm", "channel", "adi", "layer"];
-    let copies = copy_parts.iter().map(|p| get(raw, p, "copies")).sum::<f64>() + get(raw, "nic", "dma_ops");
-    let bytes = copy_parts.iter().map(|p| get(raw, p, "bytes_copied")).sum::<f64>() + get(raw, "fm", "send_bytes_copied") + get(raw, "nic", "dma_bytes");
+    let copies = copy_parts
+        .iter()
+        .map(|p| get(raw, p, "copies"))
+        .sum::<f64>()
+        + get(raw, "nic", "dma_ops");
+    let bytes = copy_parts
+        .iter()
+        .map(|p| get(raw, p, "bytes_copied"))
+        .sum::<f64>()
+        + get(raw, "fm", "send_bytes_copied")
+        + get(raw, "nic", "dma_bytes");
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
     serde_json::json!({
         "size": size,

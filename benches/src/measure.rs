@@ -29,7 +29,21 @@ pub struct Point {
 }
 
 /// Message sizes of the standard sweep: 0 B to 8 MiB.
-pub const SIZES: &[usize] = &[0, 1, 8, 64, 256, 1024, 4096, 16384, 65536, 262_144, 1 << 20, 4 << 20, 8 << 20];
+pub const SIZES: &[usize] = &[
+    0,
+    1,
+    8,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262_144,
+    1 << 20,
+    4 << 20,
+    8 << 20,
+];
 
 fn window_for(size: usize) -> usize {
     if size >= 1 << 20 {
@@ -82,7 +96,12 @@ pub fn sweep(t: &mut dyn Transport, sizes: &[usize], min_iters: usize) -> Vec<Po
             round_trip(t, me, &sendbuf[..size], &mut recvbuf[..size]);
         }
         let per = warm.elapsed() / 5;
-        let iters = if size <= 65536 { min_iters } else { ((Duration::from_millis(500).as_nanos() / per.as_nanos().max(1)) as usize).clamp(20, min_iters) };
+        let iters = if size <= 65536 {
+            min_iters
+        } else {
+            ((Duration::from_millis(500).as_nanos() / per.as_nanos().max(1)) as usize)
+                .clamp(20, min_iters)
+        };
         let iters = agree(t, iters as u64) as usize;
         let mut samples = Vec::with_capacity(iters);
         for _ in 0..iters {
@@ -91,15 +110,31 @@ pub fn sweep(t: &mut dyn Transport, sizes: &[usize], min_iters: usize) -> Vec<Po
             samples.push(t0.elapsed().as_nanos() as f64 / 2.0 / 1000.0);
         }
         if me == 1 {
-            assert!(recvbuf[..size] == sendbuf[..size], "data corrupted at {size} bytes");
+            assert!(
+                recvbuf[..size] == sendbuf[..size],
+                "data corrupted at {size} bytes"
+            );
         }
         let latency_us = median(&mut samples);
 
         // Bandwidth, one way then both ways.
-        let bandwidth_mb_s = if size == 0 { 0.0 } else { stream(t, me, size, &sendbuf[..size], false) };
-        let bidir_bandwidth_mb_s = if size == 0 { 0.0 } else { stream(t, me, size, &sendbuf[..size], true) };
+        let bandwidth_mb_s = if size == 0 {
+            0.0
+        } else {
+            stream(t, me, size, &sendbuf[..size], false)
+        };
+        let bidir_bandwidth_mb_s = if size == 0 {
+            0.0
+        } else {
+            stream(t, me, size, &sendbuf[..size], true)
+        };
         if me == 0 {
-            points.push(Point { size, latency_us, bandwidth_mb_s, bidir_bandwidth_mb_s });
+            points.push(Point {
+                size,
+                latency_us,
+                bandwidth_mb_s,
+                bidir_bandwidth_mb_s,
+            });
         }
     }
     points
@@ -120,7 +155,11 @@ fn round_trip(t: &mut dyn Transport, me: usize, out: &[u8], inb: &mut [u8]) {
 /// the bytes moved (both ways) per second, 10^6 B/s.
 fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8], both: bool) -> f64 {
     let window = window_for(size);
-    let mut bufs: Vec<Vec<u8>> = if me == 1 || both { (0..window).map(|_| vec![0u8; size]).collect() } else { Vec::new() };
+    let mut bufs: Vec<Vec<u8>> = if me == 1 || both {
+        (0..window).map(|_| vec![0u8; size]).collect()
+    } else {
+        Vec::new()
+    };
     let mut ack = [0u8; 0];
     let mut one_rep = |t: &mut dyn Transport, count: usize| -> Duration {
         let t0 = Instant::now();
@@ -142,9 +181,18 @@ fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8], both: bool)
     };
     // One window to size the repetitions to about 30 ms each.
     let probe = one_rep(t, window);
-    let count = ((Duration::from_millis(30).as_nanos() * window as u128 / probe.as_nanos().max(1)) as usize).clamp(window, 1 << 20);
+    let count = ((Duration::from_millis(30).as_nanos() * window as u128 / probe.as_nanos().max(1))
+        as usize)
+        .clamp(window, 1 << 20);
     let count = agree(t, count as u64) as usize;
-    let reps = agree(t, if probe > Duration::from_millis(200) { 3 } else { 7 }) as usize;
+    let reps = agree(
+        t,
+        if probe > Duration::from_millis(200) {
+            3
+        } else {
+            7
+        },
+    ) as usize;
     let mut rates = Vec::with_capacity(reps);
     let directions = if both { 2 } else { 1 };
     for _ in 0..reps {
@@ -152,14 +200,21 @@ fn stream(t: &mut dyn Transport, me: usize, size: usize, out: &[u8], both: bool)
         rates.push((directions * count * size) as f64 / d.as_secs_f64() / 1e6);
     }
     if both {
-        assert!(bufs.iter().all(|b| b[..] == out[..]), "data corrupted at {size} bytes (both ways)");
+        assert!(
+            bufs.iter().all(|b| b[..] == out[..]),
+            "data corrupted at {size} bytes (both ways)"
+        );
     }
     median(&mut rates)
 }
 
 /// Runs `round_trips` round trips of `size` bytes between two reads of the layer's counters;
 /// returns this rank's counts of the loop alone (after minus before, every numeric field).
-pub fn count_round_trips(t: &mut dyn Transport, size: usize, round_trips: usize) -> serde_json::Value {
+pub fn count_round_trips(
+    t: &mut dyn Transport,
+    size: usize,
+    round_trips: usize,
+) -> serde_json::Value {
     let me = t.rank();
     let sendbuf: Vec<u8> = (0..size).map(|i| (i * 13 + 1) as u8).collect();
     let mut recvbuf = vec![0u8; size];
@@ -183,7 +238,11 @@ pub fn count_round_trips(t: &mut dyn Transport, size: usize, round_trips: usize)
 /// Size at which bandwidth reaches half of the peak of `values(point)`, interpolated
 /// log-linearly between measured sizes.
 pub fn n_half(points: &[Point], value: impl Fn(&Point) -> f64) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = points.iter().filter(|p| p.size > 0).map(|p| (p.size as f64, value(p))).collect();
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.size > 0)
+        .map(|p| (p.size as f64, value(p)))
+        .collect();
     let peak = pts.iter().map(|p| p.1).fold(0.0, f64::max);
     if peak <= 0.0 {
         return None;
@@ -221,9 +280,24 @@ mod tests {
     #[test]
     fn n_half_interpolates() {
         let pts = vec![
-            Point { size: 1000, latency_us: 1.0, bandwidth_mb_s: 10.0, bidir_bandwidth_mb_s: 0.0 },
-            Point { size: 4000, latency_us: 1.0, bandwidth_mb_s: 30.0, bidir_bandwidth_mb_s: 0.0 },
-            Point { size: 16000, latency_us: 1.0, bandwidth_mb_s: 100.0, bidir_bandwidth_mb_s: 0.0 },
+            Point {
+                size: 1000,
+                latency_us: 1.0,
+                bandwidth_mb_s: 10.0,
+                bidir_bandwidth_mb_s: 0.0,
+            },
+            Point {
+                size: 4000,
+                latency_us: 1.0,
+                bandwidth_mb_s: 30.0,
+                bidir_bandwidth_mb_s: 0.0,
+            },
+            Point {
+                size: 16000,
+                latency_us: 1.0,
+                bandwidth_mb_s: 100.0,
+                bidir_bandwidth_mb_s: 0.0,
+            },
         ];
         let n = n_half(&pts, |p| p.bandwidth_mb_s).unwrap();
         assert!(n > 4000.0 && n < 16000.0, "{n}");

@@ -11,7 +11,10 @@ pub fn our_tool(name: &str) -> Result<PathBuf, String> {
     if tool.is_file() {
         Ok(tool)
     } else {
-        Err(format!("{} not found: build the whole workspace first (cargo build --release)", tool.display()))
+        Err(format!(
+            "{} not found: build the whole workspace first (cargo build --release)",
+            tool.display()
+        ))
     }
 }
 
@@ -21,5 +24,7 @@ pub fn system_tool(program: &str, packages: &str) -> Result<PathBuf, String> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| format!("{program} not found: apt-get install {packages} (or run scripts/install-deps)"))
+        .ok_or_else(|| {
+            format!("{program} not found: apt-get install {packages} (or run scripts/install-deps)")
+        })
 }

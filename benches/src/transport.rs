@@ -49,7 +49,11 @@ struct Cursor {
 impl NicLayer {
     pub fn new(nic: DeviceStack) -> Self {
         let mtu = nic.capabilities().mtu;
-        NicLayer { nic, mtu, copied: (0, 0) }
+        NicLayer {
+            nic,
+            mtu,
+            copied: (0, 0),
+        }
     }
 
     /// Sends the next packet of `out` at `c` if the route has room; true if it did.
@@ -138,7 +142,10 @@ impl Transport for NicLayer {
                 n = p.len();
             }) {
                 if backoff.snooze() {
-                    assert!(self.nic.peer_status(peer) != nic_model::PeerStatus::Dead, "peer died");
+                    assert!(
+                        self.nic.peer_status(peer) != nic_model::PeerStatus::Dead,
+                        "peer died"
+                    );
                 }
             }
             self.count_copy(n);
@@ -164,7 +171,16 @@ impl Transport for NicLayer {
 
     fn exchange(&mut self, out: &[u8], bufs: &mut [Vec<u8>], count: usize, _window: usize) {
         let peer = self.peer();
-        let (mut tx, mut rx) = (Cursor { message: 0, offset: 0 }, Cursor { message: 0, offset: 0 });
+        let (mut tx, mut rx) = (
+            Cursor {
+                message: 0,
+                offset: 0,
+            },
+            Cursor {
+                message: 0,
+                offset: 0,
+            },
+        );
         let mut backoff = Backoff::new();
         // Sending and receiving in turn, a packet at a time: neither side may wait for room
         // to send while the other's packets fill its own receive ring.
@@ -174,7 +190,10 @@ impl Transport for NicLayer {
             if sent || got {
                 backoff.reset();
             } else if backoff.snooze() {
-                assert!(self.nic.peer_status(peer) != nic_model::PeerStatus::Dead, "peer died");
+                assert!(
+                    self.nic.peer_status(peer) != nic_model::PeerStatus::Dead,
+                    "peer died"
+                );
             }
         }
     }
@@ -199,7 +218,10 @@ pub struct BipLayer {
 
 impl BipLayer {
     pub fn new(nic: DeviceStack) -> Self {
-        BipLayer { bip: Bip::new(nic, BipConfig::from_env()).expect("BIP init"), tag: 1 }
+        BipLayer {
+            bip: Bip::new(nic, BipConfig::from_env()).expect("BIP init"),
+            tag: 1,
+        }
     }
 
     fn peer(&self) -> usize {
@@ -232,7 +254,10 @@ impl Transport for BipLayer {
             let w = window.min(count - sent);
             for _ in 0..w {
                 // SAFETY: `buf` outlives the requests, which are waited for below.
-                reqs.push(unsafe { self.bip.isend(peer, self.tag, buf.as_ptr(), buf.len()) }.expect("isend"));
+                reqs.push(
+                    unsafe { self.bip.isend(peer, self.tag, buf.as_ptr(), buf.len()) }
+                        .expect("isend"),
+                );
             }
             for r in reqs.drain(..) {
                 self.bip.wait(r).expect("wait send");
@@ -248,7 +273,9 @@ impl Transport for BipLayer {
             let w = window.min(count - got).min(bufs.len());
             for b in bufs.iter_mut().take(w) {
                 // SAFETY: each buffer is used by one request at a time and outlives it.
-                reqs.push(unsafe { self.bip.irecv(self.tag, b.as_mut_ptr(), b.len()) }.expect("irecv"));
+                reqs.push(
+                    unsafe { self.bip.irecv(self.tag, b.as_mut_ptr(), b.len()) }.expect("irecv"),
+                );
             }
             for r in reqs.drain(..) {
                 self.bip.wait(r).expect("wait recv");
@@ -266,11 +293,16 @@ impl Transport for BipLayer {
             // Receives first, so that long messages find their rendezvous posted.
             for b in bufs.iter_mut().take(w) {
                 // SAFETY: each buffer is used by one request at a time and outlives it.
-                reqs.push(unsafe { self.bip.irecv(self.tag, b.as_mut_ptr(), b.len()) }.expect("irecv"));
+                reqs.push(
+                    unsafe { self.bip.irecv(self.tag, b.as_mut_ptr(), b.len()) }.expect("irecv"),
+                );
             }
             for _ in 0..w {
                 // SAFETY: `out` outlives the requests, which are waited for below.
-                reqs.push(unsafe { self.bip.isend(peer, self.tag, out.as_ptr(), out.len()) }.expect("isend"));
+                reqs.push(
+                    unsafe { self.bip.isend(peer, self.tag, out.as_ptr(), out.len()) }
+                        .expect("isend"),
+                );
             }
             for r in reqs.drain(..) {
                 self.bip.wait(r).expect("wait");
@@ -413,7 +445,10 @@ impl FmLayer {
         if self.fm1 {
             self.fm.send1(peer, FM_HANDLER, buf).expect("FM send");
         } else {
-            let mut s = self.fm.begin_message(peer, buf.len() as u64, FM_HANDLER).expect("begin_message");
+            let mut s = self
+                .fm
+                .begin_message(peer, buf.len() as u64, FM_HANDLER)
+                .expect("begin_message");
             self.fm.send_piece(&mut s, buf).expect("send_piece");
             self.fm.end_message(s).expect("end_message");
         }
@@ -433,7 +468,9 @@ impl FmLayer {
         let mut sink = self.sink.borrow_mut();
         let mut i = 0;
         while i < n {
-            let Some(m) = sink.early.pop_front() else { break };
+            let Some(m) = sink.early.pop_front() else {
+                break;
+            };
             bufs[i % k][..m.len()].copy_from_slice(&m);
             sink.count_copy(m.len());
             sink.spare.push(m);
@@ -456,7 +493,10 @@ impl FmLayer {
             if self.fm.extract(budget).expect("extract") > 0 {
                 backoff.reset();
             } else if backoff.snooze() {
-                assert!(self.fm.bip().device().peer_status(self.peer()) != nic_model::PeerStatus::Dead, "peer died");
+                assert!(
+                    self.fm.bip().device().peer_status(self.peer()) != nic_model::PeerStatus::Dead,
+                    "peer died"
+                );
             }
         }
     }
@@ -482,7 +522,10 @@ impl Transport for FmLayer {
             sink.spare.push(m);
             return;
         }
-        self.sink.borrow_mut().targets.push_back((buf.as_mut_ptr(), buf.len()));
+        self.sink
+            .borrow_mut()
+            .targets
+            .push_back((buf.as_mut_ptr(), buf.len()));
         self.await_messages(1);
     }
 

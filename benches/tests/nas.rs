@@ -65,7 +65,8 @@ fn class_s_verifies_for_every_kernel_at_1_2_and_4_ranks() {
 #[test]
 fn failing_crashing_and_missing_kernels_are_failed() {
     // A private source directory: an `ep` that does not verify, an `is` that crashes, no `cg`.
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nas-bad-kernels-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("nas-bad-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(sources().join("nas.h"), dir.join("nas.h")).unwrap();
     std::fs::write(
@@ -87,13 +88,22 @@ fn failing_crashing_and_missing_kernels_are_failed() {
         .output()
         .unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(
-        stdout.lines().any(|l| l.starts_with("EP S np=2 FAILED 0.500 s")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("EP S np=2 FAILED 0.500 s")),
         "{stdout}"
     );
     assert!(stdout.lines().any(|l| l == "IS S np=2 FAILED"), "{stdout}");
-    assert!(stderr.contains("IS (ours): printed no result line"), "{stderr}");
+    assert!(
+        stderr.contains("IS (ours): printed no result line"),
+        "{stderr}"
+    );
     assert!(stdout.lines().any(|l| l == "CG S np=2 FAILED"), "{stdout}");
     assert!(stderr.contains("cg.c not found"), "{stderr}");
 }
@@ -109,7 +119,11 @@ fn bad_usage_is_refused_with_a_clear_message() {
     );
     let out = nas(&["--class", "Q", "--np", "2"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("unknown class Q"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unknown class Q"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = nas(&["--class", "S"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--np"), "{}", text(&out.stderr));
@@ -117,15 +131,23 @@ fn bad_usage_is_refused_with_a_clear_message() {
 
 #[test]
 fn fabric_memory_is_measured_from_running_jobs() {
-    let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nas-fabric-{}.json", std::process::id()));
-    let out = nas(&["--fabric-memory", "--ranks", "2,8", "--json", json.to_str().unwrap()]);
+    let json = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("nas-fabric-{}.json", std::process::id()));
+    let out = nas(&[
+        "--fabric-memory",
+        "--ranks",
+        "2,8",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     let stdout = text(&out.stdout);
     assert!(
         out.status.success(),
         "stdout:\n{stdout}\nstderr:\n{}",
         text(&out.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = doc["fabric_memory"].as_array().expect("a list of sizes");
     assert_eq!(rows.len(), 2);
     let mut totals = Vec::new();
@@ -135,7 +157,10 @@ fn fabric_memory_is_measured_from_running_jobs() {
         let resident = row["resident_bytes"].as_u64().unwrap();
         // At least one ring of packet buffers per ordered pair; resident pages within the segment.
         let stride = row["ring_stride"].as_u64().expect("the header was read");
-        assert!(segment >= ranks * ranks * stride && segment % 4096 == 0, "{row}");
+        assert!(
+            segment >= ranks * ranks * stride && segment % 4096 == 0,
+            "{row}"
+        );
         assert!(resident > 0 && resident <= segment, "{row}");
         totals.push(segment);
     }

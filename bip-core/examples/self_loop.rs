@@ -11,10 +11,13 @@
 //! run-time choice of wrappers costs.
 
 use bip_core::{Bip, BipConfig};
-use nic_model::{DeviceStack, Device, Nic};
+use nic_model::{Device, DeviceStack, Nic};
 
 fn main() {
-    let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let iters: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     // Outside a job, run this program again as a job of one rank.
     if let Some(code) = nic_model::testing::relaunch_as_job(1) {
         std::process::exit(code);

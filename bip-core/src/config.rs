@@ -52,12 +52,20 @@ impl Default for BipConfig {
 
 impl BipConfig {
     pub fn from_env() -> Self {
-        let get = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        let get = |k: &str, d: usize| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
         BipConfig {
             eager_max: get("BIP_EAGER_MAX", DEFAULT_EAGER_MAX),
             short_limit: get("BIP_SHORT_LIMIT", DEFAULT_SHORT_LIMIT),
             tags: get("BIP_TAGS", DEFAULT_TAGS as usize).clamp(1, u32::MAX as usize) as u32,
-            force_link: matches!(std::env::var("BIP_FORCE_LINK").as_deref(), Ok("1" | "yes" | "on")),
+            force_link: matches!(
+                std::env::var("BIP_FORCE_LINK").as_deref(),
+                Ok("1" | "yes" | "on")
+            ),
         }
     }
 
@@ -66,4 +74,3 @@ impl BipConfig {
         (self.short_limit / nranks.max(1)).max(self.eager_max + ENVELOPE_COST)
     }
 }
-

@@ -16,7 +16,11 @@ pub enum BipError {
     BadTag { tag: u32, tags: u32 },
     /// The message was longer than the receive buffer; the first `capacity` bytes were kept.
     #[error("message of {len} bytes from rank {from} truncated to the receive buffer's {capacity} bytes")]
-    Truncated { len: usize, capacity: usize, from: Rank },
+    Truncated {
+        len: usize,
+        capacity: usize,
+        from: Rank,
+    },
     /// `lend` found a long (rendezvous) message on its queue; receive it with `recv`/`irecv`.
     #[error("the next message of the queue is a long message of {len} bytes; lend serves short messages only, use recv")]
     NotLendable { len: usize },

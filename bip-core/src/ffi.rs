@@ -175,7 +175,9 @@ fn code(e: &BipError) -> c_int {
         BipError::InvalidRequest => BIP_ERR_INVALID_REQUEST,
         BipError::TooManyRequests(_) => BIP_ERR_TOO_MANY_REQUESTS,
         BipError::LinkFailed { .. } => BIP_ERR_LINK_FAILED,
-        BipError::Protocol { .. } | BipError::NotLendable { .. } | BipError::Refused { .. } => BIP_ERR_OTHER,
+        BipError::Protocol { .. } | BipError::NotLendable { .. } | BipError::Refused { .. } => {
+            BIP_ERR_OTHER
+        }
     }
 }
 

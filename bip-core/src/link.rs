@@ -43,7 +43,9 @@ pub(crate) enum Verdict {
     /// Already delivered: drop it (and re-acknowledge).
     Duplicate,
     /// Ahead of a gap: drop it; maybe ask for a resend from `expected`.
-    Gap { nack: Option<u32> },
+    Gap {
+        nack: Option<u32>,
+    },
 }
 
 impl Link {
@@ -130,7 +132,9 @@ impl Link {
             self.ack_due = true;
             Verdict::Duplicate
         } else {
-            Verdict::Gap { nack: self.nack_now() }
+            Verdict::Gap {
+                nack: self.nack_now(),
+            }
         }
     }
 
@@ -182,7 +186,11 @@ mod tests {
         assert_eq!(l.classify(0), Verdict::Deliver);
         assert_eq!(l.classify(0), Verdict::Duplicate);
         assert_eq!(l.classify(2), Verdict::Gap { nack: Some(1) });
-        assert_eq!(l.classify(3), Verdict::Gap { nack: None }, "nack is rate-limited");
+        assert_eq!(
+            l.classify(3),
+            Verdict::Gap { nack: None },
+            "nack is rate-limited"
+        );
         assert_eq!(l.classify(1), Verdict::Deliver);
     }
 

@@ -23,8 +23,20 @@ pub struct Completion {
 
 /// What a request is doing.
 pub(crate) enum Op {
-    Send { dest: Rank, tag: u32, buf: *const u8, len: usize },
-    Recv { tag: u32, buf: *mut u8, cap: usize, src: Rank, total: usize, got: usize },
+    Send {
+        dest: Rank,
+        tag: u32,
+        buf: *const u8,
+        len: usize,
+    },
+    Recv {
+        tag: u32,
+        buf: *mut u8,
+        cap: usize,
+        src: Rank,
+        total: usize,
+        got: usize,
+    },
 }
 
 pub(crate) enum State {
@@ -59,7 +71,17 @@ impl Table {
                 if self.entries.len() >= MAX_REQUESTS {
                     return Err(BipError::TooManyRequests(MAX_REQUESTS));
                 }
-                self.entries.push(Entry { gen: 0, live: false, op: Op::Send { dest: 0, tag: 0, buf: std::ptr::null(), len: 0 }, state: State::Active });
+                self.entries.push(Entry {
+                    gen: 0,
+                    live: false,
+                    op: Op::Send {
+                        dest: 0,
+                        tag: 0,
+                        buf: std::ptr::null(),
+                        len: 0,
+                    },
+                    state: State::Active,
+                });
                 (self.entries.len() - 1) as u32
             }
         };
@@ -74,7 +96,9 @@ impl Table {
     /// The entry behind a user's handle, if the handle is current.
     #[inline]
     pub fn get(&mut self, r: Request) -> Option<&mut Entry> {
-        self.entries.get_mut(r.idx as usize).filter(|e| e.live && e.gen == r.gen)
+        self.entries
+            .get_mut(r.idx as usize)
+            .filter(|e| e.live && e.gen == r.gen)
     }
 
     /// The entry behind a wire id (no generation check: ids come from our own packets).
@@ -93,6 +117,8 @@ impl Table {
 
     /// True if any send request is still active.
     pub fn any_active_send(&self) -> bool {
-        self.entries.iter().any(|e| e.live && matches!(e.state, State::Active) && matches!(e.op, Op::Send { .. }))
+        self.entries
+            .iter()
+            .any(|e| e.live && matches!(e.state, State::Active) && matches!(e.op, Op::Send { .. }))
     }
 }

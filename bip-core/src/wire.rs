@@ -91,7 +91,16 @@ pub struct Header {
 
 impl Header {
     pub fn new(kind: Kind) -> Self {
-        Header { kind, flags: 0, id: 0, tag: 0, len: 0, aux: 0, seq: 0, csum: 0 }
+        Header {
+            kind,
+            flags: 0,
+            id: 0,
+            tag: 0,
+            len: 0,
+            aux: 0,
+            seq: 0,
+            csum: 0,
+        }
     }
 
     /// Reads a reliable-device header (24 bytes). `None` if too short or of unknown kind.
@@ -167,7 +176,14 @@ mod tests {
         let mut buf = [0u8; 40];
         h.emit_link(&mut buf);
         assert_eq!(Header::parse_link(&buf), Some(h));
-        assert_eq!(Header::parse(&buf), Some(Header { seq: 0, csum: 0, ..h }));
+        assert_eq!(
+            Header::parse(&buf),
+            Some(Header {
+                seq: 0,
+                csum: 0,
+                ..h
+            })
+        );
         buf[0] = 200;
         assert_eq!(Header::parse(&buf), None);
         assert_eq!(Header::parse(&buf[..10]), None);

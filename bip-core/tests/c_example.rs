@@ -49,5 +49,9 @@ fn c_example_outside_a_job_fails_with_a_clear_message() {
 #[test]
 fn header_and_example_compile_cleanly() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    nic_model::testing::check_c_interface(&dir.join("include"), &dir.join("examples-c/pingpong.c"), &dir.join("include/bip.h"));
+    nic_model::testing::check_c_interface(
+        &dir.join("include"),
+        &dir.join("examples-c/pingpong.c"),
+        &dir.join("include/bip.h"),
+    );
 }

@@ -5,17 +5,22 @@
 
 use bip_core::{Bip, BipConfig, BipError};
 use nic_model::testing::{is_rank, run_ranks};
-use nic_model::{DeviceStack, Device};
+use nic_model::{Device, DeviceStack};
 use std::time::{Duration, Instant};
 
 fn bip() -> Bip<DeviceStack> {
     let bip = Bip::new(DeviceStack::from_env().unwrap(), BipConfig::from_env()).unwrap();
-    assert!(!bip.device().capabilities().reliable, "MPI_NIC_FAULTS should make the device unreliable");
+    assert!(
+        !bip.device().capabilities().reliable,
+        "MPI_NIC_FAULTS should make the device unreliable"
+    );
     bip
 }
 
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut v: Vec<u8> = (0..len).map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 13 ^ seed.wrapping_mul(97)) as u8).collect();
+    let mut v: Vec<u8> = (0..len)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 13 ^ seed.wrapping_mul(97)) as u8)
+        .collect();
     let n = len.min(4);
     v[..n].copy_from_slice(&seed.to_le_bytes()[..n]);
     v
@@ -23,7 +28,26 @@ fn pattern(len: usize, seed: u32) -> Vec<u8> {
 
 /// With the default 4 KiB slots a packet carries at most 4040 bytes of BIP payload: these are
 /// empty, one-packet, multi-packet short (up to the 16 KiB eager limit) and long messages.
-const SIZES: &[usize] = &[0, 1, 7, 64, 1000, 4039, 4040, 4041, 8081, 8 << 10, (8 << 10) + 1, 12_000, 16 << 10, 24 << 10, (24 << 10) + 1, 65_537, 300_000, 1 << 20];
+const SIZES: &[usize] = &[
+    0,
+    1,
+    7,
+    64,
+    1000,
+    4039,
+    4040,
+    4041,
+    8081,
+    8 << 10,
+    (8 << 10) + 1,
+    12_000,
+    16 << 10,
+    24 << 10,
+    (24 << 10) + 1,
+    65_537,
+    300_000,
+    1 << 20,
+];
 
 const PING: u32 = 1;
 const STREAM: u32 = 2;
@@ -77,26 +101,48 @@ fn faulty_body() {
         let c = bip.counters();
         [bip.device().counters().faults, c.retransmits, c.rejected]
     };
-    eprintln!("rank {me}: faults {} retransmits {} rejected {} in {:?}", mine[0], mine[1], mine[2], t0.elapsed());
+    eprintln!(
+        "rank {me}: faults {} retransmits {} rejected {} in {:?}",
+        mine[0],
+        mine[1],
+        mine[2],
+        t0.elapsed()
+    );
     if me == 1 {
         let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_le_bytes()).collect();
         bip.send(0, REPORT, &bytes).unwrap();
     } else {
         let mut b = [0u8; 24];
         assert_eq!(bip.recv(REPORT, &mut b).unwrap(), (24, 1));
-        let theirs: Vec<u64> = b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let theirs: Vec<u64> = b
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         let faults = mine[0] + theirs[0];
         let recovered = mine[1] + mine[2] + theirs[1] + theirs[2];
-        assert!(mine[0] > 0 && theirs[0] > 0, "faults were not injected on both ranks: {mine:?} {theirs:?}");
-        assert!(faults > 10, "too few faults injected to test anything: {faults}");
-        assert!(recovered > 0, "faults injected but no retransmission or rejection: {mine:?} {theirs:?}");
+        assert!(
+            mine[0] > 0 && theirs[0] > 0,
+            "faults were not injected on both ranks: {mine:?} {theirs:?}"
+        );
+        assert!(
+            faults > 10,
+            "too few faults injected to test anything: {faults}"
+        );
+        assert!(
+            recovered > 0,
+            "faults injected but no retransmission or rejection: {mine:?} {theirs:?}"
+        );
         assert_eq!(bip.counters().messages_received as usize, SIZES.len() + 1);
     }
     // Finalize at once: a peer that already finalized must not make this one wait for
     // acknowledgements it will never send (see `finalize_over_lossy_link`).
     let t = Instant::now();
     bip.finalize().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(1), "finalize took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "finalize took {:?}",
+        t.elapsed()
+    );
 }
 
 fn run_faulty(name: &str, spec: &str) {
@@ -143,7 +189,10 @@ fn all_faults_together() {
     if is_rank() {
         return faulty_body();
     }
-    run_faulty("all_faults_together", "drop=0.02,corrupt=0.02,dup=0.02,delay=0.02,seed=5");
+    run_faulty(
+        "all_faults_together",
+        "drop=0.02,corrupt=0.02,dup=0.02,delay=0.02,seed=5",
+    );
 }
 
 /// A link that loses (or garbles) every packet: the first exchange must end in an error,
@@ -172,7 +221,11 @@ fn dead_link_body() {
         other => panic!("expected LinkFailed or PeerGone, got {other:?}"),
     }
     assert!(took < Duration::from_secs(8), "failing took {took:?}");
-    assert_eq!(bip.counters().messages_received, 0, "something was delivered over a dead link");
+    assert_eq!(
+        bip.counters().messages_received,
+        0,
+        "something was delivered over a dead link"
+    );
     assert!(bip.device().counters().faults > 0);
     std::process::exit(0);
 }
@@ -182,7 +235,11 @@ fn total_loss_fails_with_link_failed() {
     if is_rank() {
         return dead_link_body();
     }
-    let out = run_ranks("total_loss_fails_with_link_failed", 2, &[("MPI_NIC_FAULTS", "drop=1.0,seed=6")]);
+    let out = run_ranks(
+        "total_loss_fails_with_link_failed",
+        2,
+        &[("MPI_NIC_FAULTS", "drop=1.0,seed=6")],
+    );
     assert!(out.success(), "{out:?}");
 }
 
@@ -191,7 +248,11 @@ fn total_corruption_fails_with_link_failed() {
     if is_rank() {
         return dead_link_body();
     }
-    let out = run_ranks("total_corruption_fails_with_link_failed", 2, &[("MPI_NIC_FAULTS", "corrupt=1.0,seed=7")]);
+    let out = run_ranks(
+        "total_corruption_fails_with_link_failed",
+        2,
+        &[("MPI_NIC_FAULTS", "corrupt=1.0,seed=7")],
+    );
     assert!(out.success(), "{out:?}");
 }
 
@@ -225,8 +286,16 @@ fn finalize_over_lossy_link() {
     for seed in 1..=8 {
         let spec = format!("drop=0.5,seed={seed}");
         let t = Instant::now();
-        let out = run_ranks("finalize_over_lossy_link_rank", 2, &[("MPI_NIC_FAULTS", &spec)]);
+        let out = run_ranks(
+            "finalize_over_lossy_link_rank",
+            2,
+            &[("MPI_NIC_FAULTS", &spec)],
+        );
         assert!(out.success(), "{spec}: {out:?} after {:?}", t.elapsed());
-        assert!(t.elapsed() < Duration::from_secs(1), "{spec}: shutdown took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{spec}: shutdown took {:?}",
+            t.elapsed()
+        );
     }
 }

@@ -22,7 +22,10 @@ fn one_packet_ns(p: &Profile, len: usize) -> u64 {
     if !pio {
         t += p.dma_setup_ns as u64 + ns(l, p.pci_mb_s);
     }
-    t += p.nic_send_ns as u64 + ns(l + p.wire_header_bytes, p.link_mb_s) + p.switch_ns as u64 + p.nic_recv_ns as u64;
+    t += p.nic_send_ns as u64
+        + ns(l + p.wire_header_bytes, p.link_mb_s)
+        + p.switch_ns as u64
+        + p.nic_recv_ns as u64;
     t + p.dma_setup_ns as u64 + ns(l, p.pci_mb_s) + p.host_recv_ns as u64
 }
 
@@ -30,19 +33,44 @@ fn one_packet_ns(p: &Profile, len: usize) -> u64 {
 /// packets or moved (rendezvous included): the fixed costs of one packet, plus every payload
 /// byte crossing the receiver's PCI bus, which serves one packet at a time.
 fn message_lower_bound_ns(p: &Profile, len: usize) -> u64 {
-    let fixed = p.host_send_ns + p.nic_send_ns + p.switch_ns + p.nic_recv_ns + p.dma_setup_ns + p.host_recv_ns;
+    let fixed = p.host_send_ns
+        + p.nic_send_ns
+        + p.switch_ns
+        + p.nic_recv_ns
+        + p.dma_setup_ns
+        + p.host_recv_ns;
     fixed as u64 + ns(len as f64, p.pci_mb_s)
 }
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
-    (0..len).map(|i| (i.wrapping_mul(73) ^ seed.wrapping_mul(11) ^ (i >> 10)) as u8).collect()
+    (0..len)
+        .map(|i| (i.wrapping_mul(73) ^ seed.wrapping_mul(11) ^ (i >> 10)) as u8)
+        .collect()
 }
 
-const SIZES: &[usize] = &[0, 8, 100, 1024, 1025, 4000, 4100, 16 << 10, 24 << 10, (24 << 10) + 1, 65536, 300_000, 1 << 20];
+const SIZES: &[usize] = &[
+    0,
+    8,
+    100,
+    1024,
+    1025,
+    4000,
+    4100,
+    16 << 10,
+    24 << 10,
+    (24 << 10) + 1,
+    65536,
+    300_000,
+    1 << 20,
+];
 
 fn myrinet_body() {
     let mut bip = Bip::new(Nic::from_env().unwrap(), BipConfig::from_env()).unwrap();
-    let p = bip.device().profile().expect("MPI_NIC_PROFILE is set").clone();
+    let p = bip
+        .device()
+        .profile()
+        .expect("MPI_NIC_PROFILE is set")
+        .clone();
     assert_eq!(p.name, PROFILE);
     let me = bip.mynode();
     let peer = 1 - me;
@@ -71,9 +99,18 @@ fn myrinet_body() {
         let model = one_packet_ns(&p, 8);
         let (min, median) = (rtts[0] / 2, rtts[rounds / 2] / 2);
         eprintln!("8 B one-way: min {min} ns, median {median} ns, model {model} ns");
-        assert!(model >= 3000, "the profile's fixed costs alone exceed 3 us: {model}");
-        assert!(median >= model, "median one-way {median} ns is faster than the model's {model} ns");
-        assert!(min >= model, "a packet arrived before its modeled time: {min} ns < {model} ns");
+        assert!(
+            model >= 3000,
+            "the profile's fixed costs alone exceed 3 us: {model}"
+        );
+        assert!(
+            median >= model,
+            "median one-way {median} ns is faster than the model's {model} ns"
+        );
+        assert!(
+            min >= model,
+            "a packet arrived before its modeled time: {min} ns < {model} ns"
+        );
     }
 
     // Every size, a few round trips each: intact, and never faster than the bound.
@@ -89,7 +126,10 @@ fn myrinet_body() {
                 assert_eq!((n, src), (len, peer));
                 assert!(buf[..n] == want[..], "echo of {len} B is corrupt");
                 let bound = message_lower_bound_ns(&p, len);
-                assert!(rtt >= 2 * bound, "{len} B round trip took {rtt} ns, under the model's bound of 2 x {bound} ns");
+                assert!(
+                    rtt >= 2 * bound,
+                    "{len} B round trip took {rtt} ns, under the model's bound of 2 x {bound} ns"
+                );
             } else {
                 let (n, src) = bip.recv(2, &mut buf).unwrap();
                 assert_eq!((n, src), (len, peer));
@@ -107,7 +147,11 @@ fn myrinet_profile_is_never_faster_than_modeled() {
         return myrinet_body();
     }
     let t = Instant::now();
-    let out = run_ranks("myrinet_profile_is_never_faster_than_modeled", 2, &[("MPI_NIC_PROFILE", PROFILE)]);
+    let out = run_ranks(
+        "myrinet_profile_is_never_faster_than_modeled",
+        2,
+        &[("MPI_NIC_PROFILE", PROFILE)],
+    );
     assert!(out.success(), "{out:?}");
     println!("took {:?}", t.elapsed());
 }
@@ -117,7 +161,11 @@ fn myrinet_profile_packet_fallback() {
     if is_rank() {
         return myrinet_body();
     }
-    let out = run_ranks("myrinet_profile_packet_fallback", 2, &[("MPI_NIC_PROFILE", PROFILE), ("MPI_NIC_DMA", "off")]);
+    let out = run_ranks(
+        "myrinet_profile_packet_fallback",
+        2,
+        &[("MPI_NIC_PROFILE", PROFILE), ("MPI_NIC_DMA", "off")],
+    );
     assert!(out.success(), "{out:?}");
 }
 
@@ -129,16 +177,26 @@ fn unknown_profile_is_a_clear_error() {
             Ok(_) => panic!("profile {name:?} was accepted"),
             Err(e) => {
                 let msg = e.to_string();
-                assert!(matches!(&e, NicError::Profile { name: n, .. } if *n == name), "{e:?}");
+                assert!(
+                    matches!(&e, NicError::Profile { name: n, .. } if *n == name),
+                    "{e:?}"
+                );
                 assert!(msg.contains(&name), "{msg}");
                 for builtin in nic_model::timing::built_in_names() {
-                    assert!(msg.contains(builtin), "the error does not list {builtin}: {msg}");
+                    assert!(
+                        msg.contains(builtin),
+                        "the error does not list {builtin}: {msg}"
+                    );
                 }
                 assert!(msg.contains(PROFILE), "{msg}");
             }
         }
         return;
     }
-    let out = run_ranks("unknown_profile_is_a_clear_error", 2, &[("MPI_NIC_PROFILE", "myrinet-lanai9")]);
+    let out = run_ranks(
+        "unknown_profile_is_a_clear_error",
+        2,
+        &[("MPI_NIC_PROFILE", "myrinet-lanai9")],
+    );
     assert!(out.success(), "{out:?}");
 }

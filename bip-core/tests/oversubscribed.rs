@@ -48,7 +48,13 @@ fn eight_ranks_on_two_cores() {
         for (r, b) in recvs.into_iter().zip(&bufs) {
             let c = bip.wait(r).unwrap();
             assert_eq!(c.len, big.len());
-            assert!(b.iter().enumerate().all(|(i, &x)| x == (i * 7 + c.peer) as u8), "data from {}", c.peer);
+            assert!(
+                b.iter()
+                    .enumerate()
+                    .all(|(i, &x)| x == (i * 7 + c.peer) as u8),
+                "data from {}",
+                c.peer
+            );
             from.push(c.peer);
         }
         for s in sends {
@@ -63,5 +69,9 @@ fn eight_ranks_on_two_cores() {
     let out = run_ranks("eight_ranks_on_two_cores", RANKS, &[]);
     assert!(out.success(), "{out:?}");
     eprintln!("8 ranks: {:?}", t.elapsed());
-    assert!(t.elapsed() < Duration::from_secs(30), "the oversubscribed job crawled: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "the oversubscribed job crawled: {:?}",
+        t.elapsed()
+    );
 }

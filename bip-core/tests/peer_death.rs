@@ -117,8 +117,14 @@ fn die_mid_send(bip: &mut Bip<Nic>) -> ! {
     let r = unsafe { bip.isend(1, DATA, data.as_ptr(), BIG) }.unwrap();
     let start = Instant::now();
     while bip.device().counters().packets_tx < 1000 {
-        assert!(bip.test(r).unwrap().is_none(), "a 64 MiB send finished early");
-        assert!(start.elapsed() < Duration::from_secs(5), "the transfer did not start");
+        assert!(
+            bip.test(r).unwrap().is_none(),
+            "a 64 MiB send finished early"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the transfer did not start"
+        );
     }
     die_by_sigkill();
 }
@@ -127,10 +133,22 @@ fn die_mid_send(bip: &mut Bip<Nic>) -> ! {
 /// intact, and not all of it.
 fn check_partial(bip: &Bip<Nic>, big: &[u8]) {
     let got = bip.device().counters().bytes_rx;
-    assert!(got > 1 << 20, "only {got} bytes arrived: the sender did not die mid-transfer");
-    assert!(got < BIG as u64, "the whole message arrived ({got} bytes) yet the receive failed");
+    assert!(
+        got > 1 << 20,
+        "only {got} bytes arrived: the sender did not die mid-transfer"
+    );
+    assert!(
+        got < BIG as u64,
+        "the whole message arrived ({got} bytes) yet the receive failed"
+    );
     let arrived = (got as usize).min(1 << 20);
-    assert!(big[..arrived].iter().enumerate().all(|(i, &x)| x == byte(i)), "the part that arrived is corrupt");
+    assert!(
+        big[..arrived]
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == byte(i)),
+        "the part that arrived is corrupt"
+    );
 }
 
 /// The packet path (no single copy): rank 0 pushes a 64 MiB message in packets and is killed
@@ -152,7 +170,11 @@ fn sender_killed_mid_transfer_packet_path() {
         check_partial(&bip, &big);
         std::process::exit(0);
     }
-    let out = run_ranks("sender_killed_mid_transfer_packet_path", 2, &[("MPI_NIC_DMA", "off")]);
+    let out = run_ranks(
+        "sender_killed_mid_transfer_packet_path",
+        2,
+        &[("MPI_NIC_DMA", "off")],
+    );
     assert_outcome(&out, 0, libc::SIGKILL);
 }
 
@@ -160,7 +182,11 @@ fn sender_killed_mid_transfer_packet_path() {
 /// does: the dead sender must surface as an error there too, not as "in progress" forever.
 #[test]
 fn test_polling_sees_sender_death() {
-    let out = run_ranks("test_polling_sees_sender_death_rank", 2, &[("MPI_NIC_DMA", "off")]);
+    let out = run_ranks(
+        "test_polling_sees_sender_death_rank",
+        2,
+        &[("MPI_NIC_DMA", "off")],
+    );
     assert_outcome(&out, 0, libc::SIGKILL);
 }
 
@@ -216,7 +242,10 @@ fn rendezvous_sender_sees_receiver_die() {
         bip.send(1, HANDSHAKE, b"ping").unwrap();
         let t = Instant::now();
         let r = bip.send(1, DATA, &data);
-        assert!(t.elapsed() >= Duration::from_millis(90), "the send returned before the receiver died: {r:?}");
+        assert!(
+            t.elapsed() >= Duration::from_millis(90),
+            "the send returned before the receiver died: {r:?}"
+        );
         expect_peer_gone(r, 1, t);
         std::process::exit(0);
     }
@@ -244,7 +273,10 @@ fn recv_from_finalized_peer_fails() {
         // ... but nothing more will come.
         let t = Instant::now();
         let r = bip.recv(DATA, &mut b);
-        assert!(matches!(r, Err(BipError::PeerGone { rank: 0, .. })), "{r:?}");
+        assert!(
+            matches!(r, Err(BipError::PeerGone { rank: 0, .. })),
+            "{r:?}"
+        );
         assert!(t.elapsed() < LIMIT, "noticed after {:?}", t.elapsed());
         return;
     }

@@ -34,7 +34,13 @@ type Packet = (u8, u32, u64, u64, Vec<u8>);
 
 fn parse(p: &[u8]) -> Packet {
     let u64_at = |o: usize| u64::from_le_bytes(p[o..o + 8].try_into().unwrap());
-    (p[0], u32::from_le_bytes(p[4..8].try_into().unwrap()), u64_at(8), u64_at(16), p[24..].to_vec())
+    (
+        p[0],
+        u32::from_le_bytes(p[4..8].try_into().unwrap()),
+        u64_at(8),
+        u64_at(16),
+        p[24..].to_vec(),
+    )
 }
 
 fn raw_send(nic: &mut Nic, dest: usize, p: &[u8]) {
@@ -54,14 +60,21 @@ fn raw_recv(nic: &mut Nic, src: usize) -> Packet {
                 return p;
             }
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "nothing from rank {src}");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "nothing from rank {src}"
+        );
     }
 }
 
 /// Expects rank 0's refusal of GET `read`.
 fn expect_refused(nic: &mut Nic, read: u32) {
     let (kind, tag, ..) = raw_recv(nic, 0);
-    assert_eq!((kind, tag), (GET_REFUSED, read), "GET {read} was not refused");
+    assert_eq!(
+        (kind, tag),
+        (GET_REFUSED, read),
+        "GET {read} was not refused"
+    );
 }
 
 #[test]
@@ -71,7 +84,11 @@ fn a_long_message_is_two_packets() {
         assert!(out.success(), "{out:?}");
         return;
     }
-    let mut bip = Bip::new(nic_model::DeviceStack::from_env().unwrap(), BipConfig::from_env()).unwrap();
+    let mut bip = Bip::new(
+        nic_model::DeviceStack::from_env().unwrap(),
+        BipConfig::from_env(),
+    )
+    .unwrap();
     let me = bip.mynode();
     let data = pattern(1 << 20);
     // Settle the start-up credit grants first.
@@ -94,9 +111,15 @@ fn a_long_message_is_two_packets() {
     let after = *bip.device().counters();
     let sent = after.packets_tx - before.packets_tx;
     // Rank 0 sent the RTS, rank 1 the FIN; nothing else crossed.
-    assert_eq!(sent, 1, "rank {me} sent {sent} packets for one 1 MiB message");
+    assert_eq!(
+        sent, 1,
+        "rank {me} sent {sent} packets for one 1 MiB message"
+    );
     if me == 1 {
-        assert!(after.dma_ops > before.dma_ops, "the data was not read in one copy");
+        assert!(
+            after.dma_ops > before.dma_ops,
+            "the data was not read in one copy"
+        );
     }
     bip.finalize().unwrap();
 }
@@ -104,23 +127,41 @@ fn a_long_message_is_two_packets() {
 #[test]
 fn reads_outside_an_export_or_after_its_fin_are_refused() {
     if !is_rank() {
-        let out = run_ranks("reads_outside_an_export_or_after_its_fin_are_refused", 2, &[]);
+        let out = run_ranks(
+            "reads_outside_an_export_or_after_its_fin_are_refused",
+            2,
+            &[],
+        );
         assert!(out.success(), "{out:?}");
         return;
     }
     let data = pattern(65536);
     if std::env::var("NIC_RANK").unwrap() == "0" {
         // Rank 0 speaks BIP.
-        let mut bip = Bip::new(nic_model::DeviceStack::from_env().unwrap(), BipConfig::from_env()).unwrap();
+        let mut bip = Bip::new(
+            nic_model::DeviceStack::from_env().unwrap(),
+            BipConfig::from_env(),
+        )
+        .unwrap();
         // As a receiver: an RTS that names more bytes than the exporter gave, and one that
         // names no region at all, fail the receive and leave the buffer alone.
         for case in ["past its end", "a withdrawn region"] {
             let mut buf = vec![0x55u8; 1000];
             match bip.recv(4, &mut buf) {
-                Err(BipError::Refused { rank: 1, why }) => assert!(why.contains(if case == "past its end" { "outside" } else { "no such region" }), "{case}: {why}"),
+                Err(BipError::Refused { rank: 1, why }) => assert!(
+                    why.contains(if case == "past its end" {
+                        "outside"
+                    } else {
+                        "no such region"
+                    }),
+                    "{case}: {why}"
+                ),
                 other => panic!("{case}: expected a refusal, got {other:?}"),
             }
-            assert!(buf.iter().all(|&b| b == 0x55), "{case}: the refused read wrote into the buffer");
+            assert!(
+                buf.iter().all(|&b| b == 0x55),
+                "{case}: the refused read wrote into the buffer"
+            );
             bip.send(1, 10, b"next").unwrap();
         }
         // As a sender: rank 1 reads our region with GETs, good and bad, then says FIN.
@@ -139,21 +180,46 @@ fn reads_outside_an_export_or_after_its_fin_are_refused() {
     raw_send(&mut nic, 0, &header(CREDIT, 0, 1 << 20, 0));
     let mine = vec![7u8; 100];
     // SAFETY: `mine` outlives the region (withdrawn below).
-    let key = unsafe { nic.register(mine.as_ptr() as usize, mine.len(), Access::READ).unwrap() };
-    raw_send(&mut nic, 0, &[header(RTS, 4, 1000, 0), key.emit().to_vec()].concat());
+    let key = unsafe {
+        nic.register(mine.as_ptr() as usize, mine.len(), Access::READ)
+            .unwrap()
+    };
+    raw_send(
+        &mut nic,
+        0,
+        &[header(RTS, 4, 1000, 0), key.emit().to_vec()].concat(),
+    );
     assert_eq!(raw_recv(&mut nic, 0), (EAGER, 10, 4, 0, b"next".to_vec()));
     nic.deregister(key).unwrap();
-    raw_send(&mut nic, 0, &[header(RTS, 4, 10, 0), key.emit().to_vec()].concat());
+    raw_send(
+        &mut nic,
+        0,
+        &[header(RTS, 4, 10, 0), key.emit().to_vec()].concat(),
+    );
     assert_eq!(raw_recv(&mut nic, 0), (EAGER, 10, 4, 0, b"next".to_vec()));
     // Rank 0's long message.
     let (kind, tag, len, _, payload) = raw_recv(&mut nic, 0);
     assert_eq!((kind, tag, len), (RTS, 3, data.len() as u64));
     let theirs = RegionKey::parse(&payload).unwrap();
-    let get = |read: u32, len: u64, offset: u64, key: RegionKey| [header(GET, read, len, offset), key.emit().to_vec()].concat();
+    let get = |read: u32, len: u64, offset: u64, key: RegionKey| {
+        [header(GET, read, len, offset), key.emit().to_vec()].concat()
+    };
     // Bytes past the end, and a key it never gave: refused, no data.
     raw_send(&mut nic, 0, &get(5, 100, 65536 - 50, theirs));
     expect_refused(&mut nic, 5);
-    raw_send(&mut nic, 0, &get(6, 10, 0, RegionKey { key: theirs.key ^ 1, ..theirs }));
+    raw_send(
+        &mut nic,
+        0,
+        &get(
+            6,
+            10,
+            0,
+            RegionKey {
+                key: theirs.key ^ 1,
+                ..theirs
+            },
+        ),
+    );
     expect_refused(&mut nic, 6);
     // Bytes inside: DATA, exactly those bytes.
     raw_send(&mut nic, 0, &get(7, 5000, 1000, theirs));
@@ -169,7 +235,10 @@ fn reads_outside_an_export_or_after_its_fin_are_refused() {
     // Reading in one copy works too, until the FIN.
     let mut direct = vec![0u8; 64];
     // SAFETY: `direct` is borrowed until the transfer is done (64 bytes are never split).
-    unsafe { nic.read_region(0, theirs, 64, direct.as_mut_ptr(), 64).unwrap() };
+    unsafe {
+        nic.read_region(0, theirs, 64, direct.as_mut_ptr(), 64)
+            .unwrap()
+    };
     assert_eq!(direct, data[64..128]);
     raw_send(&mut nic, 0, &header(FIN, theirs.id, 0, theirs.key));
     // After the FIN: the GET is refused, and single copy refuses the key.
@@ -182,6 +251,10 @@ fn reads_outside_an_export_or_after_its_fin_are_refused() {
         other => panic!("a read after the FIN: expected a refusal, got {other:?}"),
     }
     assert!(untouched.iter().all(|&b| b == 0xaa));
-    raw_send(&mut nic, 0, &[header(EAGER, 9, 3, 0), b"bye".to_vec()].concat());
+    raw_send(
+        &mut nic,
+        0,
+        &[header(EAGER, 9, 3, 0), b"bye".to_vec()].concat(),
+    );
     nic.finalize();
 }

@@ -10,7 +10,12 @@ use nic_model::Nic;
 /// encode (tag, index), the rest is a pattern that depends on both.
 fn body(tag: u32, index: u32, len: usize) -> Vec<u8> {
     let mut v: Vec<u8> = (0..len)
-        .map(|i| (i.wrapping_mul(131) ^ (index as usize).wrapping_mul(17) ^ (tag as usize).wrapping_mul(29) ^ (i >> 9)) as u8)
+        .map(|i| {
+            (i.wrapping_mul(131)
+                ^ (index as usize).wrapping_mul(17)
+                ^ (tag as usize).wrapping_mul(29)
+                ^ (i >> 9)) as u8
+        })
         .collect();
     let mut head = [0u8; 8];
     head[..4].copy_from_slice(&tag.to_le_bytes());
@@ -67,7 +72,11 @@ fn reverse_tags_body() {
         }
         for (i, r) in reqs.into_iter().enumerate() {
             let c = bip.wait(r).unwrap();
-            assert_eq!((c.len, c.peer, c.tag), (bufs[i].1.len(), 1, bufs[i].0), "send {i} completion");
+            assert_eq!(
+                (c.len, c.peer, c.tag),
+                (bufs[i].1.len(), 1, bufs[i].0),
+                "send {i} completion"
+            );
         }
         // Rank 1 tells us when it has everything, so that finalize finds nothing in flight.
         let mut done = [0u8; 4];
@@ -90,8 +99,14 @@ fn reverse_tags_body() {
         assert_eq!(c.messages_received, MESSAGES as u64);
         // The long messages of tags 0..7 were announced long before they were asked for: they
         // waited as announcements, not as buffered data; the short ones were buffered.
-        assert!(c.buffered_peak > 0, "short messages should have been buffered: {c:?}");
-        assert_eq!(c.buffered_bytes, 0, "everything buffered was delivered: {c:?}");
+        assert!(
+            c.buffered_peak > 0,
+            "short messages should have been buffered: {c:?}"
+        );
+        assert_eq!(
+            c.buffered_bytes, 0,
+            "everything buffered was delivered: {c:?}"
+        );
         bip.send(0, TAGS, b"done").unwrap();
     }
     bip.finalize().unwrap();
@@ -111,7 +126,11 @@ fn reverse_tag_order_packet_fallback() {
     if is_rank() {
         return reverse_tags_body();
     }
-    let out = run_ranks("reverse_tag_order_packet_fallback", 2, &[("MPI_NIC_DMA", "off")]);
+    let out = run_ranks(
+        "reverse_tag_order_packet_fallback",
+        2,
+        &[("MPI_NIC_DMA", "off")],
+    );
     assert!(out.success(), "{out:?}");
 }
 
@@ -123,9 +142,9 @@ fn sender_size(src: usize, i: u32) -> usize {
     match (i + src as u32) % 5 {
         0 => 0,
         1 => 8,
-        2 => 5000,           // short, two packets
+        2 => 5000,             // short, two packets
         3 => 100 + i as usize, // short, one packet
-        _ => 17 << 10,       // long
+        _ => 17 << 10,         // long
     }
 }
 
@@ -140,7 +159,10 @@ fn two_senders_body() {
             let (n, src) = bip.recv(SHARED_TAG, &mut buf).unwrap();
             assert!(src == 1 || src == 2, "unexpected sender {src}");
             let i = next[src];
-            assert!(i < PER_SENDER, "more than {PER_SENDER} messages from rank {src}");
+            assert!(
+                i < PER_SENDER,
+                "more than {PER_SENDER} messages from rank {src}"
+            );
             // The tag field of the contents carries the sender, so a mix-up between the two
             // senders' messages shows.
             check(&buf[..n], src as u32, i, sender_size(src, i));
@@ -176,7 +198,16 @@ const NB_PER_TAG: u32 = 8;
 const GO_TAG: u32 = 100;
 
 fn nb_size(tag: u32, k: u32) -> usize {
-    [1, 64, 4000, 9000, 24 << 10, (24 << 10) + 1, 100_000, 1 << 20][((tag + k) % 8) as usize]
+    [
+        1,
+        64,
+        4000,
+        9000,
+        24 << 10,
+        (24 << 10) + 1,
+        100_000,
+        1 << 20,
+    ][((tag + k) % 8) as usize]
 }
 
 fn nonblocking_body() {
@@ -192,7 +223,11 @@ fn nonblocking_body() {
                 let b = &mut bufs[(tag * NB_PER_TAG + k) as usize];
                 // SAFETY: each buffer is used by exactly one request and is not touched (nor is
                 // `bufs` moved or resized) until that request is waited for.
-                reqs.push((tag, k, unsafe { bip.irecv(tag, b.as_mut_ptr(), b.len()) }.unwrap()));
+                reqs.push((
+                    tag,
+                    k,
+                    unsafe { bip.irecv(tag, b.as_mut_ptr(), b.len()) }.unwrap(),
+                ));
             }
         }
         assert_eq!(bip.counters().messages_received, 0);
@@ -202,14 +237,25 @@ fn nonblocking_body() {
         for (tag, k, r) in reqs {
             let c = bip.wait(r).unwrap();
             let len = nb_size(tag, k);
-            assert_eq!((c.len, c.peer, c.tag), (len, 0, tag), "receive {k} of tag {tag}");
+            assert_eq!(
+                (c.len, c.peer, c.tag),
+                (len, 0, tag),
+                "receive {k} of tag {tag}"
+            );
             let b = &bufs[(tag * NB_PER_TAG + k) as usize];
             // Receives of one tag match messages of that tag in order.
             check(&b[..len], tag, k, len);
-            assert!(b[len..].iter().all(|&x| x == 0xEE), "tag {tag} message {k}: written past its end");
+            assert!(
+                b[len..].iter().all(|&x| x == 0xEE),
+                "tag {tag} message {k}: written past its end"
+            );
         }
         assert_eq!(bip.counters().messages_received, n as u64);
-        assert_eq!(bip.counters().buffered_peak, 0, "every message had a posted receive");
+        assert_eq!(
+            bip.counters().buffered_peak,
+            0,
+            "every message had a posted receive"
+        );
         bip.send(0, GO_TAG, b"done").unwrap();
     } else {
         let mut go = [0u8; 2];

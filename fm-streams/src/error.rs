@@ -12,7 +12,11 @@ pub enum FmError {
     /// `send_piece` would exceed the size given to `begin_message`, or `end_message` came
     /// before all of it was sent.
     #[error("message to rank {dest} declared {declared} bytes but {sent} were sent")]
-    SizeMismatch { dest: Rank, declared: u64, sent: u64 },
+    SizeMismatch {
+        dest: Rank,
+        declared: u64,
+        sent: u64,
+    },
     /// A stream to this destination is already open.
     #[error("a message to rank {dest} is already open; end it before beginning another")]
     StreamOpen { dest: Rank },

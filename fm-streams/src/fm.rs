@@ -98,7 +98,12 @@ struct Active {
 enum Action {
     None,
     /// Post a BIP receive for a bulk segment from `src`.
-    Bulk { src: Rank, dst: *mut u8, len: usize, purpose: BulkPurpose },
+    Bulk {
+        src: Rank,
+        dst: *mut u8,
+        len: usize,
+        purpose: BulkPurpose,
+    },
 }
 
 /// Receive-side state, apart from BIP so that BIP can lend a packet while it is updated.
@@ -143,7 +148,12 @@ impl<D: Device> Fm<D> {
     pub fn new(dev: D) -> Result<Self> {
         let bip = Bip::new(dev, BipConfig::from_env())?;
         let n = bip.numnodes();
-        let env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        let env = |k: &str, d: usize| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
         Ok(Fm {
             packet_max: bip.max_packet_message(),
             rx: Rx {
@@ -192,7 +202,13 @@ impl<D: Device> Fm<D> {
     ///
     /// # Safety
     /// As for [`Bip::export`].
-    pub unsafe fn export(&mut self, dest: Rank, buf: *const u8, len: usize, token: u64) -> Result<RegionKey> {
+    pub unsafe fn export(
+        &mut self,
+        dest: Rank,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RegionKey> {
         debug_assert_eq!(token & FM_TOKEN, 0, "FM_TOKEN is FM's own");
         // SAFETY: the caller's contract is passed on.
         Ok(unsafe { self.bip.export(dest, buf, len, token)? })
@@ -203,7 +219,14 @@ impl<D: Device> Fm<D> {
     ///
     /// # Safety
     /// As for [`Bip::pull`].
-    pub unsafe fn pull(&mut self, src: Rank, key: RegionKey, dst: *mut u8, len: usize, token: u64) -> Result<()> {
+    pub unsafe fn pull(
+        &mut self,
+        src: Rank,
+        key: RegionKey,
+        dst: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
         debug_assert_eq!(token & FM_TOKEN, 0, "FM_TOKEN is FM's own");
         // SAFETY: the caller's contract is passed on.
         Ok(unsafe { self.bip.pull(src, key, dst, len, token)? })
@@ -228,7 +251,13 @@ impl<D: Device> Fm<D> {
                 Event::Exported { token } if token & FM_TOKEN != 0 => self.exported.push(token),
                 Event::Pulled { token, result } if token & FM_TOKEN != 0 => {
                     let src = (token & !(FM_TOKEN | FM_READ)) as usize;
-                    if let Some((_, _, landed)) = self.rx.active.get_mut(src).and_then(Option::as_mut).and_then(|a| a.bulk.as_mut()) {
+                    if let Some((_, _, landed)) = self
+                        .rx
+                        .active
+                        .get_mut(src)
+                        .and_then(Option::as_mut)
+                        .and_then(|a| a.bulk.as_mut())
+                    {
                         *landed = true;
                     }
                     if let Err(e) = result {
@@ -270,7 +299,11 @@ impl<D: Device> Fm<D> {
 
     fn begin(&mut self, dest: Rank, size: u64, handler: u32, fm1: bool) -> Result<SendStream> {
         if dest >= self.nranks() {
-            return Err(bip_core::BipError::BadRank { rank: dest, nranks: self.nranks() }.into());
+            return Err(bip_core::BipError::BadRank {
+                rank: dest,
+                nranks: self.nranks(),
+            }
+            .into());
         }
         if handler >= 1 << 24 {
             return Err(FmError::BadHandlerId(handler));
@@ -279,18 +312,41 @@ impl<D: Device> Fm<D> {
             return Err(FmError::StreamOpen { dest });
         }
         self.open[dest] = true;
-        let mut packet = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.packet_max));
+        let mut packet = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.packet_max));
         packet.clear();
         packet.resize(MAX_HEADER, 0);
-        let n = Header { kind: FIRST, fm1, with_bulk: false, handler, size }.emit(&mut packet);
+        let n = Header {
+            kind: FIRST,
+            fm1,
+            with_bulk: false,
+            handler,
+            size,
+        }
+        .emit(&mut packet);
         packet.truncate(n);
-        Ok(SendStream { dest, handler, size, sent: 0, fm1, first_sent: false, data_at: n, packet })
+        Ok(SendStream {
+            dest,
+            handler,
+            size,
+            sent: 0,
+            fm1,
+            first_sent: false,
+            data_at: n,
+            packet,
+        })
     }
 
     /// Appends `piece` to the message (any size, any number of times).
     pub fn send_piece(&mut self, s: &mut SendStream, piece: &[u8]) -> Result<()> {
         if s.sent + piece.len() as u64 > s.size {
-            return Err(FmError::SizeMismatch { dest: s.dest, declared: s.size, sent: s.sent + piece.len() as u64 });
+            return Err(FmError::SizeMismatch {
+                dest: s.dest,
+                declared: s.size,
+                sent: s.sent + piece.len() as u64,
+            });
         }
         s.sent += piece.len() as u64;
         if piece.len() >= self.bulk_min {
@@ -300,8 +356,17 @@ impl<D: Device> Fm<D> {
             self.next_token = (self.next_token + 1) & !(FM_TOKEN | FM_READ);
             // SAFETY: `piece` outlives the region: we wait below until the receiver has read
             // it (its FIN withdraws the region) before returning.
-            let key = unsafe { self.bip.export(s.dest, piece.as_ptr(), piece.len(), token)? };
-            self.send_bulk_descriptor(s, Bulk { len: piece.len() as u64, key })?;
+            let key = unsafe {
+                self.bip
+                    .export(s.dest, piece.as_ptr(), piece.len(), token)?
+            };
+            self.send_bulk_descriptor(
+                s,
+                Bulk {
+                    len: piece.len() as u64,
+                    key,
+                },
+            )?;
             return self.wait_exported(token);
         }
         let mut rest = piece;
@@ -335,7 +400,11 @@ impl<D: Device> Fm<D> {
             }
             self.open[dest] = false;
             self.end_message_inner(s)?;
-            return Err(FmError::SizeMismatch { dest, declared, sent });
+            return Err(FmError::SizeMismatch {
+                dest,
+                declared,
+                sent,
+            });
         }
         self.open[s.dest] = false;
         self.end_message_inner(s)
@@ -359,7 +428,14 @@ impl<D: Device> Fm<D> {
         s.first_sent = true;
         s.packet.clear();
         s.packet.resize(MAX_HEADER, 0);
-        let n = Header { kind: CONT, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut s.packet);
+        let n = Header {
+            kind: CONT,
+            fm1: s.fm1,
+            with_bulk: false,
+            handler: s.handler,
+            size: 0,
+        }
+        .emit(&mut s.packet);
         s.packet.truncate(n);
         s.data_at = n;
         Ok(())
@@ -370,20 +446,41 @@ impl<D: Device> Fm<D> {
     fn send_bulk_descriptor(&mut self, s: &mut SendStream, bulk: Bulk) -> Result<()> {
         if !s.first_sent && s.packet.len() == s.data_at {
             let mut first = [0u8; MAX_HEADER + Bulk::LEN];
-            let n = Header { kind: FIRST, fm1: s.fm1, with_bulk: true, handler: s.handler, size: s.size }.emit(&mut first);
+            let n = Header {
+                kind: FIRST,
+                fm1: s.fm1,
+                with_bulk: true,
+                handler: s.handler,
+                size: s.size,
+            }
+            .emit(&mut first);
             first[n..n + Bulk::LEN].copy_from_slice(&bulk.emit());
             self.send_packet(s.dest, &first[..n + Bulk::LEN])?;
             s.first_sent = true;
             s.packet.clear();
             s.packet.resize(MAX_HEADER, 0);
-            let n = Header { kind: CONT, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut s.packet);
+            let n = Header {
+                kind: CONT,
+                fm1: s.fm1,
+                with_bulk: false,
+                handler: s.handler,
+                size: 0,
+            }
+            .emit(&mut s.packet);
             s.packet.truncate(n);
             s.data_at = n;
             return Ok(());
         }
         self.flush(s)?;
         let mut p = [0u8; MAX_HEADER + Bulk::LEN];
-        let n = Header { kind: BULK, fm1: s.fm1, with_bulk: false, handler: s.handler, size: 0 }.emit(&mut p);
+        let n = Header {
+            kind: BULK,
+            fm1: s.fm1,
+            with_bulk: false,
+            handler: s.handler,
+            size: 0,
+        }
+        .emit(&mut p);
         p[n..n + Bulk::LEN].copy_from_slice(&bulk.emit());
         self.send_packet(s.dest, &p[..n + Bulk::LEN])
     }
@@ -459,7 +556,11 @@ impl<D: Device> Fm<D> {
     /// have been processed (rounded up to a whole packet) or none is left: the receiver's
     /// flow control. Returns the bytes processed. Never blocks.
     pub fn extract(&mut self, max_bytes: usize) -> Result<usize> {
-        let mut done = if self.rx.bulk_pending > 0 { self.poll_bulk()? } else { 0 };
+        let mut done = if self.rx.bulk_pending > 0 {
+            self.poll_bulk()?
+        } else {
+            0
+        };
         while done < max_bytes {
             if self.rx.bulk_pending > 0 {
                 done += self.poll_bulk()?;
@@ -471,7 +572,9 @@ impl<D: Device> Fm<D> {
                 done += self.replay_stash()?;
             }
             let rx = &mut self.rx;
-            let Some(res) = self.bip.lend(FM_TAG, |src, pkt| rx.on_packet(src, pkt))? else { break };
+            let Some(res) = self.bip.lend(FM_TAG, |src, pkt| rx.on_packet(src, pkt))? else {
+                break;
+            };
             let (bytes, action) = res?;
             done += bytes;
             done += self.act(action)?;
@@ -519,16 +622,32 @@ impl<D: Device> Fm<D> {
 
     #[cold]
     fn post_bulk(&mut self, action: Action) -> Result<usize> {
-        let Action::Bulk { src, dst, len, purpose } = action else { return Ok(0) };
+        let Action::Bulk {
+            src,
+            dst,
+            len,
+            purpose,
+        } = action
+        else {
+            return Ok(0);
+        };
         tracing::debug!(target: "fm", src, len, "bulk segment: reading the sender's region");
-        let a = self.rx.active[src].as_mut().expect("bulk for an active message");
-        let key = a.bulk_key.take().ok_or(FmError::Protocol { src, why: "bulk read without an announced region" })?;
+        let a = self.rx.active[src]
+            .as_mut()
+            .expect("bulk for an active message");
+        let key = a.bulk_key.take().ok_or(FmError::Protocol {
+            src,
+            why: "bulk read without an announced region",
+        })?;
         a.bulk = Some((purpose, len, false));
         self.rx.bulk_pending += 1;
         // SAFETY: `dst` is valid for `len` bytes until the read ends: a suspended handler's
         // buffer (it stays suspended until then), or a staging buffer owned by the active
         // message, which is not touched or dropped before then.
-        unsafe { self.bip.pull(src, key, dst, len, FM_TOKEN | FM_READ | src as u64)? };
+        unsafe {
+            self.bip
+                .pull(src, key, dst, len, FM_TOKEN | FM_READ | src as u64)?
+        };
         self.poll_bulk()
     }
 
@@ -537,8 +656,12 @@ impl<D: Device> Fm<D> {
         self.drain_events();
         let mut done = 0;
         for src in 0..self.rx.active.len() {
-            let Some(a) = self.rx.active[src].as_mut() else { continue };
-            let Some((_, len, true)) = a.bulk.as_ref().map(|(p, l, d)| (p, *l, *d)) else { continue };
+            let Some(a) = self.rx.active[src].as_mut() else {
+                continue;
+            };
+            let Some((_, len, true)) = a.bulk.as_ref().map(|(p, l, d)| (p, *l, *d)) else {
+                continue;
+            };
             done += len;
             self.rx.bulk_pending -= 1;
             let (purpose, _, _) = self.rx.active[src].as_mut().unwrap().bulk.take().unwrap();
@@ -574,18 +697,27 @@ impl Rx {
 
     /// A packet whose turn it is (fresh, or replayed from the stash in order).
     fn on_packet_in_order(&mut self, src: Rank, pkt: &[u8]) -> Result<(usize, Action)> {
-        let (h, off) = Header::parse(pkt).ok_or(FmError::Protocol { src, why: "bad header" })?;
+        let (h, off) = Header::parse(pkt).ok_or(FmError::Protocol {
+            src,
+            why: "bad header",
+        })?;
         let data = &pkt[off..];
         self.counters.packets_received += 1;
         match h.kind {
             FIRST => {
                 if self.active[src].is_some() {
-                    return Err(FmError::Protocol { src, why: "a message began before the previous one ended" });
+                    return Err(FmError::Protocol {
+                        src,
+                        why: "a message began before the previous one ended",
+                    });
                 }
                 if h.with_bulk {
                     // A message that begins with a bulk piece: its first packet announces it.
                     self.start(src, h)?;
-                    let bulk = Bulk::parse(data).ok_or(FmError::Protocol { src, why: "bad bulk descriptor" })?;
+                    let bulk = Bulk::parse(data).ok_or(FmError::Protocol {
+                        src,
+                        why: "bad bulk descriptor",
+                    })?;
                     return Ok((pkt.len(), self.announce_bulk(src, bulk)));
                 }
                 if data.len() as u64 == h.size {
@@ -598,14 +730,23 @@ impl Rx {
             }
             CONT => {
                 if self.active[src].is_none() {
-                    return Err(FmError::Protocol { src, why: "continuation without a message" });
+                    return Err(FmError::Protocol {
+                        src,
+                        why: "continuation without a message",
+                    });
                 }
             }
             BULK => {
                 if self.active[src].is_none() {
-                    return Err(FmError::Protocol { src, why: "bulk without a message" });
+                    return Err(FmError::Protocol {
+                        src,
+                        why: "bulk without a message",
+                    });
                 }
-                let bulk = Bulk::parse(data).ok_or(FmError::Protocol { src, why: "bad bulk descriptor" })?;
+                let bulk = Bulk::parse(data).ok_or(FmError::Protocol {
+                    src,
+                    why: "bad bulk descriptor",
+                })?;
                 return Ok((pkt.len(), self.announce_bulk(src, bulk)));
             }
             _ => unreachable!("parse accepts only known kinds"),
@@ -629,7 +770,10 @@ impl Rx {
         };
         let mut inbox = Inbox::new(src, h.size);
         inbox.set_chunk(data);
-        let mut s = Stream { inbox: &mut inbox, yielder: None };
+        let mut s = Stream {
+            inbox: &mut inbox,
+            yielder: None,
+        };
         handler(&mut s);
         self.counters.messages_received += 1;
         self.counters.bytes_copied += inbox.copied;
@@ -647,19 +791,53 @@ impl Rx {
         tracing::trace!(target: "fm", src, handler = h.handler, size = h.size, fm1 = h.fm1, "handler starts on a coroutine");
         let inbox = Box::new(Inbox::new(src, h.size));
         if h.fm1 {
-            let handler = self.handlers1.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
+            let handler = self
+                .handlers1
+                .get(h.handler as usize)
+                .cloned()
+                .flatten()
+                .ok_or(FmError::UnknownHandler { src, id: h.handler })?;
             let buf = Vec::with_capacity(h.size as usize);
-            self.active[src] = Some(Active { inbox, co: None, fm1: Some((handler, buf)), bulk: None, bulk_key: None, staged: Vec::new() });
+            self.active[src] = Some(Active {
+                inbox,
+                co: None,
+                fm1: Some((handler, buf)),
+                bulk: None,
+                bulk_key: None,
+                staged: Vec::new(),
+            });
             return Ok(());
         }
-        let handler = self.handlers.get(h.handler as usize).cloned().flatten().ok_or(FmError::UnknownHandler { src, id: h.handler })?;
-        let stack = self.stacks.pop().map_or_else(|| DefaultStack::new(self.stack_bytes), Ok).map_err(|_| FmError::Protocol { src, why: "cannot allocate a handler stack" })?;
+        let handler = self
+            .handlers
+            .get(h.handler as usize)
+            .cloned()
+            .flatten()
+            .ok_or(FmError::UnknownHandler { src, id: h.handler })?;
+        let stack = self
+            .stacks
+            .pop()
+            .map_or_else(|| DefaultStack::new(self.stack_bytes), Ok)
+            .map_err(|_| FmError::Protocol {
+                src,
+                why: "cannot allocate a handler stack",
+            })?;
         let inbox_ptr: *mut Inbox = Box::as_ref(&inbox) as *const Inbox as *mut Inbox;
         let co = Coroutine::with_stack(stack, move |y, ()| {
-            let mut s = Stream { inbox: inbox_ptr, yielder: Some(y) };
+            let mut s = Stream {
+                inbox: inbox_ptr,
+                yielder: Some(y),
+            };
             handler(&mut s);
         });
-        self.active[src] = Some(Active { inbox, co: Some(co), fm1: None, bulk: None, bulk_key: None, staged: Vec::new() });
+        self.active[src] = Some(Active {
+            inbox,
+            co: Some(co),
+            fm1: None,
+            bulk: None,
+            bulk_key: None,
+            staged: Vec::new(),
+        });
         Ok(())
     }
 
@@ -681,7 +859,9 @@ impl Rx {
             a.inbox.remaining -= (a.inbox.unread() as u64).min(a.inbox.remaining);
             a.inbox.clear_chunk();
         }
-        let finished = self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none());
+        let finished = self.active[src]
+            .as_ref()
+            .is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none());
         if finished {
             self.finish(src);
         }
@@ -691,17 +871,27 @@ impl Rx {
     /// Runs `src`'s handler until it suspends or returns.
     fn resume(&mut self, src: Rank) -> Action {
         let a = self.active[src].as_mut().expect("resume an active message");
-        let Some(co) = a.co.as_mut() else { return Action::None };
+        let Some(co) = a.co.as_mut() else {
+            return Action::None;
+        };
         match co.resume(()) {
             CoroutineResult::Yield(Need::Data) => Action::None,
-            CoroutineResult::Yield(Need::BulkInto { dst, len }) => {
-                Action::Bulk { src, dst, len, purpose: BulkPurpose::Direct }
-            }
+            CoroutineResult::Yield(Need::BulkInto { dst, len }) => Action::Bulk {
+                src,
+                dst,
+                len,
+                purpose: BulkPurpose::Direct,
+            },
             CoroutineResult::Yield(Need::BulkStaged) => {
                 let len = a.inbox.bulk_announced as usize;
                 a.staged.clear();
                 a.staged.resize(len, 0);
-                Action::Bulk { src, dst: a.staged.as_mut_ptr(), len, purpose: BulkPurpose::Staged }
+                Action::Bulk {
+                    src,
+                    dst: a.staged.as_mut_ptr(),
+                    len,
+                    purpose: BulkPurpose::Staged,
+                }
             }
             CoroutineResult::Return(()) => {
                 let co = a.co.take().expect("just resumed");
@@ -727,7 +917,12 @@ impl Rx {
             // SAFETY: `at + len <= buf.len()`; the buffer is not touched until the transfer
             // completes (poll_bulk), and not reallocated meanwhile.
             let dst = unsafe { buf.as_mut_ptr().add(at) };
-            return Action::Bulk { src, dst, len, purpose: BulkPurpose::Fm1 };
+            return Action::Bulk {
+                src,
+                dst,
+                len,
+                purpose: BulkPurpose::Fm1,
+            };
         }
         if a.co.is_none() {
             return self.drain_bulk(src);
@@ -735,7 +930,10 @@ impl Rx {
         // The handler, if it is waiting for data, now sees the segment and says where to put it.
         let action = self.resume(src);
         if let Action::None = action {
-            if self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0) {
+            if self.active[src]
+                .as_ref()
+                .is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0)
+            {
                 self.finish(src);
             }
         }
@@ -747,7 +945,12 @@ impl Rx {
         let len = a.inbox.bulk_announced as usize;
         a.staged.clear();
         a.staged.resize(len, 0);
-        Action::Bulk { src, dst: a.staged.as_mut_ptr(), len, purpose: BulkPurpose::Drain }
+        Action::Bulk {
+            src,
+            dst: a.staged.as_mut_ptr(),
+            len,
+            purpose: BulkPurpose::Drain,
+        }
     }
 
     /// A bulk transfer for `src` completed.
@@ -781,7 +984,10 @@ impl Rx {
                 Action::None
             }
         };
-        if self.active[src].as_ref().is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none()) {
+        if self.active[src]
+            .as_ref()
+            .is_some_and(|a| a.co.is_none() && a.inbox.remaining == 0 && a.bulk.is_none())
+        {
             self.finish(src);
         }
         Ok(action)

@@ -131,7 +131,10 @@ impl Stream<'_> {
             let need = if ib.bulk_announced > 0 {
                 let len = ib.bulk_announced;
                 if (buf.len() - got) as u64 >= len {
-                    Need::BulkInto { dst: buf[got..].as_mut_ptr(), len: len as usize }
+                    Need::BulkInto {
+                        dst: buf[got..].as_mut_ptr(),
+                        len: len as usize,
+                    }
                 } else {
                     Need::BulkStaged
                 }

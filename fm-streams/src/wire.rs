@@ -40,7 +40,8 @@ pub struct Header {
 impl Header {
     /// Writes the header into `out`; returns its length.
     pub fn emit(&self, out: &mut [u8]) -> usize {
-        out[0] = self.kind | if self.fm1 { FM1 } else { 0 } | if self.with_bulk { WITH_BULK } else { 0 };
+        out[0] =
+            self.kind | if self.fm1 { FM1 } else { 0 } | if self.with_bulk { WITH_BULK } else { 0 };
         out[1..4].copy_from_slice(&self.handler.to_le_bytes()[..3]);
         if self.size < SIZE_EXT as u64 {
             out[4..8].copy_from_slice(&(self.size as u32).to_le_bytes());
@@ -72,7 +73,16 @@ impl Header {
         } else {
             (small as u64, HEADER)
         };
-        Some((Header { kind, fm1: p[0] & FM1 != 0, with_bulk: kind == FIRST && p[0] & WITH_BULK != 0, handler, size }, off))
+        Some((
+            Header {
+                kind,
+                fm1: p[0] & FM1 != 0,
+                with_bulk: kind == FIRST && p[0] & WITH_BULK != 0,
+                handler,
+                size,
+            },
+            off,
+        ))
     }
 }
 
@@ -95,7 +105,10 @@ impl Bulk {
 
     pub fn parse(b: &[u8]) -> Option<Bulk> {
         let len = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
-        Some(Bulk { len, key: nic_model::RegionKey::parse(&b[8..])? })
+        Some(Bulk {
+            len,
+            key: nic_model::RegionKey::parse(&b[8..])?,
+        })
     }
 }
 
@@ -105,15 +118,30 @@ mod tests {
 
     #[test]
     fn round_trips_small_and_huge_sizes() {
-        for (kind, fm1, with_bulk, size) in [(FIRST, false, false, 8u64), (BULK, false, false, 1 << 40), (FIRST, true, false, 0), (CONT, false, false, 0), (FIRST, false, true, 1 << 20)] {
-            let h = Header { kind, fm1, with_bulk, handler: 0x00ab_cdef, size };
+        for (kind, fm1, with_bulk, size) in [
+            (FIRST, false, false, 8u64),
+            (BULK, false, false, 1 << 40),
+            (FIRST, true, false, 0),
+            (CONT, false, false, 0),
+            (FIRST, false, true, 1 << 20),
+        ] {
+            let h = Header {
+                kind,
+                fm1,
+                with_bulk,
+                handler: 0x00ab_cdef,
+                size,
+            };
             let mut b = [0u8; 32];
             let n = h.emit(&mut b);
             assert_eq!(Header::parse(&b[..n]), Some((h, n)));
         }
         assert_eq!(Header::parse(&[9, 0, 0, 0, 0, 0, 0, 0]), None);
         assert_eq!(Header::parse(&[1, 0, 0]), None);
-        let b = Bulk { len: 1 << 33, key: nic_model::RegionKey { id: 3, key: 99 } };
+        let b = Bulk {
+            len: 1 << 33,
+            key: nic_model::RegionKey { id: 3, key: 99 },
+        };
         assert_eq!(Bulk::parse(&b.emit()), Some(b));
         assert_eq!(Bulk::parse(&b.emit()[..20]), None);
     }

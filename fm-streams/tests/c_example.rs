@@ -59,5 +59,9 @@ fn c_example_outside_a_job_fails_with_a_clear_message() {
 #[test]
 fn header_and_example_compile_cleanly() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    nic_model::testing::check_c_interface(&dir.join("include"), &dir.join("examples-c/handlers.c"), &dir.join("include/fm.h"));
+    nic_model::testing::check_c_interface(
+        &dir.join("include"),
+        &dir.join("examples-c/handlers.c"),
+        &dir.join("include/fm.h"),
+    );
 }

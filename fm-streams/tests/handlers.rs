@@ -26,7 +26,8 @@ thread_local! {
 
 /// Starts FM, with the closing message's handler registered.
 fn open() -> Fm<DeviceStack> {
-    let mut fm = Fm::new(DeviceStack::from_env().expect("attaching to the job")).expect("starting FM");
+    let mut fm =
+        Fm::new(DeviceStack::from_env().expect("attaching to the job")).expect("starting FM");
     fm.set_handler(H_DONE, |s: &mut Stream<'_>| {
         read_pieces(s, &[64]);
         FINISHED.with(|d| d.set(d.get() + 1));

@@ -8,10 +8,26 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
-    (0..len).map(|i| (i.wrapping_mul(131) ^ seed.wrapping_mul(17) ^ (i >> 9)) as u8).collect()
+    (0..len)
+        .map(|i| (i.wrapping_mul(131) ^ seed.wrapping_mul(17) ^ (i >> 9)) as u8)
+        .collect()
 }
 
-const SIZES: &[usize] = &[0, 1, 8, 100, 4000, 4100, 20_000, 40_000, 65_536, 100_003, 1 << 20, (1 << 20) + 7, 16 << 20];
+const SIZES: &[usize] = &[
+    0,
+    1,
+    8,
+    100,
+    4000,
+    4100,
+    20_000,
+    40_000,
+    65_536,
+    100_003,
+    1 << 20,
+    (1 << 20) + 7,
+    16 << 20,
+];
 
 /// Receives a message in pieces of `sizes` (cycled), into one buffer.
 /// Messages a handler has received: (sender, contents).
@@ -60,7 +76,11 @@ fn gather_scatter_body() {
     let mut fm = Fm::new(DeviceStack::from_env().unwrap()).unwrap();
     let inbox = Rc::new(RefCell::new(Vec::new()));
     // Receive side: a header-sized piece, then odd sizes, then big ones.
-    fm.set_handler(1, scatter_handler(inbox.clone(), &[8, 333, 4096, 70_000, 1])).unwrap();
+    fm.set_handler(
+        1,
+        scatter_handler(inbox.clone(), &[8, 333, 4096, 70_000, 1]),
+    )
+    .unwrap();
     let me = fm.rank();
     let peer = 1 - me;
     for (i, &len) in SIZES.iter().enumerate() {
@@ -98,6 +118,10 @@ fn gather_scatter_packet_fallback() {
     if is_rank() {
         return gather_scatter_body();
     }
-    let out = run_ranks("gather_scatter_packet_fallback", 2, &[("MPI_NIC_DMA", "off")]);
+    let out = run_ranks(
+        "gather_scatter_packet_fallback",
+        2,
+        &[("MPI_NIC_DMA", "off")],
+    );
     assert!(out.success(), "{out:?}");
 }

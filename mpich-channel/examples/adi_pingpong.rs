@@ -21,10 +21,15 @@ fn main() {
             c.args(&args);
             c
         };
-        let out = job.run(mk, std::time::Duration::from_secs(1), None).expect("running the job");
+        let out = job
+            .run(mk, std::time::Duration::from_secs(1), None)
+            .expect("running the job");
         std::process::exit(if out.success() { 0 } else { 1 });
     }
-    let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let iters: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20_000);
     let mut adi = Engine::init().expect("starting the ADI");
     let me = adi.p2p_ref().rank();
     let peer = 1 - me;
@@ -33,11 +38,13 @@ fn main() {
     for i in 0..iters + 1000 {
         let t = std::time::Instant::now();
         if me == 0 {
-            adi.send(&buf.clone(), peer, 1, 0, SendMode::Standard).unwrap();
+            adi.send(&buf.clone(), peer, 1, 0, SendMode::Standard)
+                .unwrap();
             adi.recv(&mut buf, peer as i32, 1, 0).unwrap();
         } else {
             adi.recv(&mut buf, peer as i32, 1, 0).unwrap();
-            adi.send(&buf.clone(), peer, 1, 0, SendMode::Standard).unwrap();
+            adi.send(&buf.clone(), peer, 1, 0, SendMode::Standard)
+                .unwrap();
         }
         if i >= 1000 {
             samples.push(t.elapsed().as_nanos() as f64 / 2.0);
@@ -45,7 +52,11 @@ fn main() {
     }
     samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
     if me == 0 {
-        println!("{} channel: 8 B one-way latency {:.3} us (median of {iters})", adi.p2p_ref().channel_name(), samples[iters / 2] / 1000.0);
+        println!(
+            "{} channel: 8 B one-way latency {:.3} us (median of {iters})",
+            adi.p2p_ref().channel_name(),
+            samples[iters / 2] / 1000.0
+        );
     }
     adi.finalize().unwrap();
 }

@@ -10,17 +10,24 @@
 use mpich_channel::{Engine, SendMode};
 
 fn main() {
-    let iters: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let iters: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let mut adi = Engine::init().expect("starting the ADI");
     let msg = [7u8; 8];
     let mut buf = [0u8; 8];
     let t = std::time::Instant::now();
     for i in 0..iters {
-        adi.send(&msg, 0, (i & 0xff) as i32, 0, SendMode::Standard).unwrap();
+        adi.send(&msg, 0, (i & 0xff) as i32, 0, SendMode::Standard)
+            .unwrap();
         adi.recv(&mut buf, 0, (i & 0xff) as i32, 0).unwrap();
     }
     let ns = t.elapsed().as_nanos() as f64 / iters as f64;
     assert_eq!(buf, msg);
-    println!("{} channel: {ns:.1} ns per send+recv of 8 bytes to self", adi.p2p_ref().channel_name());
+    println!(
+        "{} channel: {ns:.1} ns per send+recv of 8 bytes to self",
+        adi.p2p_ref().channel_name()
+    );
     adi.finalize().unwrap();
 }

@@ -85,7 +85,14 @@ impl Engine {
     }
 
     pub fn new(adi: Adi) -> Engine {
-        Engine { adi, ops: Vec::new(), live_ops: 0, hooks: Vec::new(), idle_tests: 0, next_liveness_check: Instant::now() }
+        Engine {
+            adi,
+            ops: Vec::new(),
+            live_ops: 0,
+            hooks: Vec::new(),
+            idle_tests: 0,
+            next_liveness_check: Instant::now(),
+        }
     }
 
     /// The point-to-point engine, for starting operations (never for waiting).
@@ -143,10 +150,14 @@ impl Engine {
         match op.poll(&mut self.adi) {
             Ok(Some(status)) => self.adi.complete_external(id, status),
             Ok(None) => {
-                let slot = self.ops.iter().position(Option::is_none).unwrap_or_else(|| {
-                    self.ops.push(None);
-                    self.ops.len() - 1
-                });
+                let slot = self
+                    .ops
+                    .iter()
+                    .position(Option::is_none)
+                    .unwrap_or_else(|| {
+                        self.ops.push(None);
+                        self.ops.len() - 1
+                    });
                 self.ops[slot] = Some((id, op));
                 self.live_ops += 1;
             }
@@ -178,11 +189,16 @@ impl Engine {
     /// nothing happens and failing (instead of hanging) if a peer dies.
     /// Errors of `done` are the caller's type, which an engine error converts into.
     #[inline]
-    pub fn block_on<T, E: From<AdiError>>(&mut self, mut done: impl FnMut(&mut Engine) -> std::result::Result<Option<T>, E>) -> std::result::Result<T, E> {
+    pub fn block_on<T, E: From<AdiError>>(
+        &mut self,
+        mut done: impl FnMut(&mut Engine) -> std::result::Result<Option<T>, E>,
+    ) -> std::result::Result<T, E> {
         if let Some(t) = done(self)? {
             return Ok(t);
         }
-        let mut w = Waiter { backoff: Backoff::new() };
+        let mut w = Waiter {
+            backoff: Backoff::new(),
+        };
         loop {
             self.turn(&mut w)?;
             if let Some(t) = done(self)? {
@@ -263,7 +279,14 @@ impl Engine {
     /// Blocking send of `buf` (returns when `buf` may be reused; a synchronous send returns
     /// once the receive has matched).
     #[inline]
-    pub fn send(&mut self, buf: &[u8], dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
+    pub fn send(
+        &mut self,
+        buf: &[u8],
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+    ) -> Result<()> {
         if self.adi.send_now(buf, dest, tag, ctx, mode)? {
             if self.live_ops > 0 {
                 // Nothing waited, but a blocking call is a turn of the crank for the rest.
@@ -272,7 +295,10 @@ impl Engine {
             return Ok(());
         }
         // SAFETY: `buf` outlives the request: we wait for it before returning.
-        let r = unsafe { self.adi.isend(buf.as_ptr(), buf.len(), dest, tag, ctx, mode, 0)? };
+        let r = unsafe {
+            self.adi
+                .isend(buf.as_ptr(), buf.len(), dest, tag, ctx, mode, 0)?
+        };
         self.wait(r).map(drop)
     }
 
@@ -285,7 +311,10 @@ impl Engine {
             return self.recv_posted(buf, src, tag, ctx);
         }
         // SAFETY: `buf` is borrowed until `direct_end`, below.
-        unsafe { self.adi.direct_begin(buf.as_mut_ptr(), buf.len(), src, tag, ctx)? };
+        unsafe {
+            self.adi
+                .direct_begin(buf.as_mut_ptr(), buf.len(), src, tag, ctx)?
+        };
         let outcome: Result<DirectState> = self.block_on(|e| {
             Ok(match e.adi.direct_state() {
                 DirectState::Waiting => None,
@@ -303,7 +332,10 @@ impl Engine {
 
     fn recv_posted(&mut self, buf: &mut [u8], src: i32, tag: i32, ctx: u16) -> Result<Status> {
         // SAFETY: `buf` outlives the request: we wait for it before returning.
-        let r = unsafe { self.adi.irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx, 0)? };
+        let r = unsafe {
+            self.adi
+                .irecv(buf.as_mut_ptr(), buf.len(), src, tag, ctx, 0)?
+        };
         self.wait(r)
     }
 
@@ -323,7 +355,9 @@ impl Engine {
 
     /// Completes outstanding sends and the hooks' work, then leaves the job cleanly.
     pub fn finalize(mut self) -> Result<()> {
-        self.block_on(|e| Ok::<_, AdiError>((!e.adi.busy() && !e.hooks.iter().any(|h| h.busy())).then_some(())))?;
+        self.block_on(|e| {
+            Ok::<_, AdiError>((!e.adi.busy() && !e.hooks.iter().any(|h| h.busy())).then_some(()))
+        })?;
         self.adi.finalize()
     }
 }

@@ -52,7 +52,15 @@ pub struct Envelope {
 
 impl Envelope {
     pub fn new(kind: Kind) -> Self {
-        Envelope { kind, flags: 0, ctx: 0, tag: 0, sreq: 0, rreq: 0, len: 0 }
+        Envelope {
+            kind,
+            flags: 0,
+            ctx: 0,
+            tag: 0,
+            sreq: 0,
+            rreq: 0,
+            len: 0,
+        }
     }
 
     /// Writes the envelope into its wire form.
@@ -110,7 +118,15 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let e = Envelope { kind: Kind::Rts, flags: FLAG_SYNC, ctx: 513, tag: -1, sreq: 7, rreq: u32::MAX, len: 1 << 40 };
+        let e = Envelope {
+            kind: Kind::Rts,
+            flags: FLAG_SYNC,
+            ctx: 513,
+            tag: -1,
+            sreq: 7,
+            rreq: u32::MAX,
+            len: 1 << 40,
+        };
         assert_eq!(Envelope::parse(&e.emit()), Some(e));
         assert_eq!(Envelope::parse(&[9; 24]), None);
         assert_eq!(Envelope::parse(&[1; 23]), None);

@@ -74,6 +74,9 @@ pub fn job_config(nranks: usize, modeled: bool) -> nic_model::JobConfig {
 /// slot header, rounded up to a cache line.
 pub const JOB_SLOT_BYTES: usize = 8192 + 128;
 
-pub use adi::{Adi, AdiError, Attachment, ReqId, Retired, Result, SendMode, Standing, Status, ANY_SOURCE, ANY_TAG, DEFAULT_CHANNEL, ERR_REFUSED, TAG_UB};
-pub use engine::{Engine, Hook, HookId, Operation};
+pub use adi::{
+    Adi, AdiError, Attachment, ReqId, Result, Retired, SendMode, Standing, Status, ANY_SOURCE,
+    ANY_TAG, DEFAULT_CHANNEL, ERR_REFUSED, TAG_UB,
+};
 pub use channel::{Channel, ChannelError};
+pub use engine::{Engine, Hook, HookId, Operation};

@@ -4,10 +4,24 @@ use mpich_channel::{Engine, SendMode, Status, ANY_SOURCE, ANY_TAG};
 use nic_model::testing::{is_rank, run_ranks};
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
-    (0..len).map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(7) ^ (i >> 8)) as u8).collect()
+    (0..len)
+        .map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(7) ^ (i >> 8)) as u8)
+        .collect()
 }
 
-const SIZES: &[usize] = &[0, 1, 8, 4000, 8168, 8192, 8193, 20_000, 65_536, 1 << 20, (4 << 20) + 3];
+const SIZES: &[usize] = &[
+    0,
+    1,
+    8,
+    4000,
+    8168,
+    8192,
+    8193,
+    20_000,
+    65_536,
+    1 << 20,
+    (4 << 20) + 3,
+];
 
 fn pingpong(adi: &mut Engine) {
     let peer = 1 - adi.p2p_ref().rank();
@@ -15,9 +29,13 @@ fn pingpong(adi: &mut Engine) {
         let msg = pattern(len, k);
         let mut buf = vec![0u8; len];
         if adi.p2p_ref().rank() == 0 {
-            adi.send(&msg, peer, k as i32, 0, SendMode::Standard).unwrap();
+            adi.send(&msg, peer, k as i32, 0, SendMode::Standard)
+                .unwrap();
             let s = adi.recv(&mut buf, peer as i32, k as i32, 0).unwrap();
-            assert_eq!((s.len, s.source, s.tag, s.truncated), (len, 1, k as i32, false));
+            assert_eq!(
+                (s.len, s.source, s.tag, s.truncated),
+                (len, 1, k as i32, false)
+            );
         } else {
             let s = adi.recv(&mut buf, 0, ANY_TAG, 0).unwrap();
             assert_eq!(s.len, len);
@@ -42,13 +60,17 @@ fn any_source_order(adi: &mut Engine) {
             let i = next[src];
             assert_eq!(s.tag, (i % 3) as i32);
             assert_eq!(s.len, len_of(i));
-            assert!(buf[..s.len] == pattern(s.len, src * 1000 + i)[..], "from {src}, message {i}");
+            assert!(
+                buf[..s.len] == pattern(s.len, src * 1000 + i)[..],
+                "from {src}, message {i}"
+            );
             next[src] += 1;
         }
     } else {
         for i in 0..N {
             let msg = pattern(len_of(i), adi.p2p_ref().rank() * 1000 + i);
-            adi.send(&msg, 0, (i % 3) as i32, 0, SendMode::Standard).unwrap();
+            adi.send(&msg, 0, (i % 3) as i32, 0, SendMode::Standard)
+                .unwrap();
         }
     }
 }
@@ -60,14 +82,35 @@ fn storm(adi: &mut Engine) {
     const PER_PEER: usize = 61;
     let (me, n) = (adi.p2p_ref().rank(), adi.p2p_ref().size());
     let len_of = |from: usize, i: usize| [0, 3, 100, 5000, 9000, 33_000, 200_000][(i + from) % 7];
-    let tag_of = |i: usize| if i == PER_PEER - 1 { 10 } else { (i % 10) as i32 };
+    let tag_of = |i: usize| {
+        if i == PER_PEER - 1 {
+            10
+        } else {
+            (i % 10) as i32
+        }
+    };
     let peers: Vec<usize> = (0..n).filter(|&p| p != me).collect();
-    let sends: Vec<(usize, usize, Vec<u8>)> =
-        peers.iter().flat_map(|&p| (0..PER_PEER).map(move |i| (p, i))).map(|(p, i)| (p, i, pattern(len_of(me, i), me * 7919 + i))).collect();
+    let sends: Vec<(usize, usize, Vec<u8>)> = peers
+        .iter()
+        .flat_map(|&p| (0..PER_PEER).map(move |i| (p, i)))
+        .map(|(p, i)| (p, i, pattern(len_of(me, i), me * 7919 + i)))
+        .collect();
     let mut reqs = Vec::new();
     for (p, i, data) in &sends {
         // SAFETY: `sends` outlives the requests, all waited for below.
-        reqs.push(unsafe { adi.p2p().isend(data.as_ptr(), data.len(), *p, tag_of(*i), 0, SendMode::Standard, 0).unwrap() });
+        reqs.push(unsafe {
+            adi.p2p()
+                .isend(
+                    data.as_ptr(),
+                    data.len(),
+                    *p,
+                    tag_of(*i),
+                    0,
+                    SendMode::Standard,
+                    0,
+                )
+                .unwrap()
+        });
     }
     let mut bufs: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     for &p in &peers {
@@ -80,19 +123,37 @@ fn storm(adi: &mut Engine) {
     }
     let mut rreqs = Vec::new();
     for (p, i, b) in bufs.iter_mut() {
-        let tag = if *i == PER_PEER - 1 { ANY_TAG } else { tag_of(*i) };
+        let tag = if *i == PER_PEER - 1 {
+            ANY_TAG
+        } else {
+            tag_of(*i)
+        };
         // SAFETY: `bufs` outlives the requests.
-        rreqs.push((unsafe { adi.p2p().irecv(b.as_mut_ptr(), b.len(), *p as i32, tag, 0, 0).unwrap() }, *p, *i));
+        rreqs.push((
+            unsafe {
+                adi.p2p()
+                    .irecv(b.as_mut_ptr(), b.len(), *p as i32, tag, 0, 0)
+                    .unwrap()
+            },
+            *p,
+            *i,
+        ));
     }
     // Complete in a scrambled order.
     rreqs.reverse();
     for (r, p, i) in &rreqs {
         let s = adi.wait(*r).unwrap();
-        assert_eq!((s.source as usize, s.tag, s.len), (*p, tag_of(*i), len_of(*p, *i)));
+        assert_eq!(
+            (s.source as usize, s.tag, s.len),
+            (*p, tag_of(*i), len_of(*p, *i))
+        );
     }
     for (p, i, b) in &bufs {
         let len = len_of(*p, *i);
-        assert!(b[..len] == pattern(len, p * 7919 + i)[..], "from {p}, message {i}");
+        assert!(
+            b[..len] == pattern(len, p * 7919 + i)[..],
+            "from {p}, message {i}"
+        );
     }
     for r in reqs {
         adi.wait(r).unwrap();
@@ -105,10 +166,17 @@ fn synchronous(adi: &mut Engine) {
         let data = pattern(len, len);
         if adi.p2p_ref().rank() == 0 {
             // SAFETY: `data` outlives the request.
-            let r = unsafe { adi.p2p().isend(data.as_ptr(), len, 1, 5, 0, SendMode::Synchronous, 0).unwrap() };
+            let r = unsafe {
+                adi.p2p()
+                    .isend(data.as_ptr(), len, 1, 5, 0, SendMode::Synchronous, 0)
+                    .unwrap()
+            };
             let t = std::time::Instant::now();
             while t.elapsed().as_millis() < 50 {
-                assert!(adi.test(r).unwrap().is_none(), "synchronous send of {len} B completed unmatched");
+                assert!(
+                    adi.test(r).unwrap().is_none(),
+                    "synchronous send of {len} B completed unmatched"
+                );
             }
             adi.send(&[], 1, 6, 0, SendMode::Standard).unwrap();
             adi.wait(r).unwrap();
@@ -125,14 +193,20 @@ fn synchronous(adi: &mut Engine) {
 fn probe_truncate_cancel(adi: &mut Engine) {
     if adi.p2p_ref().rank() == 0 {
         for len in [10usize, 300_000] {
-            adi.send(&pattern(len, 1), 1, 1, 0, SendMode::Standard).unwrap();
-            adi.send(&pattern(len, 2), 1, 2, 0, SendMode::Standard).unwrap();
+            adi.send(&pattern(len, 1), 1, 1, 0, SendMode::Standard)
+                .unwrap();
+            adi.send(&pattern(len, 2), 1, 2, 0, SendMode::Standard)
+                .unwrap();
         }
         // Unmatched sends, short and rendezvous, then their cancel.
         for len in [64usize, 300_000] {
             let data = pattern(len, 3);
             // SAFETY: `data` outlives the request.
-            let r = unsafe { adi.p2p().isend(data.as_ptr(), len, 1, 99, 0, SendMode::Standard, 0).unwrap() };
+            let r = unsafe {
+                adi.p2p()
+                    .isend(data.as_ptr(), len, 1, 99, 0, SendMode::Standard, 0)
+                    .unwrap()
+            };
             let t = std::time::Instant::now();
             while t.elapsed().as_millis() < 20 {
                 adi.progress().unwrap();
@@ -158,9 +232,20 @@ fn probe_truncate_cancel(adi: &mut Engine) {
         // SAFETY: `buf` outlives the request.
         let r = unsafe { adi.p2p().irecv(buf.as_mut_ptr(), 4, 0, 77, 0, 0).unwrap() };
         adi.p2p().cancel(r).unwrap();
-        assert_eq!(adi.wait(r).unwrap(), Status { source: ANY_SOURCE, tag: ANY_TAG, cancelled: true, ..Status::default() });
+        assert_eq!(
+            adi.wait(r).unwrap(),
+            Status {
+                source: ANY_SOURCE,
+                tag: ANY_TAG,
+                cancelled: true,
+                ..Status::default()
+            }
+        );
         adi.recv(&mut [], 0, 3, 0).unwrap();
-        assert!(adi.iprobe(0, 99, 0).unwrap().is_none(), "a cancelled send arrived");
+        assert!(
+            adi.iprobe(0, 99, 0).unwrap().is_none(),
+            "a cancelled send arrived"
+        );
     }
 }
 
@@ -207,7 +292,11 @@ fn bip_low_eager_limit_storm() {
             pingpong_if_two(adi);
         });
     }
-    let out = run_ranks("bip_low_eager_limit_storm", 2, &[("MPI_CHANNEL", "bip"), ("MPI_EAGER_MAX", "1024")]);
+    let out = run_ranks(
+        "bip_low_eager_limit_storm",
+        2,
+        &[("MPI_CHANNEL", "bip"), ("MPI_EAGER_MAX", "1024")],
+    );
     assert!(out.success(), "{out:?}");
 }
 
@@ -228,7 +317,10 @@ fn storm_over_a_faulty_device() {
         });
     }
     for ch in ["bip", "fm", "fm1"] {
-        let env = [("MPI_CHANNEL", ch), ("MPI_NIC_FAULTS", "drop=0.01,corrupt=0.01,dup=0.01,seed=5")];
+        let env = [
+            ("MPI_CHANNEL", ch),
+            ("MPI_NIC_FAULTS", "drop=0.01,corrupt=0.01,dup=0.01,seed=5"),
+        ];
         let out = run_ranks("storm_over_a_faulty_device", 3, &env);
         assert!(out.success(), "channel {ch}: {out:?}");
     }

@@ -9,8 +9,14 @@ use std::io;
 pub(crate) fn read_from(pid: libc::pid_t, remote: usize, local: &mut [u8]) -> io::Result<()> {
     let base = local.as_mut_ptr();
     copy_loop("process_vm_readv", local.len(), |done, left| {
-        let l = libc::iovec { iov_base: base.wrapping_add(done).cast(), iov_len: left };
-        let r = libc::iovec { iov_base: (remote + done) as *mut libc::c_void, iov_len: left };
+        let l = libc::iovec {
+            iov_base: base.wrapping_add(done).cast(),
+            iov_len: left,
+        };
+        let r = libc::iovec {
+            iov_base: (remote + done) as *mut libc::c_void,
+            iov_len: left,
+        };
         // SAFETY: `l` describes the unfilled end of memory we exclusively borrow; the kernel
         // validates `r` against the other process's address space and fails with EFAULT
         // instead of touching ours.
@@ -22,8 +28,14 @@ pub(crate) fn read_from(pid: libc::pid_t, remote: usize, local: &mut [u8]) -> io
 pub(crate) fn write_to(pid: libc::pid_t, remote: usize, local: &[u8]) -> io::Result<()> {
     let base = local.as_ptr();
     copy_loop("process_vm_writev", local.len(), |done, left| {
-        let l = libc::iovec { iov_base: base.wrapping_add(done) as *mut libc::c_void, iov_len: left };
-        let r = libc::iovec { iov_base: (remote + done) as *mut libc::c_void, iov_len: left };
+        let l = libc::iovec {
+            iov_base: base.wrapping_add(done) as *mut libc::c_void,
+            iov_len: left,
+        };
+        let r = libc::iovec {
+            iov_base: (remote + done) as *mut libc::c_void,
+            iov_len: left,
+        };
         // SAFETY: `l` describes the unsent end of memory we borrow for reading (the kernel
         // only reads it); the kernel validates `r` against the other process's address space
         // and fails with EFAULT instead of touching ours.
@@ -33,7 +45,11 @@ pub(crate) fn write_to(pid: libc::pid_t, remote: usize, local: &[u8]) -> io::Res
 
 /// Calls `call(done, left)` until `len` bytes have moved (the kernel may move fewer than
 /// asked in one call); `call` returns what the system call `name` returned.
-fn copy_loop(name: &str, len: usize, mut call: impl FnMut(usize, usize) -> isize) -> io::Result<()> {
+fn copy_loop(
+    name: &str,
+    len: usize,
+    mut call: impl FnMut(usize, usize) -> isize,
+) -> io::Result<()> {
     let mut done = 0usize;
     while done < len {
         let n = call(done, len - done);
@@ -41,7 +57,10 @@ fn copy_loop(name: &str, len: usize, mut call: impl FnMut(usize, usize) -> isize
             return Err(io::Error::last_os_error());
         }
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("{name} moved nothing")));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{name} moved nothing"),
+            ));
         }
         done += n as usize;
     }
@@ -53,6 +72,12 @@ fn copy_loop(name: &str, len: usize, mut call: impl FnMut(usize, usize) -> isize
 pub(crate) fn allow_peers() {
     // SAFETY: prctl with integer arguments only.
     unsafe {
-        libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PTRACER,
+            libc::PR_SET_PTRACER_ANY as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
 }

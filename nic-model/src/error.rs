@@ -53,7 +53,10 @@ pub enum NicError {
 
 impl NicError {
     pub(crate) fn os(what: &'static str) -> Self {
-        NicError::Os { what, source: io::Error::last_os_error() }
+        NicError::Os {
+            what,
+            source: io::Error::last_os_error(),
+        }
     }
 }
 

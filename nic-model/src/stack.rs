@@ -14,7 +14,9 @@
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
 use crate::nic::Nic;
-use crate::phy::{pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus};
+use crate::phy::{
+    pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus,
+};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::Profile;
 
@@ -30,7 +32,9 @@ impl DeviceStack {
     /// Attaches to the job (as [`Nic::from_env`]) and wraps what the environment asks for.
     pub fn from_env() -> Result<DeviceStack> {
         let nic = Nic::from_env()?;
-        let faults = FaultConfig::from_env().map_err(NicError::Config)?.filter(FaultConfig::is_active);
+        let faults = FaultConfig::from_env()
+            .map_err(NicError::Config)?
+            .filter(FaultConfig::is_active);
         let pcap = pcap_path_from_env(nic.rank());
         if faults.is_none() && pcap.is_none() {
             return Ok(DeviceStack::Plain(nic));
@@ -40,7 +44,10 @@ impl DeviceStack {
             dev = Box::new(FaultInjector::new(dev, cfg));
         }
         if let Some(path) = pcap {
-            let traced = PcapWriter::new(dev, &path).map_err(|e| NicError::Os { what: "opening the MPI_NIC_PCAP trace file", source: e })?;
+            let traced = PcapWriter::new(dev, &path).map_err(|e| NicError::Os {
+                what: "opening the MPI_NIC_PCAP trace file",
+                source: e,
+            })?;
             dev = Box::new(traced);
         }
         Ok(DeviceStack::Composed(dev))
@@ -110,11 +117,24 @@ impl Device for DeviceStack {
     fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
         self.dev().local_region(key)
     }
-    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+    unsafe fn read_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<Transfer> {
         // SAFETY: the caller's contract is passed on.
         unsafe { self.dev_mut().read_region(peer, key, offset, local, len) }
     }
-    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+    fn write_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+    ) -> Result<()> {
         self.dev_mut().write_region(peer, key, offset, local)
     }
     fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {

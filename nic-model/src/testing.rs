@@ -33,7 +33,12 @@ pub fn run_ranks(test_name: &str, n: usize, env: &[(&str, &str)]) -> JobOutcome 
 }
 
 /// As [`run_ranks`], with a chosen fabric configuration and timeout.
-pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], timeout: Duration) -> JobOutcome {
+pub fn run_ranks_with(
+    test_name: &str,
+    cfg: &JobConfig,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> JobOutcome {
     let exe = std::env::current_exe().expect("current test binary");
     let job = Job::new(cfg).expect("creating the job's fabric");
     let logs: Vec<std::fs::File> = (0..cfg.nranks).map(|_| tempfile()).collect();
@@ -41,12 +46,21 @@ pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], ti
         .run(
             |rank| {
                 let mut c = Command::new(&exe);
-                c.args([test_name, "--exact", "--include-ignored", "--nocapture", "--test-threads", "1"]).env(RANK_ENV, test_name);
+                c.args([
+                    test_name,
+                    "--exact",
+                    "--include-ignored",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env(RANK_ENV, test_name);
                 for (k, v) in env {
                     c.env(k, v);
                 }
                 let log = logs[rank].try_clone().expect("dup of a log file");
-                c.stdout(log.try_clone().expect("dup of a log file")).stderr(log);
+                c.stdout(log.try_clone().expect("dup of a log file"))
+                    .stderr(log);
                 c
             },
             Duration::from_secs(2),
@@ -55,7 +69,11 @@ pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], ti
         .expect("starting the job");
     if !out.success() {
         for (rank, f) in logs.iter().enumerate() {
-            println!("---- rank {rank} ({:?}) ----\n{}", out.exits[rank], contents(f));
+            println!(
+                "---- rank {rank} ({:?}) ----\n{}",
+                out.exits[rank],
+                contents(f)
+            );
         }
     }
     out
@@ -64,9 +82,14 @@ pub fn run_ranks_with(test_name: &str, cfg: &JobConfig, env: &[(&str, &str)], ti
 /// Runs `program` as `n` ranks of a fresh job with extra environment `env` (stdin closed);
 /// returns how the job ended and each rank's (stdout, stderr). Each rank gets 120 s at most.
 /// For tests of programs that are not test binaries, such as the C examples.
-pub fn run_program(program: &std::path::Path, n: usize, env: &[(&str, &str)]) -> (JobOutcome, Vec<(String, String)>) {
+pub fn run_program(
+    program: &std::path::Path,
+    n: usize,
+    env: &[(&str, &str)],
+) -> (JobOutcome, Vec<(String, String)>) {
     let job = Job::new(&JobConfig::new(n)).expect("creating the job's fabric");
-    let files: Vec<(std::fs::File, std::fs::File)> = (0..n).map(|_| (tempfile(), tempfile())).collect();
+    let files: Vec<(std::fs::File, std::fs::File)> =
+        (0..n).map(|_| (tempfile(), tempfile())).collect();
     let outcome = job
         .run(
             |rank| {
@@ -81,33 +104,61 @@ pub fn run_program(program: &std::path::Path, n: usize, env: &[(&str, &str)]) ->
             Some(Duration::from_secs(120)),
         )
         .expect("starting the job");
-    let logs = files.iter().map(|(o, e)| (contents(o), contents(e))).collect();
+    let logs = files
+        .iter()
+        .map(|(o, e)| (contents(o), contents(e)))
+        .collect();
     (outcome, logs)
 }
 
 /// Runs `program` as `n` ranks (see [`run_program`]) and asserts that the job succeeded and
 /// that rank 0's standard output contains `expect`; on failure, prints every rank's output.
-pub fn assert_program_succeeds(program: &std::path::Path, n: usize, env: &[(&str, &str)], expect: &str) {
+pub fn assert_program_succeeds(
+    program: &std::path::Path,
+    n: usize,
+    env: &[(&str, &str)],
+    expect: &str,
+) {
     let (outcome, logs) = run_program(program, n, env);
     let report = || {
         logs.iter()
             .enumerate()
-            .map(|(r, (o, e))| format!("---- rank {r} ({:?})\nstdout:\n{o}\nstderr:\n{e}", outcome.exits[r]))
+            .map(|(r, (o, e))| {
+                format!(
+                    "---- rank {r} ({:?})\nstdout:\n{o}\nstderr:\n{e}",
+                    outcome.exits[r]
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     };
-    assert!(outcome.success(), "{} failed: {outcome:?}\n{}", program.display(), report());
-    assert!(logs[0].0.contains(expect), "rank 0 did not print {expect:?}\n{}", report());
+    assert!(
+        outcome.success(),
+        "{} failed: {outcome:?}\n{}",
+        program.display(),
+        report()
+    );
+    assert!(
+        logs[0].0.contains(expect),
+        "rank 0 did not print {expect:?}\n{}",
+        report()
+    );
 }
 
 /// Runs `program` once with none of a launcher's environment (stdin closed), as a user who
 /// forgot `mpirun` would, and returns what it did.
 pub fn run_outside_job(program: &std::path::Path) -> std::process::Output {
     let mut cmd = Command::new(program);
-    for var in [crate::fabric::env::FABRIC_FD, crate::fabric::env::RANK, crate::fabric::env::JOB_KEY] {
+    for var in [
+        crate::fabric::env::FABRIC_FD,
+        crate::fabric::env::RANK,
+        crate::fabric::env::JOB_KEY,
+    ] {
         cmd.env_remove(var);
     }
-    cmd.stdin(std::process::Stdio::null()).output().expect("running the program")
+    cmd.stdin(std::process::Stdio::null())
+        .output()
+        .expect("running the program")
 }
 
 /// For small tools and examples that must run inside a job: outside one, runs this same
@@ -137,19 +188,40 @@ pub fn relaunch_as_job(n: usize) -> Option<i32> {
 /// Checks that `header` is clean C11 and C++11 and that `c_source` compiles warning-free
 /// (`-Wall -Wextra -Wpedantic -Werror`), with `include` on the include path, for each of `cc`
 /// and `c++` that is installed. For the C interfaces of the layers (`bip.h`, `fm.h`).
-pub fn check_c_interface(include: &std::path::Path, c_source: &std::path::Path, header: &std::path::Path) {
+pub fn check_c_interface(
+    include: &std::path::Path,
+    c_source: &std::path::Path,
+    header: &std::path::Path,
+) {
     let mut tried = 0;
-    for (compiler, lang, std, file) in [("cc", "c", "-std=c11", c_source), ("c++", "c++", "-std=c++11", header)] {
+    for (compiler, lang, std, file) in [
+        ("cc", "c", "-std=c11", c_source),
+        ("c++", "c++", "-std=c++11", header),
+    ] {
         let mut cmd = Command::new(compiler);
-        cmd.args(["-x", lang, std, "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only", "-I"])
-            .arg(include)
-            .arg(file);
+        cmd.args([
+            "-x",
+            lang,
+            std,
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-fsyntax-only",
+            "-I",
+        ])
+        .arg(include)
+        .arg(file);
         let Ok(out) = cmd.output() else {
             eprintln!("note: no `{compiler}` found; skipping its check");
             continue;
         };
         tried += 1;
-        assert!(out.status.success(), "{compiler}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{compiler}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     if tried == 0 {
         eprintln!("note: no C or C++ compiler found; nothing checked");
@@ -167,8 +239,17 @@ fn contents(mut f: &std::fs::File) -> String {
 /// An anonymous temporary file (unlinked at once), for a rank's output.
 fn tempfile() -> std::fs::File {
     let dir = std::env::temp_dir();
-    let path = dir.join(format!("nic-rank-log-{}-{}", std::process::id(), fastrand::u64(..)));
-    let f = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).expect("creating a rank log file");
+    let path = dir.join(format!(
+        "nic-rank-log-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .expect("creating a rank log file");
     let _ = std::fs::remove_file(&path);
     f
 }

@@ -17,7 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The built-in profiles other than `native`, as shipped in `nic-model/profiles/`.
 const BUILT_IN: &[(&str, &str)] = &[
-    ("myrinet-lanai4", include_str!("../profiles/myrinet-lanai4.toml")),
+    (
+        "myrinet-lanai4",
+        include_str!("../profiles/myrinet-lanai4.toml"),
+    ),
     ("rdma-100g", include_str!("../profiles/rdma-100g.toml")),
 ];
 
@@ -43,7 +46,9 @@ pub struct Profile {
 
 /// Names of the profiles that need no file.
 pub fn built_in_names() -> Vec<&'static str> {
-    std::iter::once("native").chain(BUILT_IN.iter().map(|(n, _)| *n)).collect()
+    std::iter::once("native")
+        .chain(BUILT_IN.iter().map(|(n, _)| *n))
+        .collect()
 }
 
 impl Profile {
@@ -52,7 +57,10 @@ impl Profile {
         if name.is_empty() || name == "native" {
             return Ok(None);
         }
-        let err = |why: String| NicError::Profile { name: name.to_string(), why };
+        let err = |why: String| NicError::Profile {
+            name: name.to_string(),
+            why,
+        };
         let text = if name.contains('/') || name.ends_with(".toml") {
             std::fs::read_to_string(name).map_err(|e| err(format!("cannot read the file: {e}")))?
         } else if let Some(t) = search_path(name) {
@@ -71,9 +79,20 @@ impl Profile {
     }
 
     fn validate(&self) -> std::result::Result<(), String> {
-        let times = [self.host_send_ns, self.host_recv_ns, self.dma_setup_ns, self.nic_send_ns, self.nic_recv_ns, self.switch_ns];
+        let times = [
+            self.host_send_ns,
+            self.host_recv_ns,
+            self.dma_setup_ns,
+            self.nic_send_ns,
+            self.nic_recv_ns,
+            self.switch_ns,
+        ];
         let rates = [self.pio_mb_s, self.pci_mb_s, self.link_mb_s];
-        if times.iter().chain([self.pio_max_bytes, self.wire_header_bytes].iter()).any(|t| !t.is_finite() || *t < 0.0) {
+        if times
+            .iter()
+            .chain([self.pio_max_bytes, self.wire_header_bytes].iter())
+            .any(|t| !t.is_finite() || *t < 0.0)
+        {
             return Err("times and sizes must be finite and not negative".into());
         }
         if rates.iter().any(|r| !r.is_finite() || *r <= 0.0) {
@@ -95,13 +114,25 @@ impl Profile {
         let host = self.host_send_ns as u64 + if pio { Self::ns(l, self.pio_mb_s) } else { 0 };
         let mut t = reserve(&src.host_tx_free, now, host);
         if !pio {
-            t = reserve(&src.pci_free, t, self.dma_setup_ns as u64 + Self::ns(l, self.pci_mb_s));
+            t = reserve(
+                &src.pci_free,
+                t,
+                self.dma_setup_ns as u64 + Self::ns(l, self.pci_mb_s),
+            );
         }
         t = reserve(&src.nic_tx_free, t, self.nic_send_ns as u64);
-        t = reserve(&src.link_tx_free, t, Self::ns(l + self.wire_header_bytes, self.link_mb_s));
+        t = reserve(
+            &src.link_tx_free,
+            t,
+            Self::ns(l + self.wire_header_bytes, self.link_mb_s),
+        );
         t += self.switch_ns as u64;
         t = reserve(&dst.nic_rx_free, t, self.nic_recv_ns as u64);
-        t = reserve(&dst.pci_free, t, self.dma_setup_ns as u64 + Self::ns(l, self.pci_mb_s));
+        t = reserve(
+            &dst.pci_free,
+            t,
+            self.dma_setup_ns as u64 + Self::ns(l, self.pci_mb_s),
+        );
         t + self.host_recv_ns as u64
     }
 }
@@ -170,16 +201,19 @@ impl PacketSizer {
 
 fn search_path(name: &str) -> Option<String> {
     let path = std::env::var("MPI_NIC_PROFILE_PATH").ok()?;
-    path.split(':')
-        .filter(|d| !d.is_empty())
-        .find_map(|d| std::fs::read_to_string(std::path::Path::new(d).join(format!("{name}.toml"))).ok())
+    path.split(':').filter(|d| !d.is_empty()).find_map(|d| {
+        std::fs::read_to_string(std::path::Path::new(d).join(format!("{name}.toml"))).ok()
+    })
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC, the clock every process of the job shares. A vDSO call,
 /// not a system call.
 #[inline]
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -215,11 +249,17 @@ mod tests {
         assert_eq!(native.packet_size(8001, 4000), 2667, "equal packets");
         let p = Profile::load("myrinet-lanai4").unwrap().unwrap();
         let m = PacketSizer::for_profile(Some(&p));
-        assert_eq!(m.packet_size(1000, 1 << 20), 1000, "below the PIO limit: one packet");
+        assert_eq!(
+            m.packet_size(1000, 1 << 20),
+            1000,
+            "below the PIO limit: one packet"
+        );
         // The derivation's figures: 3 packets at 4 KiB, 70 at 1 MiB.
         assert_eq!(m.packet_size(4096, 1 << 20), 4096usize.div_ceil(3));
         assert_eq!(m.packet_size(1 << 20, 1 << 20), (1usize << 20).div_ceil(70));
-        assert!(m.packet_size(1 << 20, 4000) <= 4000, "the mtu still bounds packets");
+        assert!(
+            m.packet_size(1 << 20, 4000) <= 4000,
+            "the mtu still bounds packets"
+        );
     }
-
 }

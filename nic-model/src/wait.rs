@@ -30,7 +30,14 @@ pub fn note_ranks_on_host(ranks: usize) {
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let shared = cpus > 0 && ranks > cpus as usize;
-    SPIN.store(if shared { SPIN_POLLS_SHARED } else { SPIN_POLLS }, Ordering::Relaxed);
+    SPIN.store(
+        if shared {
+            SPIN_POLLS_SHARED
+        } else {
+            SPIN_POLLS
+        },
+        Ordering::Relaxed,
+    );
 }
 const YIELD_FOR: Duration = Duration::from_millis(2);
 const NAP: Duration = Duration::from_micros(50);
@@ -85,4 +92,3 @@ impl Backoff {
         self.next_check = None;
     }
 }
-

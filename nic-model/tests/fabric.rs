@@ -4,7 +4,10 @@
 //! sender without losing anything.
 
 use nic_model::testing::{is_rank, run_ranks, run_ranks_with};
-use nic_model::{poll_bytes, send_bytes, Device, DeviceStack, Job, JobConfig, Nic, NicError, PeerStatus, RankExit};
+use nic_model::{
+    poll_bytes, send_bytes, Device, DeviceStack, Job, JobConfig, Nic, NicError, PeerStatus,
+    RankExit,
+};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
@@ -36,7 +39,8 @@ fn reports(test: &str, n: usize) -> Vec<(String, u32)> {
     (0..n)
         .map(|rank| {
             let path = format!("{}.{rank}", out_path(test).display());
-            let s = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("rank {rank} left no report: {e}"));
+            let s = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("rank {rank} left no report: {e}"));
             let _ = std::fs::remove_file(&path);
             let (key, pid) = s.split_once(' ').unwrap();
             (key.to_string(), pid.parse().unwrap())
@@ -49,7 +53,12 @@ fn mentions(name: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let file_name = entry.file_name();
-        let Some(pid) = file_name.to_str().filter(|s| s.bytes().all(|b| b.is_ascii_digit())) else { continue };
+        let Some(pid) = file_name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
         if let Ok(maps) = std::fs::read_to_string(entry.path().join("maps")) {
             for line in maps.lines().filter(|l| l.contains(name)) {
                 found.push(format!("pid {pid} maps: {line}"));
@@ -59,7 +68,11 @@ fn mentions(name: &str) -> Vec<String> {
             for fd in fds.flatten() {
                 if let Ok(target) = std::fs::read_link(fd.path()) {
                     if target.to_string_lossy().contains(name) {
-                        found.push(format!("pid {pid} fd {:?}: {}", fd.file_name(), target.display()));
+                        found.push(format!(
+                            "pid {pid} fd {:?}: {}",
+                            fd.file_name(),
+                            target.display()
+                        ));
                     }
                 }
             }
@@ -88,7 +101,10 @@ fn send_packet(nic: &mut Nic, dest: usize, data: &[u8]) {
             return;
         }
         assert_ne!(nic.peer_status(dest), PeerStatus::Dead, "rank {dest} died");
-        assert!(start.elapsed() < Duration::from_secs(10), "route to {dest} stayed full");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "route to {dest} stayed full"
+        );
         std::thread::yield_now();
     }
 }
@@ -103,13 +119,18 @@ fn recv_packet(nic: &mut Nic, src: usize) -> Option<Vec<u8>> {
         if nic.peer_status(src) == PeerStatus::Dead {
             return None;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "nothing from rank {src}");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "nothing from rank {src}"
+        );
         std::thread::yield_now();
     }
 }
 
 fn packet(i: u32, len: usize) -> Vec<u8> {
-    let mut v: Vec<u8> = (0..len).map(|k| (k as u32).wrapping_mul(31).wrapping_add(i.wrapping_mul(7)) as u8).collect();
+    let mut v: Vec<u8> = (0..len)
+        .map(|k| (k as u32).wrapping_mul(31).wrapping_add(i.wrapping_mul(7)) as u8)
+        .collect();
     let head = [i.to_le_bytes(), (len as u32).to_le_bytes()].concat();
     let n = len.min(8);
     v[..n].copy_from_slice(&head[..n]);
@@ -129,8 +150,15 @@ fn raw_pingpong_body(crash_after: Option<u32>) {
     // Positive control for the parent's check: while the job runs, the fabric is visible in
     // our own mappings, under its memfd name, and nowhere in /dev/shm.
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    assert!(maps.lines().any(|l| l.contains(&name) && l.contains("memfd:")), "fabric {name} not mapped as a memfd");
-    assert!(shm_suspects().iter().all(|n| !n.contains(&name[11..])), "fabric visible in /dev/shm");
+    assert!(
+        maps.lines()
+            .any(|l| l.contains(&name) && l.contains("memfd:")),
+        "fabric {name} not mapped as a memfd"
+    );
+    assert!(
+        shm_suspects().iter().all(|n| !n.contains(&name[11..])),
+        "fabric visible in /dev/shm"
+    );
     let mtu = nic.capabilities().mtu;
     for i in 0..PINGS {
         let len = 1 + (i as usize * 211) % mtu;
@@ -166,9 +194,15 @@ fn assert_fabric_gone(test: &str, shm_before: &BTreeSet<String>) {
     assert_eq!(reps[0].0, reps[1].0, "both ranks belong to one job");
     let name = fabric_name(&reps[0].0);
     let left = mentions(&name);
-    assert!(left.is_empty(), "fabric {name} still referenced after the job: {left:#?}");
+    assert!(
+        left.is_empty(),
+        "fabric {name} still referenced after the job: {left:#?}"
+    );
     for (_, pid) in &reps {
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "rank process {pid} still exists");
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "rank process {pid} still exists"
+        );
     }
     let new: Vec<_> = shm_suspects().difference(shm_before).cloned().collect();
     assert!(new.is_empty(), "/dev/shm gained {new:?}");
@@ -197,7 +231,11 @@ fn fabric_is_gone_after_a_crash() {
     let out_file = out_path(test);
     let out = run_ranks(test, 2, &[(OUT_ENV, out_file.to_str().unwrap())]);
     assert!(!out.timed_out, "{out:?}");
-    assert_eq!(out.exits, vec![RankExit::Code(0), RankExit::Signal(libc::SIGABRT)], "{out:?}");
+    assert_eq!(
+        out.exits,
+        vec![RankExit::Code(0), RankExit::Signal(libc::SIGABRT)],
+        "{out:?}"
+    );
     assert_eq!(out.first_failure, Some(1));
     assert_fabric_gone(test, &shm_before);
 }
@@ -220,12 +258,23 @@ fn attach_probe() {
 /// `foreign_key`; returns whether it succeeded.
 fn probe(a: &Job, b: &Job, foreign_key: bool) -> bool {
     let get = |cmd: &Command, k: &str| -> String {
-        cmd.get_envs().find(|(n, _)| *n == k).and_then(|(_, v)| v).unwrap().to_string_lossy().into_owned()
+        cmd.get_envs()
+            .find(|(n, _)| *n == k)
+            .and_then(|(_, v)| v)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     };
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["attach_probe", "--exact", "--nocapture", "--test-threads", "1"])
-        .env(RANK_MARKER, "attach_probe")
-        .env("EXPECT", if foreign_key { "reject" } else { "accept" });
+    cmd.args([
+        "attach_probe",
+        "--exact",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env(RANK_MARKER, "attach_probe")
+    .env("EXPECT", if foreign_key { "reject" } else { "accept" });
     a.prepare(&mut cmd, 0);
     let (fd_a, key_a) = (get(&cmd, "NIC_FABRIC_FD"), get(&cmd, "NIC_JOB_KEY"));
     if foreign_key {
@@ -262,10 +311,24 @@ fn other_job_cannot_attach() {
     // Control for `mentions`, which the other tests expect to find nothing: it does see the
     // fabrics this process holds now.
     let me = format!("pid {} ", std::process::id());
-    assert!(mentions("nic-fabric-").iter().filter(|m| m.starts_with(&me)).count() >= 4, "{:#?}", mentions("nic-fabric-"));
-    assert!(probe(&a, &b, true), "a process with job B's key attached to job A's fabric (or failed otherwise)");
+    assert!(
+        mentions("nic-fabric-")
+            .iter()
+            .filter(|m| m.starts_with(&me))
+            .count()
+            >= 4,
+        "{:#?}",
+        mentions("nic-fabric-")
+    );
+    assert!(
+        probe(&a, &b, true),
+        "a process with job B's key attached to job A's fabric (or failed otherwise)"
+    );
     // Control: with its own job's key the same process attaches.
-    assert!(probe(&a, &b, false), "a process of job A could not attach to job A's fabric");
+    assert!(
+        probe(&a, &b, false),
+        "a process of job A could not attach to job A's fabric"
+    );
 }
 
 #[test]
@@ -275,20 +338,42 @@ fn fabric_file_is_private_and_not_left_open() {
         let key = std::env::var("NIC_JOB_KEY").unwrap();
         // SAFETY: fstat and fcntl on a descriptor number only read kernel state.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0, "fabric descriptor {fd} not open");
+        assert_eq!(
+            unsafe { libc::fstat(fd, &mut st) },
+            0,
+            "fabric descriptor {fd} not open"
+        );
         assert_eq!(st.st_mode & libc::S_IFMT, libc::S_IFREG);
-        assert_eq!(st.st_mode & 0o7777, 0o600, "fabric mode is {:o}", st.st_mode & 0o7777);
+        assert_eq!(
+            st.st_mode & 0o7777,
+            0o600,
+            "fabric mode is {:o}",
+            st.st_mode & 0o7777
+        );
         assert_eq!(st.st_uid, unsafe { libc::getuid() });
         let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
         let target = target.to_string_lossy();
-        assert!(target.starts_with(&format!("/memfd:{}", fabric_name(&key))), "fabric is {target}");
+        assert!(
+            target.starts_with(&format!("/memfd:{}", fabric_name(&key))),
+            "fabric is {target}"
+        );
         // Inherited across exec, so it must not be close-on-exec... until we attach, which
         // maps it and closes the descriptor: nothing else of this process can reach it.
         let nic = Nic::from_env().unwrap();
-        assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1, "descriptor {fd} left open after attaching");
+        assert_eq!(
+            unsafe { libc::fcntl(fd, libc::F_GETFD) },
+            -1,
+            "descriptor {fd} left open after attaching"
+        );
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let line = maps.lines().find(|l| l.contains(&fabric_name(&key))).expect("fabric mapped");
-        assert!(line.split_whitespace().nth(1).unwrap().starts_with("rw-s"), "fabric mapping is {line}");
+        let line = maps
+            .lines()
+            .find(|l| l.contains(&fabric_name(&key)))
+            .expect("fabric mapped");
+        assert!(
+            line.split_whitespace().nth(1).unwrap().starts_with("rw-s"),
+            "fabric mapping is {line}"
+        );
         drop(nic);
         return;
     }
@@ -301,7 +386,10 @@ fn outside_a_job_is_not_in_job() {
     if is_rank() {
         return;
     }
-    assert!(std::env::var_os("NIC_FABRIC_FD").is_none(), "this test must run outside a job");
+    assert!(
+        std::env::var_os("NIC_FABRIC_FD").is_none(),
+        "this test must run outside a job"
+    );
     match Nic::from_env() {
         Err(NicError::NotInJob(var)) => assert_eq!(var, "NIC_FABRIC_FD"),
         Err(e) => panic!("expected NotInJob, got {e:?}"),
@@ -346,8 +434,14 @@ fn full_route_pushes_back_without_loss() {
             // The route holds exactly SLOTS packets (the receiver took the first at once, and
             // its release reaches the sender once it finds the ring empty); the sender then
             // waits for the receiver, which slept 200 ms before taking more.
-            assert!(matches!(first_full, Some(f) if f == SLOTS as u32 || f == SLOTS as u32 + 1), "send refused at packet {first_full:?}");
-            assert!(blocked >= Duration::from_millis(150), "longest wait for room only {blocked:?}");
+            assert!(
+                matches!(first_full, Some(f) if f == SLOTS as u32 || f == SLOTS as u32 + 1),
+                "send refused at packet {first_full:?}"
+            );
+            assert!(
+                blocked >= Duration::from_millis(150),
+                "longest wait for room only {blocked:?}"
+            );
             assert!(nic.counters().stalls >= 1);
             assert_eq!(nic.counters().packets_tx, total as u64);
             nic.finalize();
@@ -358,11 +452,17 @@ fn full_route_pushes_back_without_loss() {
             std::thread::sleep(Duration::from_millis(200));
             for i in 1..total {
                 let got = recv_packet(&mut nic, 0).expect("rank 0 died");
-                assert!(got == packet(i, len_of(i)), "packet {i}: lost, reordered or corrupt");
+                assert!(
+                    got == packet(i, len_of(i)),
+                    "packet {i}: lost, reordered or corrupt"
+                );
             }
             // Nothing more: no duplicate, nothing left over.
             std::thread::sleep(Duration::from_millis(20));
-            assert!(poll_bytes(&mut nic, 0).is_none(), "more packets than were sent");
+            assert!(
+                poll_bytes(&mut nic, 0).is_none(),
+                "more packets than were sent"
+            );
             assert_eq!(nic.counters().packets_rx, total as u64);
             nic.finalize();
         }
@@ -371,6 +471,11 @@ fn full_route_pushes_back_without_loss() {
     let mut cfg = JobConfig::new(2);
     cfg.slots_per_ring = SLOTS;
     cfg.slot_bytes = 4096;
-    let out = run_ranks_with("full_route_pushes_back_without_loss", &cfg, &[], Duration::from_secs(30));
+    let out = run_ranks_with(
+        "full_route_pushes_back_without_loss",
+        &cfg,
+        &[],
+        Duration::from_secs(30),
+    );
     assert!(out.success(), "{out:?}");
 }

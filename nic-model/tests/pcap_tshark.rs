@@ -23,7 +23,10 @@ impl Device for Echo {
         2
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { mtu: 4096, reliable: true }
+        Capabilities {
+            mtu: 4096,
+            reliable: true,
+        }
     }
     fn send(&mut self, _dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
         let mut buf = vec![0; len];
@@ -56,14 +59,25 @@ const LENGTHS: [usize; 5] = [0, 1, 5, 100, 4096];
 
 /// `tshark -v`, or `None` when tshark cannot be run.
 fn tshark_version() -> Option<String> {
-    let out = Command::new("tshark").arg("-v").output().ok().filter(|o| o.status.success())?;
+    let out = Command::new("tshark")
+        .arg("-v")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Runs tshark with `args`, returning its standard output.
 fn tshark(args: &[&str]) -> String {
-    let out = Command::new("tshark").args(args).output().expect("tshark runs");
-    assert!(out.status.success(), "tshark {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("tshark")
+        .args(args)
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "tshark {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -81,8 +95,18 @@ fn write_trace(path: &Path) {
 /// The Lua dissector from the `phy::pcap` module documentation.
 fn documented_dissector() -> String {
     let src = include_str!("../src/phy/pcap.rs");
-    let block = src.split("//! ```text\n").nth(1).unwrap().split("//! ```\n").next().unwrap();
-    block.lines().map(|l| l.strip_prefix("//! ").unwrap_or("")).collect::<Vec<_>>().join("\n")
+    let block = src
+        .split("//! ```text\n")
+        .nth(1)
+        .unwrap()
+        .split("//! ```\n")
+        .next()
+        .unwrap();
+    block
+        .lines()
+        .map(|l| l.strip_prefix("//! ").unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 struct Temp(PathBuf);
@@ -99,14 +123,18 @@ fn tshark_reads_the_trace() {
         eprintln!("note: tshark not found on PATH; skipping the pcap/tshark check");
         return;
     };
-    let tmp = |ext: &str| Temp(std::env::temp_dir().join(format!("nic-model-tshark-{}.{ext}", std::process::id())));
+    let tmp = |ext: &str| {
+        Temp(std::env::temp_dir().join(format!("nic-model-tshark-{}.{ext}", std::process::id())))
+    };
     let (pcap, lua) = (tmp("pcap"), tmp("lua"));
     write_trace(&pcap.0);
     let file = pcap.0.to_str().unwrap();
 
     // Each packet appears twice (sent, then received), with the 16-byte pseudo-header.
-    let lens: Vec<usize> =
-        tshark(&["-r", file, "-T", "fields", "-e", "frame.len"]).lines().map(|l| l.trim().parse().unwrap()).collect();
+    let lens: Vec<usize> = tshark(&["-r", file, "-T", "fields", "-e", "frame.len"])
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
     let expect: Vec<usize> = LENGTHS.iter().flat_map(|&l| [l + 16, l + 16]).collect();
     assert_eq!(lens, expect);
 
@@ -117,11 +145,29 @@ fn tshark_reads_the_trace() {
     }
     std::fs::write(&lua.0, documented_dissector()).unwrap();
     let script = format!("lua_script:{}", lua.0.display());
-    let fields = ["nicpcap.dir", "nicpcap.src", "nicpcap.dst", "nicpcap.len", "nicpcap.seq"];
-    let mut args = vec!["-X", &script, "-r", file, "-T", "fields", "-E", "separator=,"];
+    let fields = [
+        "nicpcap.dir",
+        "nicpcap.src",
+        "nicpcap.dst",
+        "nicpcap.len",
+        "nicpcap.seq",
+    ];
+    let mut args = vec![
+        "-X",
+        &script,
+        "-r",
+        file,
+        "-T",
+        "fields",
+        "-E",
+        "separator=,",
+    ];
     fields.iter().for_each(|f| args.extend(["-e", f]));
     let rows: Vec<String> = tshark(&args).lines().map(str::to_owned).collect();
-    let expect: Vec<String> =
-        LENGTHS.iter().enumerate().flat_map(|(i, l)| [format!("0,0,1,{l},{i}"), format!("1,1,0,{l},{i}")]).collect();
+    let expect: Vec<String> = LENGTHS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, l)| [format!("0,0,1,{l},{i}"), format!("1,1,0,{l},{i}")])
+        .collect();
     assert_eq!(rows, expect);
 }

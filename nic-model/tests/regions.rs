@@ -5,13 +5,18 @@
 //! region) is refused without touching a byte.
 
 use nic_model::testing::{is_rank, run_ranks};
-use nic_model::{poll_bytes, send_bytes, Access, Device, Nic, NicError, PeerStatus, RegionKey, Transfer};
+use nic_model::{
+    poll_bytes, send_bytes, Access, Device, Nic, NicError, PeerStatus, RegionKey, Transfer,
+};
 use std::time::{Duration, Instant};
 
 fn send(nic: &mut Nic, dest: usize, data: &[u8]) {
     let start = Instant::now();
     while !send_bytes(nic, dest, data) {
-        assert!(start.elapsed() < Duration::from_secs(10), "route to {dest} stayed full");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "route to {dest} stayed full"
+        );
         std::hint::spin_loop();
     }
 }
@@ -26,23 +31,37 @@ fn recv(nic: &mut Nic, src: usize) -> Vec<u8> {
             return p;
         }
         assert_ne!(nic.peer_status(src), PeerStatus::Dead, "rank {src} died");
-        assert!(start.elapsed() < Duration::from_secs(20), "nothing from rank {src}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "nothing from rank {src}"
+        );
     }
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(2654435761).wrapping_shr(13) as u8 ^ seed).collect()
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2654435761).wrapping_shr(13) as u8 ^ seed)
+        .collect()
 }
 
 /// Reads `len` bytes at `offset` of `peer`'s region, waiting for a pending split to finish.
-fn read(nic: &mut Nic, peer: usize, key: RegionKey, offset: usize, buf: &mut [u8]) -> nic_model::Result<()> {
+fn read(
+    nic: &mut Nic,
+    peer: usize,
+    key: RegionKey,
+    offset: usize,
+    buf: &mut [u8],
+) -> nic_model::Result<()> {
     // SAFETY: `buf` is borrowed until the transfer is done, below.
     match unsafe { nic.read_region(peer, key, offset, buf.as_mut_ptr(), buf.len()) }? {
         Transfer::Done => Ok(()),
         Transfer::Pending(id) => {
             let start = Instant::now();
             while !nic.poll_transfer(id)? {
-                assert!(start.elapsed() < Duration::from_secs(10), "split read never finished");
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "split read never finished"
+                );
             }
             Ok(())
         }
@@ -61,7 +80,11 @@ const BIG: usize = 4 << 20;
 #[test]
 fn regions_are_read_and_written_within_what_was_exported() {
     if !is_rank() {
-        let out = run_ranks("regions_are_read_and_written_within_what_was_exported", 2, &[]);
+        let out = run_ranks(
+            "regions_are_read_and_written_within_what_was_exported",
+            2,
+            &[],
+        );
         assert!(out.success(), "{out:?}");
         return;
     }
@@ -72,15 +95,31 @@ fn regions_are_read_and_written_within_what_was_exported() {
         // SAFETY: both buffers outlive their regions (withdrawn below, before they drop), and
         // `rw` is not read by this process until rank 1 says it is done writing.
         let (k_ro, k_rw) = unsafe {
-            (nic.register(ro.as_ptr() as usize, ro.len(), Access::READ).unwrap(), nic.register(rw.as_mut_ptr() as usize, rw.len(), Access::READ_WRITE).unwrap())
+            (
+                nic.register(ro.as_ptr() as usize, ro.len(), Access::READ)
+                    .unwrap(),
+                nic.register(rw.as_mut_ptr() as usize, rw.len(), Access::READ_WRITE)
+                    .unwrap(),
+            )
         };
         assert_eq!(nic.local_region(k_ro).unwrap().len, BIG);
         send(&mut nic, 1, &[k_ro.emit(), k_rw.emit()].concat());
         // Serve split reads until rank 1 is done with its first phase.
         assert_eq!(recv(&mut nic, 1), b"phase 1 done");
-        assert!(nic.counters().assists >= 1, "rank 1's long read was not split with us: {:?}", nic.counters());
-        assert_eq!(&rw[..10], b"0123456789", "rank 1's deliberate update did not land");
-        assert!(rw[10..].iter().all(|&b| b == 0), "rank 1 wrote outside what it asked for");
+        assert!(
+            nic.counters().assists >= 1,
+            "rank 1's long read was not split with us: {:?}",
+            nic.counters()
+        );
+        assert_eq!(
+            &rw[..10],
+            b"0123456789",
+            "rank 1's deliberate update did not land"
+        );
+        assert!(
+            rw[10..].iter().all(|&b| b == 0),
+            "rank 1 wrote outside what it asked for"
+        );
         // Phase 2: we are away (not polling) while rank 1 reads: it must not wait for us.
         send(&mut nic, 1, b"go");
         std::thread::sleep(Duration::from_millis(300));
@@ -94,7 +133,10 @@ fn regions_are_read_and_written_within_what_was_exported() {
         return;
     }
     let keys = recv(&mut nic, 0);
-    let (k_ro, k_rw) = (RegionKey::parse(&keys[..16]).unwrap(), RegionKey::parse(&keys[16..]).unwrap());
+    let (k_ro, k_rw) = (
+        RegionKey::parse(&keys[..16]).unwrap(),
+        RegionKey::parse(&keys[16..]).unwrap(),
+    );
     let expect = pattern(BIG, 1);
     assert_eq!(nic.import(0, k_ro).unwrap().len, BIG);
     // A long read while rank 0 polls: split, and every byte right.
@@ -109,17 +151,44 @@ fn regions_are_read_and_written_within_what_was_exported() {
     nic.write_region(0, k_rw, 0, b"0123456789").unwrap();
     // What the exporter did not allow is refused, and the buffer is left as it was.
     let mut untouched = vec![0xeeu8; 64];
-    let why = refused(read(&mut nic, 0, k_ro, BIG - 10, &mut untouched), "read past the end");
+    let why = refused(
+        read(&mut nic, 0, k_ro, BIG - 10, &mut untouched),
+        "read past the end",
+    );
     assert!(why.contains("outside"), "{why}");
-    let why = refused(read(&mut nic, 0, RegionKey { key: k_ro.key ^ 1, ..k_ro }, 0, &mut untouched), "a wrong key");
+    let why = refused(
+        read(
+            &mut nic,
+            0,
+            RegionKey {
+                key: k_ro.key ^ 1,
+                ..k_ro
+            },
+            0,
+            &mut untouched,
+        ),
+        "a wrong key",
+    );
     assert!(why.contains("no such region"), "{why}");
-    let why = refused(read(&mut nic, 0, RegionKey { id: 77, key: 5 }, 0, &mut untouched), "an id never exported");
+    let why = refused(
+        read(&mut nic, 0, RegionKey { id: 77, key: 5 }, 0, &mut untouched),
+        "an id never exported",
+    );
     assert!(why.contains("no such region"), "{why}");
-    let why = refused(nic.write_region(0, k_ro, 0, b"x"), "a write into a read-only region");
+    let why = refused(
+        nic.write_region(0, k_ro, 0, b"x"),
+        "a write into a read-only region",
+    );
     assert!(why.contains("may not be written"), "{why}");
-    let why = refused(nic.write_region(0, k_rw, 995, b"123456"), "a write past the end");
+    let why = refused(
+        nic.write_region(0, k_rw, 995, b"123456"),
+        "a write past the end",
+    );
     assert!(why.contains("outside"), "{why}");
-    assert!(untouched.iter().all(|&b| b == 0xee), "a refused read wrote into the buffer");
+    assert!(
+        untouched.iter().all(|&b| b == 0xee),
+        "a refused read wrote into the buffer"
+    );
     send(&mut nic, 0, b"phase 1 done");
     // Phase 2: rank 0 is asleep; the long read finishes anyway (we take its part back).
     assert_eq!(recv(&mut nic, 0), b"go");
@@ -127,16 +196,29 @@ fn regions_are_read_and_written_within_what_was_exported() {
     got.fill(0);
     let start = Instant::now();
     read(&mut nic, 0, k_ro, 0, &mut got).unwrap();
-    assert!(start.elapsed() < Duration::from_millis(250), "the read waited for the sleeping exporter: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(250),
+        "the read waited for the sleeping exporter: {:?}",
+        start.elapsed()
+    );
     assert!(got == expect, "long read without the exporter is wrong");
-    assert!(nic.counters().dma_ops >= assists_before + 2, "both parts should have been ours");
+    assert!(
+        nic.counters().dma_ops >= assists_before + 2,
+        "both parts should have been ours"
+    );
     send(&mut nic, 0, b"phase 2 done");
     // After the exporter withdraws the region, the same key reads nothing.
     assert_eq!(recv(&mut nic, 0), b"withdrawn");
-    let why = refused(read(&mut nic, 0, k_ro, 0, &mut untouched), "a withdrawn region");
+    let why = refused(
+        read(&mut nic, 0, k_ro, 0, &mut untouched),
+        "a withdrawn region",
+    );
     assert!(why.contains("no such region"), "{why}");
     assert!(untouched.iter().all(|&b| b == 0xee));
-    assert!(matches!(nic.import(0, k_ro), Err(NicError::RegionRefused { .. })));
+    assert!(matches!(
+        nic.import(0, k_ro),
+        Err(NicError::RegionRefused { .. })
+    ));
     send(&mut nic, 0, b"bye");
     nic.finalize();
 }

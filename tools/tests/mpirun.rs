@@ -29,7 +29,12 @@ struct Run {
 fn launcher(program: &str, args: &[&str]) -> Command {
     let mut command = Command::new(program);
     command.args(args);
-    for var in ["MPI_CHANNEL", "MPI_NIC_PROFILE", "MPIEXEC_TIMEOUT", "MPI_TRACE"] {
+    for var in [
+        "MPI_CHANNEL",
+        "MPI_NIC_PROFILE",
+        "MPIEXEC_TIMEOUT",
+        "MPI_TRACE",
+    ] {
         command.env_remove(var);
     }
     command
@@ -40,14 +45,20 @@ fn mpirun(args: &[&str]) -> Run {
 }
 
 fn shell_status(status: ExitStatus) -> i32 {
-    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
 /// Runs `command` with `input` on its stdin (or /dev/null) and collects everything.
 fn finish(mut command: Command, input: Option<&str>) -> Run {
     let start = Instant::now();
     command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+    command.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     let mut child = command.spawn().expect("start mpirun");
     if let (Some(text), Some(mut pipe)) = (input, child.stdin.take()) {
         let text = text.to_string();
@@ -100,7 +111,9 @@ fn is_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => {
-            let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
             matches!(state, Some('Z') | Some('X'))
         }
     }
@@ -109,14 +122,19 @@ fn is_gone(pid: u32) -> bool {
 fn assert_all_gone(pids: &[u32], within: Duration) {
     let deadline = Instant::now() + within;
     while !pids.iter().all(|&p| is_gone(p)) {
-        assert!(Instant::now() < deadline, "processes still running after the job: {:?}",
-                pids.iter().filter(|&&p| !is_gone(p)).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < deadline,
+            "processes still running after the job: {:?}",
+            pids.iter().filter(|&&p| !is_gone(p)).collect::<Vec<_>>()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 fn pids_in(text: &str) -> Vec<u32> {
-    text.split_whitespace().filter_map(|w| w.parse().ok()).collect()
+    text.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
 }
 
 /// A fresh scratch directory for one test.
@@ -128,13 +146,23 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn send_signal(pid: u32, signal: &str) {
-    let ok = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status().unwrap().success();
+    let ok = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
     assert!(ok, "kill -{signal} {pid} failed");
 }
 
 #[test]
 fn every_rank_gets_its_rank_and_the_same_fabric() {
-    let run = mpirun(&["-n", "3", "sh", "-c", "echo $NIC_RANK $NIC_FABRIC_FD $NIC_JOB_KEY"]);
+    let run = mpirun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "echo $NIC_RANK $NIC_FABRIC_FD $NIC_JOB_KEY",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let lines = sorted_lines(&run.stdout);
     assert_eq!(lines.len(), 3, "{}", run.stdout);
@@ -150,7 +178,10 @@ fn every_rank_gets_its_rank_and_the_same_fabric() {
 #[test]
 fn all_ranks_succeeding_is_success_and_mpiexec_is_the_same_tool() {
     assert_eq!(mpirun(&["-n", "2", "true"]).status, 0);
-    assert_eq!(finish(launcher(MPIEXEC, &["-n", "2", "true"]), None).status, 0);
+    assert_eq!(
+        finish(launcher(MPIEXEC, &["-n", "2", "true"]), None).status,
+        0
+    );
     let run = finish(launcher(MPIEXEC, &["-n", "2", "sh", "-c", "exit 5"]), None);
     assert_eq!(run.status, 5);
     assert!(run.stderr.starts_with("mpiexec: rank "), "{}", run.stderr);
@@ -160,43 +191,106 @@ fn all_ranks_succeeding_is_success_and_mpiexec_is_the_same_tool() {
 #[test]
 fn the_first_failing_rank_gives_the_status_and_ends_the_job() {
     // As MPI_Abort(comm, 7) arrives: the rank exits 7 while its peers are still busy.
-    let run = mpirun(&["-n", "3", "sh", "-c", "if [ $NIC_RANK = 1 ]; then exit 7; fi; exec sleep 30"]);
+    let run = mpirun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "if [ $NIC_RANK = 1 ]; then exit 7; fi; exec sleep 30",
+    ]);
     assert_eq!(run.status, 7, "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(2), "took {:?}", run.elapsed);
-    assert!(run.stderr.contains("rank 1 (pid ") && run.stderr.contains("exited with status 7"), "{}", run.stderr);
-    assert_eq!(run.stderr.matches("ending the job").count(), 1, "{}", run.stderr);
+    assert!(
+        run.elapsed < Duration::from_secs(2),
+        "took {:?}",
+        run.elapsed
+    );
+    assert!(
+        run.stderr.contains("rank 1 (pid ") && run.stderr.contains("exited with status 7"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("ending the job").count(),
+        1,
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_rank_killed_by_a_signal_ends_the_job_within_a_second() {
-    let run = mpirun(&["-n", "3", "sh", "-c", "if [ $NIC_RANK = 1 ]; then kill -9 $$; fi; exec sleep 30"]);
+    let run = mpirun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "if [ $NIC_RANK = 1 ]; then kill -9 $$; fi; exec sleep 30",
+    ]);
     assert_eq!(run.status, 137, "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(2), "took {:?}", run.elapsed);
-    assert!(run.stderr.contains("rank 1 (pid ") && run.stderr.contains("killed by signal 9 (SIGKILL)"), "{}", run.stderr);
-    assert_eq!(run.stderr.lines().count(), 1, "one line about the failure only: {}", run.stderr);
+    assert!(
+        run.elapsed < Duration::from_secs(2),
+        "took {:?}",
+        run.elapsed
+    );
+    assert!(
+        run.stderr.contains("rank 1 (pid ") && run.stderr.contains("killed by signal 9 (SIGKILL)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.lines().count(),
+        1,
+        "one line about the failure only: {}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_rank_that_exits_zero_leaves_the_others_running() {
-    let run = mpirun(&["-n", "2", "sh", "-c", "if [ $NIC_RANK = 0 ]; then exit 0; fi; sleep 0.3; echo still-here"]);
+    let run = mpirun(&[
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "if [ $NIC_RANK = 0 ]; then exit 0; fi; sleep 0.3; echo still-here",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "still-here\n");
 }
 
 #[test]
 fn stdin_reaches_rank_0_only() {
-    let run = finish(launcher(MPIRUN, &["-l", "-n", "3", "sh", "-c", "cat; echo done"]), Some("hello\nworld\n"));
+    let run = finish(
+        launcher(MPIRUN, &["-l", "-n", "3", "sh", "-c", "cat; echo done"]),
+        Some("hello\nworld\n"),
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert_eq!(sorted_lines(&run.stdout), ["[0] done", "[0] hello", "[0] world", "[1] done", "[2] done"]);
+    assert_eq!(
+        sorted_lines(&run.stdout),
+        ["[0] done", "[0] hello", "[0] world", "[1] done", "[2] done"]
+    );
     let hello = run.stdout.find("[0] hello").unwrap();
-    assert!(hello < run.stdout.find("[0] world").unwrap() && run.stdout.find("[0] done").unwrap() > hello);
+    assert!(
+        hello < run.stdout.find("[0] world").unwrap()
+            && run.stdout.find("[0] done").unwrap() > hello
+    );
 }
 
 #[test]
 fn tagged_output_prefixes_every_line_of_both_streams() {
-    let run = mpirun(&["-l", "-n", "2", "sh", "-c", "echo one; echo two >&2; printf three"]);
+    let run = mpirun(&[
+        "-l",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo one; echo two >&2; printf three",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert_eq!(sorted_lines(&run.stdout), ["[0] one", "[0] three", "[1] one", "[1] three"]);
+    assert_eq!(
+        sorted_lines(&run.stdout),
+        ["[0] one", "[0] three", "[1] one", "[1] three"]
+    );
     assert_eq!(sorted_lines(&run.stderr), ["[0] two", "[1] two"]);
     // MPICH's spelling of the same option.
     let hydra = mpirun(&["-prepend-rank", "-np", "1", "echo", "x"]);
@@ -213,9 +307,16 @@ fn lines_of_many_ranks_are_never_mixed() {
     let mut next = [0usize; 4];
     for line in run.stdout.lines() {
         let words: Vec<&str> = line.split(' ').collect();
-        assert!(words.len() == 5 && words[0] == "rank" && words[2] == "line" && words[4].len() == 80, "mixed line: {line:?}");
+        assert!(
+            words.len() == 5 && words[0] == "rank" && words[2] == "line" && words[4].len() == 80,
+            "mixed line: {line:?}"
+        );
         let rank: usize = words[1].parse().unwrap();
-        assert_eq!(words[3].parse::<usize>().unwrap(), next[rank], "lines of rank {rank} out of order");
+        assert_eq!(
+            words[3].parse::<usize>().unwrap(),
+            next[rank],
+            "lines of rank {rank} out of order"
+        );
         next[rank] += 1;
     }
     assert_eq!(next, [300; 4]);
@@ -231,7 +332,11 @@ fn untagged_output_is_passed_through_as_written() {
 fn the_time_limit_ends_the_job() {
     let run = mpirun(&["--timeout", "0.5", "-n", "2", "sleep", "30"]);
     assert_eq!(run.status, 255, "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_millis(2500), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_millis(2500),
+        "took {:?}",
+        run.elapsed
+    );
     assert!(run.stderr.contains("time limit"), "{}", run.stderr);
 
     let mut command = launcher(MPIRUN, &["-n", "1", "sleep", "30"]);
@@ -242,7 +347,10 @@ fn the_time_limit_ends_the_job() {
 
 /// Starts `mpirun` with `args` and waits until its ranks have printed `ready_lines` lines;
 /// returns the child and those lines.
-fn start_and_wait_ready(args: &[&str], ready_lines: usize) -> (Child, Vec<String>, std::thread::JoinHandle<String>) {
+fn start_and_wait_ready(
+    args: &[&str],
+    ready_lines: usize,
+) -> (Child, Vec<String>, std::thread::JoinHandle<String>) {
     let mut child = launcher(MPIRUN, args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -254,7 +362,10 @@ fn start_and_wait_ready(args: &[&str], ready_lines: usize) -> (Child, Vec<String
     let mut lines = Vec::new();
     while lines.len() < ready_lines {
         let mut line = String::new();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "mpirun's output ended early");
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "mpirun's output ended early"
+        );
         lines.push(line.trim_end().to_string());
     }
     // Keep draining so that the ranks never block on a full pipe.
@@ -268,7 +379,10 @@ fn start_and_wait_ready(args: &[&str], ready_lines: usize) -> (Child, Vec<String
 #[test]
 fn sigterm_is_passed_on_to_the_ranks() {
     let dir = scratch("sigterm");
-    let script = format!("trap 'echo $NIC_RANK > {}/term.$NIC_RANK; exit 3' TERM; echo ready; sleep 30 & wait", dir.display());
+    let script = format!(
+        "trap 'echo $NIC_RANK > {}/term.$NIC_RANK; exit 3' TERM; echo ready; sleep 30 & wait",
+        dir.display()
+    );
     let (mut child, _, stderr) = start_and_wait_ready(&["-n", "2", "sh", "-c", &script], 2);
     let start = Instant::now();
     send_signal(child.id(), "TERM");
@@ -276,14 +390,18 @@ fn sigterm_is_passed_on_to_the_ranks() {
     assert_eq!(shell_status(status), 143, "{}", stderr.join().unwrap());
     assert!(start.elapsed() < Duration::from_secs(2));
     for rank in 0..2 {
-        assert!(dir.join(format!("term.{rank}")).exists(), "rank {rank} did not get SIGTERM");
+        assert!(
+            dir.join(format!("term.{rank}")).exists(),
+            "rank {rank} did not get SIGTERM"
+        );
     }
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn sigint_ends_the_job_and_leaves_no_process() {
-    let (mut child, lines, stderr) = start_and_wait_ready(&["-n", "2", "sh", "-c", "echo $$; exec sleep 30"], 2);
+    let (mut child, lines, stderr) =
+        start_and_wait_ready(&["-n", "2", "sh", "-c", "echo $$; exec sleep 30"], 2);
     let pids = pids_in(&lines.join(" "));
     assert_eq!(pids.len(), 2);
     send_signal(child.id(), "INT");
@@ -298,7 +416,11 @@ fn sigint_ends_the_job_and_leaves_no_process() {
 fn processes_started_by_ranks_do_not_outlive_the_job() {
     let run = mpirun(&["-n", "2", "sh", "-c", "sleep 30 & echo $! $$"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(3), "took {:?}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(3),
+        "took {:?}",
+        run.elapsed
+    );
     let pids = pids_in(&run.stdout);
     assert_eq!(pids.len(), 4, "{}", run.stdout);
     assert_all_gone(&pids, Duration::from_millis(500));
@@ -307,13 +429,28 @@ fn processes_started_by_ranks_do_not_outlive_the_job() {
 #[test]
 fn killing_mpirun_kills_the_ranks_and_what_they_started() {
     let dir = scratch("sigkill");
-    let script = format!("sleep 30 & echo $! > {0}/child.$NIC_RANK; echo $$ > {0}/rank.$NIC_RANK; exec sleep 30", dir.display());
-    let mut child = launcher(MPIRUN, &["-n", "2", "sh", "-c", &script]).stdin(Stdio::null()).spawn().unwrap();
-    let files: Vec<PathBuf> = ["child.0", "child.1", "rank.0", "rank.1"].iter().map(|f| dir.join(f)).collect();
+    let script = format!(
+        "sleep 30 & echo $! > {0}/child.$NIC_RANK; echo $$ > {0}/rank.$NIC_RANK; exec sleep 30",
+        dir.display()
+    );
+    let mut child = launcher(MPIRUN, &["-n", "2", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let files: Vec<PathBuf> = ["child.0", "child.1", "rank.0", "rank.1"]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(5);
     let pids = loop {
-        let read: Vec<Option<u32>> =
-            files.iter().map(|f| std::fs::read_to_string(f).ok().and_then(|t| t.trim().parse().ok())).collect();
+        let read: Vec<Option<u32>> = files
+            .iter()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok())
+            })
+            .collect();
         if read.iter().all(Option::is_some) {
             break read.into_iter().map(Option::unwrap).collect::<Vec<u32>>();
         }
@@ -331,7 +468,11 @@ fn bad_channel_is_refused_before_anything_starts() {
     let run = mpirun(&["--channel", "tcp", "-n", "2", "sh", "-c", "echo started"]);
     assert_eq!(run.status, 2);
     assert!(run.stdout.is_empty());
-    assert!(run.stderr.contains("'tcp'") && run.stderr.contains("bip, fm, fm1"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("'tcp'") && run.stderr.contains("bip, fm, fm1"),
+        "{}",
+        run.stderr
+    );
 
     let mut command = launcher(MPIRUN, &["true"]);
     command.env("MPI_CHANNEL", "quic");
@@ -347,8 +488,18 @@ fn bad_channel_is_refused_before_anything_starts() {
 fn profile_is_checked_and_passed_on() {
     let run = mpirun(&["--profile", "no-such-nic", "true"]);
     assert_eq!(run.status, 2);
-    assert!(run.stderr.contains("--profile") && run.stderr.contains("no-such-nic"), "{}", run.stderr);
-    let run = mpirun(&["--profile", "myrinet-lanai4", "sh", "-c", "echo $MPI_NIC_PROFILE"]);
+    assert!(
+        run.stderr.contains("--profile") && run.stderr.contains("no-such-nic"),
+        "{}",
+        run.stderr
+    );
+    let run = mpirun(&[
+        "--profile",
+        "myrinet-lanai4",
+        "sh",
+        "-c",
+        "echo $MPI_NIC_PROFILE",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "myrinet-lanai4\n");
 }
@@ -357,7 +508,12 @@ fn profile_is_checked_and_passed_on() {
 fn a_program_that_cannot_run_is_reported_before_anything_starts() {
     let run = mpirun(&["-n", "2", "no-such-program-anywhere"]);
     assert_eq!(run.status, 127);
-    assert!(run.stderr.contains("cannot find the program 'no-such-program-anywhere'"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot find the program 'no-such-program-anywhere'"),
+        "{}",
+        run.stderr
+    );
 
     let run = mpirun(&["-n", "2", "/no/such/dir/prog"]);
     assert_eq!(run.status, 127);
@@ -380,19 +536,48 @@ fn a_program_that_cannot_run_is_reported_before_anything_starts() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = mpirun(&["-n", "2", script.to_str().unwrap()]);
     assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("cannot start rank 0") && run.stderr.contains("interpreter"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot start rank 0") && run.stderr.contains("interpreter"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn environment_options_reach_every_rank() {
-    let run = mpirun(&["-np", "2", "-genv", "GREETING", "hello", "-x", "WHOM=world", "sh", "-c", "echo $GREETING $WHOM"]);
+    let run = mpirun(&[
+        "-np",
+        "2",
+        "-genv",
+        "GREETING",
+        "hello",
+        "-x",
+        "WHOM=world",
+        "sh",
+        "-c",
+        "echo $GREETING $WHOM",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "hello world\nhello world\n");
     // Options after the program name are the program's, even ones mpirun also has.
-    let run = mpirun(&["-n=2", "sh", "-c", "printf '%s|' \"$@\"; echo", "sh", "-n", "3", "--np", "-l"]);
-    assert_eq!(run.stdout, "-n|3|--np|-l|\n-n|3|--np|-l|\n", "{}", run.stderr);
+    let run = mpirun(&[
+        "-n=2",
+        "sh",
+        "-c",
+        "printf '%s|' \"$@\"; echo",
+        "sh",
+        "-n",
+        "3",
+        "--np",
+        "-l",
+    ]);
+    assert_eq!(
+        run.stdout, "-n|3|--np|-l|\n-n|3|--np|-l|\n",
+        "{}",
+        run.stderr
+    );
     let run = mpirun(&["-x", "NOVALUE", "true"]);
     assert_eq!(run.status, 2);
     assert!(run.stderr.contains("NAME=VALUE"), "{}", run.stderr);
@@ -400,7 +585,15 @@ fn environment_options_reach_every_rank() {
 
 #[test]
 fn bind_to_core_pins_each_rank_to_one_cpu() {
-    let run = mpirun(&["--bind-to", "core", "-n", "2", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"]);
+    let run = mpirun(&[
+        "--bind-to",
+        "core",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "grep Cpus_allowed_list /proc/self/status",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for line in run.stdout.lines() {
         let cpus = line.split_whitespace().last().unwrap();

@@ -667,7 +667,9 @@ fn real_build_installs_and_installed_mpicc_works() {
     }
     let root = scratch("real-install");
     let prefix = root.join("prefix");
-    let output = run(Command::new(build_dir().join("mpi-install")).arg("--prefix").arg(&prefix));
+    let output = run(Command::new(build_dir().join("mpi-install"))
+        .arg("--prefix")
+        .arg(&prefix));
     assert!(
         output.status.success(),
         "mpi-install failed: {}",

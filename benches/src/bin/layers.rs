@@ -35,7 +35,9 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
-#[command(about = "Measure latency and bandwidth of every layer of the stack between two processes")]
+#[command(
+    about = "Measure latency and bandwidth of every layer of the stack between two processes"
+)]
 struct Args {
     /// Layers to measure, comma-separated: nic, bip, fm, fm1, mpi-bip, mpi-fm, mpi-fm1.
     #[arg(long, default_value = "nic,bip,fm,fm1", value_delimiter = ',')]
@@ -127,12 +129,17 @@ fn worker(layer: &str, args: &Args) {
             })
             .collect();
         let path = format!("{}.{}", out.display(), t.rank());
-        std::fs::write(path, serde_json::Value::from(counts).to_string()).expect("writing the counts");
+        std::fs::write(path, serde_json::Value::from(counts).to_string())
+            .expect("writing the counts");
     } else {
-        let sizes = args.sizes.clone().unwrap_or_else(|| measure::SIZES.to_vec());
+        let sizes = args
+            .sizes
+            .clone()
+            .unwrap_or_else(|| measure::SIZES.to_vec());
         let points = measure::sweep(t.as_mut(), &sizes, args.iters);
         if t.rank() == 0 {
-            std::fs::write(out, serde_json::json!({ "points": points }).to_string()).expect("writing the result");
+            std::fs::write(out, serde_json::json!({ "points": points }).to_string())
+                .expect("writing the result");
         }
     }
     t.finish();
@@ -149,7 +156,12 @@ fn round_trips_for(size: usize, n: usize) -> usize {
 }
 
 /// Runs one layer's sweep as a two-process job; returns rank 0's points.
-fn run_layer(layer: &str, profile: &str, args: &Args, extra_env: &[(&str, String)]) -> Result<Vec<Point>, String> {
+fn run_layer(
+    layer: &str,
+    profile: &str,
+    args: &Args,
+    extra_env: &[(&str, String)],
+) -> Result<Vec<Point>, String> {
     let out = temp_path(layer);
     let mut worker_args = vec!["--iters".to_string(), args.iters.to_string()];
     if let Some(s) = &args.sizes {
@@ -157,7 +169,8 @@ fn run_layer(layer: &str, profile: &str, args: &Args, extra_env: &[(&str, String
         worker_args.push(join(s));
     }
     run_worker_job(layer, profile, args, &out, &worker_args, extra_env)?;
-    let text = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+    let text =
+        std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
     let _ = std::fs::remove_file(&out);
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     serde_json::from_value(v["points"].clone()).map_err(|e| e.to_string())
@@ -167,17 +180,26 @@ fn run_layer(layer: &str, profile: &str, args: &Args, extra_env: &[(&str, String
 /// at each counted size (both ranks summed).
 fn count_layer(layer: &str, profile: &str, args: &Args) -> Result<Vec<serde_json::Value>, String> {
     let out = temp_path(layer);
-    let worker_args =
-        vec!["--count".to_string(), "--counter-sizes".into(), join(&args.counter_sizes), "--counter-round-trips".into(), args.counter_round_trips.to_string()];
+    let worker_args = vec![
+        "--count".to_string(),
+        "--counter-sizes".into(),
+        join(&args.counter_sizes),
+        "--counter-round-trips".into(),
+        args.counter_round_trips.to_string(),
+    ];
     run_worker_job(layer, profile, args, &out, &worker_args, &[])?;
     let mut ranks = Vec::new();
     for rank in 0..2 {
         let path = PathBuf::from(format!("{}.{rank}", out.display()));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
         let _ = std::fs::remove_file(&path);
         ranks.push(serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())?);
     }
-    let (r0, r1) = (ranks[0].as_array().cloned().unwrap_or_default(), ranks[1].as_array().cloned().unwrap_or_default());
+    let (r0, r1) = (
+        ranks[0].as_array().cloned().unwrap_or_default(),
+        ranks[1].as_array().cloned().unwrap_or_default(),
+    );
     Ok(r0
         .iter()
         .zip(&r1)
@@ -190,20 +212,39 @@ fn count_layer(layer: &str, profile: &str, args: &Args) -> Result<Vec<serde_json
 }
 
 fn temp_path(what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("layers-{}-{what}-{}.json", std::process::id(), fastrand_u64()))
+    std::env::temp_dir().join(format!(
+        "layers-{}-{what}-{}.json",
+        std::process::id(),
+        fastrand_u64()
+    ))
 }
 
 fn join(v: &[usize]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Runs this binary as the two ranks of a job measuring `layer`, writing to `out`.
-fn run_worker_job(layer: &str, profile: &str, args: &Args, out: &Path, extra_args: &[String], extra_env: &[(&str, String)]) -> Result<(), String> {
+fn run_worker_job(
+    layer: &str,
+    profile: &str,
+    args: &Args,
+    out: &Path,
+    extra_args: &[String],
+    extra_env: &[(&str, String)],
+) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cfg = JobConfig::new(2);
     cfg.bind_cores = !args.no_bind;
     let job = Job::new(&cfg).map_err(|e| e.to_string())?;
-    let mut worker_args = vec!["--worker".to_string(), layer.to_string(), "--out".into(), out.display().to_string()];
+    let mut worker_args = vec![
+        "--worker".to_string(),
+        layer.to_string(),
+        "--out".into(),
+        out.display().to_string(),
+    ];
     worker_args.extend(extra_args.iter().cloned());
     let outcome = job
         .run(
@@ -220,13 +261,19 @@ fn run_worker_job(layer: &str, profile: &str, args: &Args, out: &Path, extra_arg
         )
         .map_err(|e| e.to_string())?;
     if !outcome.success() {
-        return Err(format!("the {layer} measurement (profile {profile}) failed: {:?}", outcome.exits));
+        return Err(format!(
+            "the {layer} measurement (profile {profile}) failed: {:?}",
+            outcome.exits
+        ));
     }
     Ok(())
 }
 
 fn fastrand_u64() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0)
 }
 
 /// Element-wise median of several runs of the same sweep.
@@ -266,16 +313,32 @@ fn run(args: Args) -> Result<(), String> {
     }
     let profiles = profile_list(&args.profile);
     for p in &profiles {
-        nic_model::Profile::load(p).map_err(|e| format!("profile {p:?}: {e} (the built-in profiles are {:?})", nic_model::timing::built_in_names()))?;
+        nic_model::Profile::load(p).map_err(|e| {
+            format!(
+                "profile {p:?}: {e} (the built-in profiles are {:?})",
+                nic_model::timing::built_in_names()
+            )
+        })?;
     }
     if args.iters < 1000 {
-        eprintln!("layers: note: {} round trips per latency figure; the method asks for at least 1000", args.iters);
+        eprintln!(
+            "layers: note: {} round trips per latency figure; the method asks for at least 1000",
+            args.iters
+        );
     }
     if args.calibrate {
         return calibrate(&args, &profiles[0]);
     }
-    let mpich = if args.compare_mpich { Some(build_mpich_bench()?) } else { None };
-    let ours = if args.layers.iter().any(|l| l.starts_with("mpi-")) { Some(build_our_mpi_bench()?) } else { None };
+    let mpich = if args.compare_mpich {
+        Some(build_mpich_bench()?)
+    } else {
+        None
+    };
+    let ours = if args.layers.iter().any(|l| l.starts_with("mpi-")) {
+        Some(build_our_mpi_bench()?)
+    } else {
+        None
+    };
     let mut docs = Vec::new();
     for (i, profile) in profiles.iter().enumerate() {
         if i > 0 {
@@ -289,12 +352,21 @@ fn run(args: Args) -> Result<(), String> {
         }
         let doc = measure_profile(profile, &args, ours.as_deref(), reference)?;
         if let Some(path) = &args.json {
-            let path = if profiles.len() == 1 { path.clone() } else { with_profile_suffix(path, profile) };
+            let path = if profiles.len() == 1 {
+                path.clone()
+            } else {
+                with_profile_suffix(path, profile)
+            };
             write_json(&path, &doc)?;
         }
         if let Some(dir) = &args.report {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create the report directory {}: {e}", dir.display()))?;
-            write_json(&dir.join(format!("layers-{}.json", file_safe(profile))), &doc)?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("cannot create the report directory {}: {e}", dir.display())
+            })?;
+            write_json(
+                &dir.join(format!("layers-{}.json", file_safe(profile))),
+                &doc,
+            )?;
         }
         docs.push(doc);
     }
@@ -308,9 +380,16 @@ fn run(args: Args) -> Result<(), String> {
 /// The profiles named by `--profile`: a comma list, or `all` for every built-in one.
 fn profile_list(arg: &str) -> Vec<String> {
     if arg.trim() == "all" {
-        return nic_model::timing::built_in_names().into_iter().map(String::from).collect();
+        return nic_model::timing::built_in_names()
+            .into_iter()
+            .map(String::from)
+            .collect();
     }
-    let v: Vec<String> = arg.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let v: Vec<String> = arg
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if v.is_empty() {
         vec!["native".into()]
     } else {
@@ -320,26 +399,49 @@ fn profile_list(arg: &str) -> Vec<String> {
 
 /// A profile's name as a file name part (a profile may be a path to a .toml file).
 fn file_safe(profile: &str) -> String {
-    let stem = Path::new(profile).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| profile.to_string());
-    stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    let stem = Path::new(profile)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| profile.to_string());
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// `dir/name.json` becomes `dir/name-<profile>.json`.
 fn with_profile_suffix(path: &Path, profile: &str) -> PathBuf {
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "layers".into());
-    let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| "json".into());
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "layers".into());
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "json".into());
     path.with_file_name(format!("{stem}-{}.{ext}", file_safe(profile)))
 }
 
 fn write_json(path: &Path, doc: &serde_json::Value) -> Result<(), String> {
-    std::fs::write(path, serde_json::to_string_pretty(doc).unwrap()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    std::fs::write(path, serde_json::to_string_pretty(doc).unwrap())
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
     println!("JSON written to {}", path.display());
     Ok(())
 }
 
 /// Measures every layer under `profile` (sweeps, `--repeat` times alternating, then the
 /// counted runs); prints the tables and returns the profile's JSON document.
-fn measure_profile(profile: &str, args: &Args, ours: Option<&Path>, mpich: Option<&Path>) -> Result<serde_json::Value, String> {
+fn measure_profile(
+    profile: &str,
+    args: &Args,
+    ours: Option<&Path>,
+    mpich: Option<&Path>,
+) -> Result<serde_json::Value, String> {
     let mut runs: BTreeMap<String, Vec<Vec<Point>>> = BTreeMap::new();
     for _ in 0..args.repeat.max(1) {
         for layer in &args.layers {
@@ -350,10 +452,15 @@ fn measure_profile(profile: &str, args: &Args, ours: Option<&Path>, mpich: Optio
             runs.entry(layer.clone()).or_default().push(pts);
         }
         if let Some(exe) = mpich {
-            runs.entry("mpich".into()).or_default().push(run_mpich(exe, args)?);
+            runs.entry("mpich".into())
+                .or_default()
+                .push(run_mpich(exe, args)?);
         }
     }
-    let results: BTreeMap<String, Vec<Point>> = runs.iter().map(|(k, v)| (k.clone(), median_points(v))).collect();
+    let results: BTreeMap<String, Vec<Point>> = runs
+        .iter()
+        .map(|(k, v)| (k.clone(), median_points(v)))
+        .collect();
     print_table(profile, args, &results);
     if let Some(m) = runs.get("mpich") {
         print_pairwise(&runs, m, "MPICH");
@@ -361,8 +468,11 @@ fn measure_profile(profile: &str, args: &Args, ours: Option<&Path>, mpich: Optio
     if args.repeat > 1 && args.layers.len() > 1 {
         // Each layer against the first one named (the layer below), run by run.
         let base = &runs[&args.layers[0]];
-        let others: BTreeMap<String, Vec<Vec<Point>>> =
-            runs.iter().filter(|(k, _)| **k != args.layers[0] && *k != "mpich").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let others: BTreeMap<String, Vec<Vec<Point>>> = runs
+            .iter()
+            .filter(|(k, _)| **k != args.layers[0] && *k != "mpich")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         print_pairwise(&others, base, &args.layers[0]);
     }
     let mut counters = serde_json::Map::new();
@@ -376,8 +486,11 @@ fn measure_profile(profile: &str, args: &Args, ours: Option<&Path>, mpich: Optio
         }
         print_counters(args, &counters);
     }
-    let layers: serde_json::Map<String, serde_json::Value> =
-        results.iter().filter(|(k, _)| *k != "mpich").map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap())).collect();
+    let layers: serde_json::Map<String, serde_json::Value> = results
+        .iter()
+        .filter(|(k, _)| *k != "mpich")
+        .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
+        .collect();
     let mut doc = serde_json::json!({ "profile": profile, "layers": layers });
     let summary: serde_json::Map<String, serde_json::Value> = results
         .iter()
@@ -415,9 +528,16 @@ fn print_counters(args: &Args, counters: &serde_json::Map<String, serde_json::Va
         "layer", "size", "copies", "bytes copied", "passes", "packets", "stalls", "credit", "dma"
     );
     for layer in &args.layers {
-        for c in counters.get(layer).and_then(|v| v.as_array()).into_iter().flatten() {
+        for c in counters
+            .get(layer)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
             let f = |k: &str| c[k].as_f64().unwrap_or(0.0);
-            let passes = c["copy_passes"].as_f64().map_or("-".to_string(), |p| format!("{p:.2}"));
+            let passes = c["copy_passes"]
+                .as_f64()
+                .map_or("-".to_string(), |p| format!("{p:.2}"));
             println!(
                 "{layer:>8} {:>9} | {:>7.2} {:>12.1} {passes:>7} | {:>8.2} {:>7.2} {:>7.2} {:>6.2}",
                 human(c["size"].as_u64().unwrap_or(0) as usize),
@@ -441,7 +561,12 @@ fn human(size: usize) -> String {
 }
 
 fn print_table(profile: &str, args: &Args, results: &BTreeMap<String, Vec<Point>>) {
-    let order: Vec<&str> = args.layers.iter().map(String::as_str).chain(results.contains_key("mpich").then_some("mpich")).collect();
+    let order: Vec<&str> = args
+        .layers
+        .iter()
+        .map(String::as_str)
+        .chain(results.contains_key("mpich").then_some("mpich"))
+        .collect();
     // The layering ratio: what the second layer delivers of the first's performance.
     let pair = (args.layers.len() >= 2).then(|| (args.layers[0].as_str(), args.layers[1].as_str()));
     println!("profile: {profile}   (latency: median of round trip / 2; bandwidth: streaming one way, then both ways at once; 10^6 B/s)");
@@ -458,19 +583,32 @@ fn print_table(profile: &str, args: &Args, results: &BTreeMap<String, Vec<Point>
         let mut line = format!("{:>9}", human(first.size));
         for l in &order {
             let p = &results[*l][i];
-            line += &format!(" | {:>10.3} {:>9.1} {:>9.1}", p.latency_us, p.bandwidth_mb_s, p.bidir_bandwidth_mb_s);
+            line += &format!(
+                " | {:>10.3} {:>9.1} {:>9.1}",
+                p.latency_us, p.bandwidth_mb_s, p.bidir_bandwidth_mb_s
+            );
         }
         if let Some((a, b)) = pair {
             let (a, b) = (&results[a][i], &results[b][i]);
-            let bw = if a.bandwidth_mb_s > 0.0 { format!("{:>5.0}%", 100.0 * b.bandwidth_mb_s / a.bandwidth_mb_s) } else { "    -".into() };
-            line += &format!(" | {:>18.0}% {bw}", 100.0 * a.latency_us / b.latency_us.max(1e-9));
+            let bw = if a.bandwidth_mb_s > 0.0 {
+                format!("{:>5.0}%", 100.0 * b.bandwidth_mb_s / a.bandwidth_mb_s)
+            } else {
+                "    -".into()
+            };
+            line += &format!(
+                " | {:>18.0}% {bw}",
+                100.0 * a.latency_us / b.latency_us.max(1e-9)
+            );
         }
         println!("{line}");
     }
     for l in &order {
         let v = &results[*l];
         let peak = v.iter().map(|p| p.bandwidth_mb_s).fold(0.0, f64::max);
-        let fmt = |x: Option<f64>| x.map(|b| format!("{:.0} B", b)).unwrap_or_else(|| "-".into());
+        let fmt = |x: Option<f64>| {
+            x.map(|b| format!("{:.0} B", b))
+                .unwrap_or_else(|| "-".into())
+        };
         let peak_bidir = v.iter().map(|p| p.bidir_bandwidth_mb_s).fold(0.0, f64::max);
         println!(
             "{l:>6}: peak {peak:.1} MB/s ({peak_bidir:.1} both ways), N1/2 {} (streaming), {} (both ways), {} (ping-pong, the paper's method)",
@@ -498,35 +636,79 @@ fn print_pairwise(runs: &BTreeMap<String, Vec<Vec<Point>>>, mpich: &[Vec<Point>]
             continue;
         }
         for (i, p) in lruns[0].iter().enumerate() {
-            let lat = med(lruns.iter().zip(mpich).map(|(o, m)| m[i].latency_us / o[i].latency_us.max(1e-9)).collect());
+            let lat = med(lruns
+                .iter()
+                .zip(mpich)
+                .map(|(o, m)| m[i].latency_us / o[i].latency_us.max(1e-9))
+                .collect());
             let bw = if p.size > 0 {
-                format!("{:.2}", med(lruns.iter().zip(mpich).map(|(o, m)| o[i].bandwidth_mb_s / m[i].bandwidth_mb_s.max(1e-9)).collect()))
+                format!(
+                    "{:.2}",
+                    med(lruns
+                        .iter()
+                        .zip(mpich)
+                        .map(|(o, m)| o[i].bandwidth_mb_s / m[i].bandwidth_mb_s.max(1e-9))
+                        .collect())
+                )
             } else {
                 "-".into()
             };
-            println!("{layer:>6} {:>9}: latency x{lat:.2}  bandwidth x{bw}", human(p.size));
+            println!(
+                "{layer:>6} {:>9}: latency x{lat:.2}  bandwidth x{bw}",
+                human(p.size)
+            );
         }
     }
 }
 
 fn calibrate(args: &Args, profile: &str) -> Result<(), String> {
-    let sizes: Vec<usize> = args.sizes.clone().unwrap_or_else(|| vec![1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 131072, 262144]);
-    let a = Args { sizes: Some(sizes.clone()), ..clone_args(args) };
+    let sizes: Vec<usize> = args.sizes.clone().unwrap_or_else(|| {
+        vec![
+            1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 131072, 262144,
+        ]
+    });
+    let a = Args {
+        sizes: Some(sizes.clone()),
+        ..clone_args(args)
+    };
     let mut copy_runs = Vec::new();
     let mut zc_runs = Vec::new();
     for _ in 0..args.repeat.max(3) {
-        copy_runs.push(run_layer("bip", profile, &a, &[("BIP_EAGER_MAX", (1usize << 30).to_string()), ("BIP_SHORT_LIMIT", (1usize << 31).to_string())])?);
-        zc_runs.push(run_layer("bip", profile, &a, &[("BIP_EAGER_MAX", "0".to_string())])?);
+        copy_runs.push(run_layer(
+            "bip",
+            profile,
+            &a,
+            &[
+                ("BIP_EAGER_MAX", (1usize << 30).to_string()),
+                ("BIP_SHORT_LIMIT", (1usize << 31).to_string()),
+            ],
+        )?);
+        zc_runs.push(run_layer(
+            "bip",
+            profile,
+            &a,
+            &[("BIP_EAGER_MAX", "0".to_string())],
+        )?);
     }
     // The mean over runs, not the median: on a machine whose speed shifts between runs (this
     // shared VM has two levels), the threshold should minimize the expected time.
     let (copy, zc) = (mean_points(&copy_runs), mean_points(&zc_runs));
     println!("mean of {} alternating runs of each path", copy_runs.len());
-    println!("{:>9} | {:>22} | {:>22}", "size", "short (copy) us  MB/s", "long (1 copy) us  MB/s");
+    println!(
+        "{:>9} | {:>22} | {:>22}",
+        "size", "short (copy) us  MB/s", "long (1 copy) us  MB/s"
+    );
     let mut threshold = None;
     let mut last_copy_win = None;
     for (c, z) in copy.iter().zip(&zc) {
-        println!("{:>9} | {:>10.3} {:>11.1} | {:>10.3} {:>11.1}", human(c.size), c.latency_us, c.bandwidth_mb_s, z.latency_us, z.bandwidth_mb_s);
+        println!(
+            "{:>9} | {:>10.3} {:>11.1} | {:>10.3} {:>11.1}",
+            human(c.size),
+            c.latency_us,
+            c.bandwidth_mb_s,
+            z.latency_us,
+            z.bandwidth_mb_s
+        );
         // The threshold: the first size from which single copy's one-way time is the lower at
         // every larger size (what a message of that size costs on its own; streaming overlaps
         // messages and hides the difference).
@@ -573,12 +755,22 @@ fn clone_args(a: &Args) -> Args {
 /// Builds benches/c/mpi_pingpong.c with `mpicc` into `target/<dir>/mpi_pingpong`.
 fn build_mpi_bench(mpicc: &Path, dir: &str) -> Result<PathBuf, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/mpi_pingpong.c");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(dir);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target")
+        .join(dir);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let exe = dir.join("mpi_pingpong");
-    let st = Command::new(mpicc).args(["-O2", "-o"]).arg(&exe).arg(&src).status().map_err(|e| format!("running {}: {e}", mpicc.display()))?;
+    let st = Command::new(mpicc)
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .map_err(|e| format!("running {}: {e}", mpicc.display()))?;
     if !st.success() {
-        return Err(format!("building the MPI benchmark with {} failed", mpicc.display()));
+        return Err(format!(
+            "building the MPI benchmark with {} failed",
+            mpicc.display()
+        ));
     }
     Ok(exe)
 }
@@ -589,7 +781,6 @@ fn build_mpich_bench() -> Result<PathBuf, String> {
     build_mpi_bench(&cc, "mpich-baseline")
 }
 
-
 /// Builds the benchmark with our `mpicc`.
 fn build_our_mpi_bench() -> Result<PathBuf, String> {
     build_mpi_bench(&our_tool("mpicc")?, "mpi-bench")
@@ -597,18 +788,43 @@ fn build_our_mpi_bench() -> Result<PathBuf, String> {
 
 /// The sizes argument of the C benchmark.
 fn sizes_arg(args: &Args) -> String {
-    args.sizes.as_deref().unwrap_or(measure::SIZES).iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    args.sizes
+        .as_deref()
+        .unwrap_or(measure::SIZES)
+        .iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Runs the C benchmark under `launcher` and reads its JSON.
-fn run_mpi_bench(mut launcher: Command, exe: &Path, args: &Args, what: &str) -> Result<Vec<Point>, String> {
-    let out = std::env::temp_dir().join(format!("layers-mpi-{}-{}.json", std::process::id(), fastrand_u64()));
-    launcher.arg(exe).arg("--json").arg(&out).arg("--sizes").arg(sizes_arg(args));
-    let st = launcher.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
+fn run_mpi_bench(
+    mut launcher: Command,
+    exe: &Path,
+    args: &Args,
+    what: &str,
+) -> Result<Vec<Point>, String> {
+    let out = std::env::temp_dir().join(format!(
+        "layers-mpi-{}-{}.json",
+        std::process::id(),
+        fastrand_u64()
+    ));
+    launcher
+        .arg(exe)
+        .arg("--json")
+        .arg(&out)
+        .arg("--sizes")
+        .arg(sizes_arg(args));
+    let st = launcher
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| e.to_string())?;
     if !st.success() {
         return Err(format!("the {what} benchmark failed ({st})"));
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&out);
     serde_json::from_value(v["results"].clone()).map_err(|e| e.to_string())
 }
@@ -632,19 +848,44 @@ fn our_mpirun(channel: &str, profile: &str, args: &Args) -> Result<Command, Stri
 }
 
 /// Our MPI over `channel`, under our `mpirun`.
-fn run_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Result<Vec<Point>, String> {
-    run_mpi_bench(our_mpirun(channel, profile, args)?, exe, args, &format!("mpi-{channel}"))
+fn run_our_mpi(
+    exe: &Path,
+    channel: &str,
+    profile: &str,
+    args: &Args,
+) -> Result<Vec<Point>, String> {
+    run_mpi_bench(
+        our_mpirun(channel, profile, args)?,
+        exe,
+        args,
+        &format!("mpi-{channel}"),
+    )
 }
 
 /// Counts per message of our MPI over `channel`: at each counted size a run of N round trips
 /// minus a run of none (start-up and `MPI_Finalize` cost the same in both), from the counters
 /// our library dumps at `MPI_Finalize` under `MPI_COUNTERS`.
-fn count_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Result<Vec<serde_json::Value>, String> {
+fn count_our_mpi(
+    exe: &Path,
+    channel: &str,
+    profile: &str,
+    args: &Args,
+) -> Result<Vec<serde_json::Value>, String> {
     let counted = |size: usize, round_trips: usize| -> Result<serde_json::Value, String> {
         let base = temp_path(&format!("mpi-{channel}-counters"));
         let mut c = our_mpirun(channel, profile, args)?;
-        c.arg(exe).args(["--sizes", &size.to_string(), "--roundtrips", &round_trips.to_string()]).env("MPI_COUNTERS", &base);
-        let st = c.stdout(std::process::Stdio::null()).status().map_err(|e| e.to_string())?;
+        c.arg(exe)
+            .args([
+                "--sizes",
+                &size.to_string(),
+                "--roundtrips",
+                &round_trips.to_string(),
+            ])
+            .env("MPI_COUNTERS", &base);
+        let st = c
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map_err(|e| e.to_string())?;
         if !st.success() {
             return Err(format!("the mpi-{channel} counted run failed ({st})"));
         }
@@ -654,7 +895,8 @@ fn count_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Resul
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("reading {}: {e} (does this libmpi.so write MPI_COUNTERS? rebuild with cargo build --release)", path.display()))?;
             let _ = std::fs::remove_file(&path);
-            let mut v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             if let Some(o) = v.as_object_mut() {
                 o.retain(|_, part| part.is_object());
             }
@@ -667,8 +909,11 @@ fn count_our_mpi(exe: &Path, channel: &str, profile: &str, args: &Args) -> Resul
         .iter()
         .map(|&size| {
             let n = round_trips_for(size, args.counter_round_trips);
-            Ok(per_message(&difference(&counted(size, n)?, &none), size, 2 * n as u64))
+            Ok(per_message(
+                &difference(&counted(size, n)?, &none),
+                size,
+                2 * n as u64,
+            ))
         })
         .collect()
 }
-

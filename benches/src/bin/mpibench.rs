@@ -95,10 +95,7 @@ fn run(args: Args) -> Result<bool, String> {
 
     // Every library's tools are looked for before anything is built, so that one message lists
     // everything missing.
-    let missing: Vec<String> = libraries
-        .iter()
-        .filter_map(|l| l.tools().err())
-        .collect();
+    let missing: Vec<String> = libraries.iter().filter_map(|l| l.tools().err()).collect();
     if !missing.is_empty() {
         return Err(missing.join("\n"));
     }

@@ -66,7 +66,12 @@ fn main() -> ExitCode {
     if args.fabric_memory {
         return fabric_memory(&args);
     }
-    let class = match args.class.as_deref().map(str::to_ascii_uppercase).as_deref() {
+    let class = match args
+        .class
+        .as_deref()
+        .map(str::to_ascii_uppercase)
+        .as_deref()
+    {
         Some(c @ ("S" | "W" | "A" | "B")) => c.chars().next().unwrap(),
         Some(other) => return usage(&format!("unknown class {other}: use S, W, A or B")),
         None => return usage("--class S|W|A is required (or --fabric-memory)"),
@@ -224,10 +229,18 @@ fn run_all(
         }
         let mut entry = serde_json::Map::new();
         for (f, runs) in flavours.iter().zip(per_flavour.iter_mut()) {
-            let times: Vec<f64> = runs.lines.iter().filter(|l| l.verified).map(|l| l.seconds).collect();
+            let times: Vec<f64> = runs
+                .lines
+                .iter()
+                .filter(|l| l.verified)
+                .map(|l| l.seconds)
+                .collect();
             runs.median_seconds = run::median(&times);
             all_good &= runs.all_verified();
-            entry.insert(f.name.into(), serde_json::to_value(&*runs).map_err(|e| e.to_string())?);
+            entry.insert(
+                f.name.into(),
+                serde_json::to_value(&*runs).map_err(|e| e.to_string())?,
+            );
         }
         if compare {
             let ours = per_flavour[0].median_seconds;
@@ -253,9 +266,13 @@ fn run_all(
 type ComparisonRow = (String, Option<f64>, Option<f64>, Option<f64>);
 
 fn print_comparison(class: char, np: usize, repeat: usize, rows: &[ComparisonRow]) {
-    let show = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |x| format!("{x:.digits$}"));
+    let show =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |x| format!("{x:.digits$}"));
     println!("medians of {repeat} run(s), class {class}, np={np}; ratio = MPICH time / ours (above 1: ours is faster)");
-    println!("{:<6} {:>12} {:>12} {:>8}", "kernel", "ours s", "mpich s", "ratio");
+    println!(
+        "{:<6} {:>12} {:>12} {:>8}",
+        "kernel", "ours s", "mpich s", "ratio"
+    );
     for (name, ours, mpich, ratio) in rows {
         println!(
             "{name:<6} {:>12} {:>12} {:>8}",

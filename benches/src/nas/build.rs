@@ -43,7 +43,8 @@ pub fn build_c(
     out_dir: &Path,
     name: &str,
 ) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let exe = out_dir.join(name);
     let newest_input = std::iter::once(source.to_path_buf())
         .chain(depends.iter().cloned())
@@ -76,12 +77,18 @@ pub fn build_c(
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    std::fs::rename(&temp, &exe).map_err(|e| format!("cannot move the build to {}: {e}", exe.display()))?;
+    std::fs::rename(&temp, &exe)
+        .map_err(|e| format!("cannot move the build to {}: {e}", exe.display()))?;
     Ok(exe)
 }
 
 /// Builds `kernel` from `sources` with `compiler` into `out_dir`.
-pub fn build_kernel(compiler: &Path, sources: &Path, kernel: &str, out_dir: &Path) -> Result<PathBuf, String> {
+pub fn build_kernel(
+    compiler: &Path,
+    sources: &Path,
+    kernel: &str,
+    out_dir: &Path,
+) -> Result<PathBuf, String> {
     let source = kernel_source(sources, kernel)?;
     build_c(compiler, &source, &[sources.join("nas.h")], out_dir, kernel)
 }

@@ -43,7 +43,12 @@ impl FabricMemory {
 
     /// What the segment is made of, in words.
     pub fn composition(&self) -> String {
-        match (self.slots_per_ring, self.slot_bytes, self.ring_stride, self.ring_offset) {
+        match (
+            self.slots_per_ring,
+            self.slot_bytes,
+            self.ring_stride,
+            self.ring_offset,
+        ) {
             (Some(slots), Some(slot), Some(stride), Some(offset)) => {
                 let n = self.ranks as u64;
                 format!(
@@ -75,7 +80,13 @@ fn fabric_mapping(pid: u32) -> Result<(u64, u64, u64), String> {
         let mut pss = 0;
         for detail in lines.by_ref() {
             if let Some(kb) = detail.strip_prefix("Pss:") {
-                pss = kb.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0) * 1024;
+                pss = kb
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or(0)
+                    * 1024;
                 break;
             }
         }
@@ -109,13 +120,19 @@ fn read_header(pid: u32, start: u64, end: u64) -> Option<[u64; 4]> {
 pub fn build_probe(mpicc: &Path, work_dir: &Path) -> Result<std::path::PathBuf, String> {
     let source = work_dir.join("fabric_probe.c");
     if std::fs::read_to_string(&source).ok().as_deref() != Some(PROBE_SOURCE) {
-        std::fs::write(&source, PROBE_SOURCE).map_err(|e| format!("cannot write {}: {e}", source.display()))?;
+        std::fs::write(&source, PROBE_SOURCE)
+            .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
     }
     super::build::build_c(mpicc, &source, &[], &work_dir.join("ours"), "fabric_probe")
 }
 
 /// Runs the probe on `ranks` ranks with our `mpirun` and measures its fabric.
-pub fn measure(mpirun: &Path, probe: &Path, ranks: usize, limit: Duration) -> Result<FabricMemory, String> {
+pub fn measure(
+    mpirun: &Path,
+    probe: &Path,
+    ranks: usize,
+    limit: Duration,
+) -> Result<FabricMemory, String> {
     let go = std::env::temp_dir().join(format!("nas-fabric-go-{}-{ranks}", std::process::id()));
     let _ = std::fs::remove_file(&go);
     let mut cmd = Command::new(mpirun);
@@ -146,9 +163,9 @@ pub fn measure(mpirun: &Path, probe: &Path, ranks: usize, limit: Duration) -> Re
                 "the {ranks}-rank probe did not get ready in {} s",
                 limit.as_secs()
             ))?;
-            let line = rx
-                .recv_timeout(left)
-                .map_err(|_| format!("the {ranks}-rank probe ended or stalled before it was ready"))?;
+            let line = rx.recv_timeout(left).map_err(|_| {
+                format!("the {ranks}-rank probe ended or stalled before it was ready")
+            })?;
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
                 ["pid", rank, pid] => {
@@ -172,7 +189,10 @@ pub fn measure(mpirun: &Path, probe: &Path, ranks: usize, limit: Duration) -> Re
             let pid = pid.ok_or(format!("rank {rank} never reported its pid"))?;
             let (from, to, pss) = fabric_mapping(pid)?;
             if segment != 0 && segment != to - from {
-                return Err(format!("rank {rank} maps {} bytes, rank 0 {segment}", to - from));
+                return Err(format!(
+                    "rank {rank} maps {} bytes, rank 0 {segment}",
+                    to - from
+                ));
             }
             segment = to - from;
             resident += pss;
@@ -206,7 +226,9 @@ pub fn measure(mpirun: &Path, probe: &Path, ranks: usize, limit: Duration) -> Re
         kill_group(child.id());
         let _ = child.wait();
         if outcome.is_ok() {
-            return Err(format!("the {ranks}-rank probe did not end cleanly ({finished:?})"));
+            return Err(format!(
+                "the {ranks}-rank probe did not end cleanly ({finished:?})"
+            ));
         }
     }
     let measured = outcome?;

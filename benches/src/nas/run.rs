@@ -22,7 +22,11 @@ impl ResultLine {
     /// Parses `KERNEL CLASS np=N VERIFIED|FAILED SECONDS s MOPS Mop/s` for `kernel`.
     pub fn parse(line: &str, kernel: &str) -> Option<ResultLine> {
         let words: Vec<&str> = line.split_whitespace().collect();
-        if words.len() != 8 || !words[0].eq_ignore_ascii_case(kernel) || words[5] != "s" || words[7] != "Mop/s" {
+        if words.len() != 8
+            || !words[0].eq_ignore_ascii_case(kernel)
+            || words[5] != "s"
+            || words[7] != "Mop/s"
+        {
             return None;
         }
         let verified = match words[3] {
@@ -158,7 +162,10 @@ pub fn run_kernel(
             context()
         ));
     }
-    let line = done.stdout.lines().find_map(|l| ResultLine::parse(l, kernel));
+    let line = done
+        .stdout
+        .lines()
+        .find_map(|l| ResultLine::parse(l, kernel));
     let status = done
         .status
         .map(|s| s.to_string())

@@ -17,7 +17,10 @@ use std::sync::OnceLock;
 /// `target/debug/` of this build: where cargo put this package's binaries.
 fn built_dir() -> PathBuf {
     let any_bin = Path::new(env!("CARGO_BIN_EXE_layers"));
-    any_bin.parent().expect("binaries live in a directory").to_path_buf()
+    any_bin
+        .parent()
+        .expect("binaries live in a directory")
+        .to_path_buf()
 }
 
 /// The private tools directory (made once per test binary run).

@@ -69,10 +69,20 @@ enum SendWork {
     /// A short message, `offset` bytes of it already sent.
     Eager { req: u32, offset: usize },
     /// A long message to announce: its tag, length and region.
-    Rts { tag: u32, len: usize, key: RegionKey },
+    Rts {
+        tag: u32,
+        len: usize,
+        key: RegionKey,
+    },
     /// Bytes of region `key` that a peer asked for with GET `read`: `len` bytes from `addr`
     /// of this process, `offset` of them sent.
-    Data { read: u32, key: RegionKey, addr: usize, len: usize, offset: usize },
+    Data {
+        read: u32,
+        key: RegionKey,
+        addr: usize,
+        len: usize,
+        offset: usize,
+    },
 }
 
 /// Where the packets of a short message being received go.
@@ -129,7 +139,13 @@ enum Deferred {
     /// Read a long message's region.
     Read(Read),
     /// Answer a GET.
-    Serve { src: Rank, read: u32, key: RegionKey, offset: usize, len: usize },
+    Serve {
+        src: Rank,
+        read: u32,
+        key: RegionKey,
+        offset: usize,
+        len: usize,
+    },
     /// Withdraw a region whose FIN came in.
     Withdraw(RegionKey),
 }
@@ -273,7 +289,13 @@ impl<D: Device> Bip<D> {
     /// are gathered straight into the packet buffer (a layer above puts its own header in front
     /// of a user's data without first copying both into one buffer).
     #[inline]
-    pub fn send_now_gather(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> Result<bool> {
+    pub fn send_now_gather(
+        &mut self,
+        dest: Rank,
+        tag: u32,
+        head: &[u8],
+        body: &[u8],
+    ) -> Result<bool> {
         self.e.check(dest, tag)?;
         Ok(self.try_send_now_gather(dest, tag, head, body))
     }
@@ -302,7 +324,9 @@ impl<D: Device> Bip<D> {
                 loop {
                     let e = &mut self.e;
                     let mut polled = Ok(Polled::Other);
-                    if !self.dev.poll(src, &mut |pkt| polled = e.on_packet_for_recv(src, pkt, tag, ptr, cap)) {
+                    if !self.dev.poll(src, &mut |pkt| {
+                        polled = e.on_packet_for_recv(src, pkt, tag, ptr, cap)
+                    }) {
                         break;
                     }
                     self.run_deferred()?;
@@ -314,7 +338,11 @@ impl<D: Device> Bip<D> {
                 }
                 src = if src + 1 == n { 0 } else { src + 1 };
             }
-            self.e.poll_from = if self.e.poll_from + 1 == n { 0 } else { self.e.poll_from + 1 };
+            self.e.poll_from = if self.e.poll_from + 1 == n {
+                0
+            } else {
+                self.e.poll_from + 1
+            };
             progressed |= self.dev.progress();
             progressed |= self.pump_pending()?;
             if progressed {
@@ -350,7 +378,9 @@ impl<D: Device> Bip<D> {
                 loop {
                     let e = &mut self.e;
                     let mut lent = Ok(None);
-                    if !self.dev.poll(src, &mut |pkt| lent = e.on_packet_for_lend(src, pkt, tag, &mut f)) {
+                    if !self.dev.poll(src, &mut |pkt| {
+                        lent = e.on_packet_for_lend(src, pkt, tag, &mut f)
+                    }) {
                         break;
                     }
                     self.run_deferred()?;
@@ -361,7 +391,9 @@ impl<D: Device> Bip<D> {
                     // A rendezvous that ended is the caller's to see before more packets are
                     // lent (a sender waiting for its FIN returns before it handles the
                     // reply that came right behind it).
-                    if !self.e.tags[tag as usize].unexpected.is_empty() || !self.e.rv.events.is_empty() {
+                    if !self.e.tags[tag as usize].unexpected.is_empty()
+                        || !self.e.rv.events.is_empty()
+                    {
                         break 'sources;
                     }
                 }
@@ -382,7 +414,11 @@ impl<D: Device> Bip<D> {
     /// Lends the oldest buffered message of `tag`, if it is complete. (Every poll of `lend`
     /// asks: the empty case is inline, the rest out of line.)
     #[inline(always)]
-    fn lend_buffered<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
+    fn lend_buffered<R, F: FnOnce(Rank, &[u8]) -> R>(
+        &mut self,
+        tag: u32,
+        f: &mut Option<F>,
+    ) -> Result<Option<R>> {
         if self.e.tags[tag as usize].unexpected.is_empty() {
             return Ok(None);
         }
@@ -390,7 +426,11 @@ impl<D: Device> Bip<D> {
     }
 
     #[inline(never)]
-    fn lend_buffered_front<R, F: FnOnce(Rank, &[u8]) -> R>(&mut self, tag: u32, f: &mut Option<F>) -> Result<Option<R>> {
+    fn lend_buffered_front<R, F: FnOnce(Rank, &[u8]) -> R>(
+        &mut self,
+        tag: u32,
+        f: &mut Option<F>,
+    ) -> Result<Option<R>> {
         let q = &mut self.e.tags[tag as usize].unexpected;
         match q.front().map(|u| &u.body) {
             Some(Body::Short { data, total }) if data.len() == *total => {}
@@ -398,7 +438,9 @@ impl<D: Device> Bip<D> {
             _ => return Ok(None),
         }
         let u = q.pop_front().expect("checked above");
-        let Body::Short { data, total } = u.body else { unreachable!("checked above") };
+        let Body::Short { data, total } = u.body else {
+            unreachable!("checked above")
+        };
         self.e.counters.buffer(-(total as i64));
         self.e.counters.messages_received += 1;
         self.e.return_credit(u.src, total);
@@ -412,17 +454,33 @@ impl<D: Device> Bip<D> {
     /// `len` is 0), and the `len` bytes at `buf` must stay valid and unmodified until the
     /// request completes (`test` or `wait` reports it), which must happen before `self` is
     /// dropped.
-    pub unsafe fn isend(&mut self, dest: Rank, tag: u32, buf: *const u8, len: usize) -> Result<Request> {
+    pub unsafe fn isend(
+        &mut self,
+        dest: Rank,
+        tag: u32,
+        buf: *const u8,
+        len: usize,
+    ) -> Result<Request> {
         self.e.check(dest, tag)?;
-        let r = self.e.reqs.alloc(Op::Send { dest, tag, buf, len })?;
+        let r = self.e.reqs.alloc(Op::Send {
+            dest,
+            tag,
+            buf,
+            len,
+        })?;
         tracing::trace!(target: "bip", dest, tag, len, "isend");
         // SAFETY: `buf` is non-null with `len` readable bytes (this function's contract).
-        if len <= self.e.max_payload && self.try_send_now(dest, tag, unsafe { std::slice::from_raw_parts(buf, len) }) {
+        if len <= self.e.max_payload
+            && self.try_send_now(dest, tag, unsafe { std::slice::from_raw_parts(buf, len) })
+        {
             self.e.finish_send(r.idx, len);
             return Ok(r);
         }
         let work = if len <= self.e.cfg.eager_max {
-            SendWork::Eager { req: r.idx, offset: 0 }
+            SendWork::Eager {
+                req: r.idx,
+                offset: 0,
+            }
         } else {
             // SAFETY: the buffer stays valid until the request completes, which needs the
             // receiver's FIN (this function's contract).
@@ -448,7 +506,14 @@ impl<D: Device> Bip<D> {
     /// completes, which must happen before `self` is dropped.
     pub unsafe fn irecv(&mut self, tag: u32, buf: *mut u8, cap: usize) -> Result<Request> {
         self.e.check(0, tag)?;
-        let r = self.e.reqs.alloc(Op::Recv { tag, buf, cap, src: 0, total: 0, got: 0 })?;
+        let r = self.e.reqs.alloc(Op::Recv {
+            tag,
+            buf,
+            cap,
+            src: 0,
+            total: 0,
+            got: 0,
+        })?;
         let q = &mut self.e.tags[tag as usize];
         match q.unexpected.pop_front() {
             None => q.posted.push_back(r.idx),
@@ -534,15 +599,29 @@ impl<D: Device> Bip<D> {
                     self.e.rv.remove_export(x.key);
                     self.dev.deregister(x.key)?;
                     match x.owner {
-                        Owner::Own(req) => self.e.fail(req, BipError::PeerGone { rank: p, why: "it finalized without reading a long message" }),
-                        Owner::Upper(token) => self.e.rv.events.push_back(Event::Exported { token }),
+                        Owner::Own(req) => self.e.fail(
+                            req,
+                            BipError::PeerGone {
+                                rank: p,
+                                why: "it finalized without reading a long message",
+                            },
+                        ),
+                        Owner::Upper(token) => {
+                            self.e.rv.events.push_back(Event::Exported { token })
+                        }
                     }
                 }
             }
             let busy = self.e.reqs.any_active_send()
                 || self.e.rv.live_exports > 0
                 || self.e.rv.live_reads > 0
-                || self.e.peers.iter().any(|p| !p.sendq.is_empty() || !p.ctrl.is_empty() || p.link.as_ref().is_some_and(|l| !l.unacked.is_empty() || l.ack_pending()));
+                || self.e.peers.iter().any(|p| {
+                    !p.sendq.is_empty()
+                        || !p.ctrl.is_empty()
+                        || p.link
+                            .as_ref()
+                            .is_some_and(|l| !l.unacked.is_empty() || l.ack_pending())
+                });
             if !busy {
                 break;
             }
@@ -571,7 +650,10 @@ impl<D: Device> Bip<D> {
             while budget > 0 {
                 let e = &mut self.e;
                 let mut handled = Ok(());
-                if !self.dev.poll(src, &mut |pkt| handled = e.on_packet(src, pkt)) {
+                if !self
+                    .dev
+                    .poll(src, &mut |pkt| handled = e.on_packet(src, pkt))
+                {
                     break;
                 }
                 handled?;
@@ -620,7 +702,13 @@ impl<D: Device> Bip<D> {
                 // SAFETY: a read's buffer is a posted receive's (valid until it completes,
                 // irecv's contract) or a layer above's (`pull`'s contract).
                 Deferred::Read(r) => unsafe { self.start_read(r)? },
-                Deferred::Serve { src, read, key, offset, len } => self.serve_get(src, read, key, offset, len),
+                Deferred::Serve {
+                    src,
+                    read,
+                    key,
+                    offset,
+                    len,
+                } => self.serve_get(src, read, key, offset, len),
                 Deferred::Withdraw(key) => self.dev.deregister(key)?,
             }
         }
@@ -631,15 +719,23 @@ impl<D: Device> Bip<D> {
     fn check_peer(&self, p: Rank) -> Result<()> {
         match self.dev.peer_status(p) {
             PeerStatus::Alive => Ok(()),
-            PeerStatus::Dead => Err(BipError::PeerGone { rank: p, why: "the process died" }),
-            PeerStatus::Finalized => Err(BipError::PeerGone { rank: p, why: "it finalized" }),
+            PeerStatus::Dead => Err(BipError::PeerGone {
+                rank: p,
+                why: "the process died",
+            }),
+            PeerStatus::Finalized => Err(BipError::PeerGone {
+                rank: p,
+                why: "it finalized",
+            }),
         }
     }
 
     /// A blocked wait asks whether the peers it depends on are still there.
     fn check_peers_for(&mut self, r: Request) -> Result<()> {
         let me = self.e.rank;
-        let Some(entry) = self.e.reqs.get(r) else { return Ok(()) };
+        let Some(entry) = self.e.reqs.get(r) else {
+            return Ok(());
+        };
         // The request stays allocated (its buffer may still be named by queued work); the
         // job is broken and the caller is told so.
         match entry.op {
@@ -655,9 +751,17 @@ impl<D: Device> Bip<D> {
     pub fn check_peers(&self) -> Result<()> {
         for p in (0..self.e.n).filter(|&p| p != self.e.rank) {
             match self.dev.peer_status(p) {
-                PeerStatus::Dead => return Err(BipError::PeerGone { rank: p, why: "the process died" }),
+                PeerStatus::Dead => {
+                    return Err(BipError::PeerGone {
+                        rank: p,
+                        why: "the process died",
+                    })
+                }
                 PeerStatus::Finalized if self.e.rv.reads_from(p) > 0 => {
-                    return Err(BipError::PeerGone { rank: p, why: "it finalized with a long message still being read" });
+                    return Err(BipError::PeerGone {
+                        rank: p,
+                        why: "it finalized with a long message still being read",
+                    });
                 }
                 _ => {}
             }
@@ -679,8 +783,14 @@ impl<D: Device> Bip<D> {
             }
         }
         match dead {
-            Some(p) => Err(BipError::PeerGone { rank: p, why: "the process died" }),
-            None if all_gone => Err(BipError::PeerGone { rank: (me + 1) % n, why: "every peer finalized" }),
+            Some(p) => Err(BipError::PeerGone {
+                rank: p,
+                why: "the process died",
+            }),
+            None if all_gone => Err(BipError::PeerGone {
+                rank: (me + 1) % n,
+                why: "every peer finalized",
+            }),
             None => Ok(()),
         }
     }
@@ -689,10 +799,16 @@ impl<D: Device> Bip<D> {
 impl Engine {
     fn check(&self, dest: Rank, tag: u32) -> Result<()> {
         if dest >= self.n {
-            return Err(BipError::BadRank { rank: dest, nranks: self.n });
+            return Err(BipError::BadRank {
+                rank: dest,
+                nranks: self.n,
+            });
         }
         if tag >= self.cfg.tags {
-            return Err(BipError::BadTag { tag, tags: self.cfg.tags });
+            return Err(BipError::BadTag {
+                tag,
+                tags: self.cfg.tags,
+            });
         }
         Ok(())
     }
@@ -707,7 +823,11 @@ impl Engine {
     fn finish_send(&mut self, req: u32, len: usize) {
         let e = self.reqs.by_id(req).expect("finishing a live send");
         if let Op::Send { dest, tag, .. } = e.op {
-            e.state = State::Done(Completion { len, peer: dest, tag });
+            e.state = State::Done(Completion {
+                len,
+                peer: dest,
+                tag,
+            });
         }
     }
 
@@ -716,9 +836,17 @@ impl Engine {
         let e = self.reqs.by_id(req).expect("finishing a live receive");
         if let Op::Recv { tag, cap, .. } = e.op {
             e.state = if total > cap {
-                State::Failed(BipError::Truncated { len: total, capacity: cap, from: src })
+                State::Failed(BipError::Truncated {
+                    len: total,
+                    capacity: cap,
+                    from: src,
+                })
             } else {
-                State::Done(Completion { len: total, peer: src, tag })
+                State::Done(Completion {
+                    len: total,
+                    peer: src,
+                    tag,
+                })
             };
         }
         self.counters.messages_received += 1;

@@ -97,7 +97,11 @@ impl Rendezvous {
 
     /// The export `key` names, if it is live.
     pub fn export(&self, key: RegionKey) -> Option<Export> {
-        self.exports.get(key.id as usize).copied().flatten().filter(|e| e.key == key)
+        self.exports
+            .get(key.id as usize)
+            .copied()
+            .flatten()
+            .filter(|e| e.key == key)
     }
 
     pub fn remove_export(&mut self, key: RegionKey) -> Option<Export> {
@@ -115,10 +119,14 @@ impl Rendezvous {
     }
 
     pub fn add_read(&mut self, r: Read) -> u32 {
-        let i = self.reads.iter().position(Option::is_none).unwrap_or_else(|| {
-            self.reads.push(None);
-            self.reads.len() - 1
-        });
+        let i = self
+            .reads
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or_else(|| {
+                self.reads.push(None);
+                self.reads.len() - 1
+            });
         if r.transfer.is_some() {
             self.pending_transfers += 1;
         }
@@ -142,7 +150,10 @@ impl Rendezvous {
 
     /// Ids of the reads waiting for a device transfer.
     pub fn transfer_reads(&self) -> impl Iterator<Item = (u32, TransferId)> + '_ {
-        self.reads.iter().enumerate().filter_map(|(i, r)| Some((i as u32, r.as_ref()?.transfer?)))
+        self.reads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i as u32, r.as_ref()?.transfer?)))
     }
 
     /// Reads from `src` still in flight (for waits that depend on it).
@@ -160,7 +171,13 @@ impl<D: Device> Bip<D> {
     /// # Safety
     /// The `len` bytes at `buf` stay valid and unmodified until that event, or until
     /// [`Bip::revoke`].
-    pub unsafe fn export(&mut self, dest: Rank, buf: *const u8, len: usize, token: u64) -> Result<RegionKey> {
+    pub unsafe fn export(
+        &mut self,
+        dest: Rank,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RegionKey> {
         self.e.check(dest, 0)?;
         // SAFETY: the caller's contract is passed on.
         unsafe { self.export_region(dest, buf, len, Owner::Upper(token)) }
@@ -168,10 +185,21 @@ impl<D: Device> Bip<D> {
 
     /// # Safety
     /// As for [`Bip::export`].
-    pub(super) unsafe fn export_region(&mut self, dest: Rank, buf: *const u8, len: usize, owner: Owner) -> Result<RegionKey> {
+    pub(super) unsafe fn export_region(
+        &mut self,
+        dest: Rank,
+        buf: *const u8,
+        len: usize,
+        owner: Owner,
+    ) -> Result<RegionKey> {
         // SAFETY: the caller's contract (the buffer lives until the FIN) is the device's.
         let key = unsafe { self.dev.register(buf as usize, len, Access::READ)? };
-        self.e.rv.add_export(Export { key, dest, len, owner });
+        self.e.rv.add_export(Export {
+            key,
+            dest,
+            len,
+            owner,
+        });
         Ok(key)
     }
 
@@ -179,7 +207,10 @@ impl<D: Device> Bip<D> {
     /// message that announced it was cancelled). No event follows.
     pub fn revoke(&mut self, key: RegionKey) -> Result<()> {
         if self.e.rv.remove_export(key).is_none() {
-            return Err(BipError::Refused { rank: self.e.rank, why: format!("{key} is not exported by this process") });
+            return Err(BipError::Refused {
+                rank: self.e.rank,
+                why: format!("{key} is not exported by this process"),
+            });
         }
         self.dev.deregister(key)?;
         Ok(())
@@ -191,9 +222,25 @@ impl<D: Device> Bip<D> {
     ///
     /// # Safety
     /// `dst` is valid for `len` bytes of writing, and not otherwise accessed, until that event.
-    pub unsafe fn pull(&mut self, src: Rank, key: RegionKey, dst: *mut u8, len: usize, token: u64) -> Result<()> {
+    pub unsafe fn pull(
+        &mut self,
+        src: Rank,
+        key: RegionKey,
+        dst: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
         self.e.check(src, 0)?;
-        let r = Read { src, key, dst, want: len, total: len, got: 0, owner: Owner::Upper(token), transfer: None };
+        let r = Read {
+            src,
+            key,
+            dst,
+            want: len,
+            total: len,
+            got: 0,
+            owner: Owner::Upper(token),
+            transfer: None,
+        };
         // SAFETY: the caller's contract is passed on.
         unsafe { self.start_read(r)? };
         // The FIN (or GET) goes now, ahead of whatever the caller sends next.
@@ -212,7 +259,8 @@ impl<D: Device> Bip<D> {
     /// # Safety
     /// `r.dst` is valid for `r.want` bytes of writing until the read ends.
     pub(super) unsafe fn start_read(&mut self, mut r: Read) -> Result<()> {
-        let _span = tracing::debug_span!(target: "bip", "rendezvous", src = r.src, len = r.want).entered();
+        let _span =
+            tracing::debug_span!(target: "bip", "rendezvous", src = r.src, len = r.want).entered();
         if self.e.single_copy {
             // SAFETY: the caller's contract is passed on.
             match unsafe { self.dev.read_region(r.src, r.key, 0, r.dst, r.want) } {
@@ -260,7 +308,9 @@ impl<D: Device> Bip<D> {
         for (id, t) in done {
             let finished = match self.dev.poll_transfer(t) {
                 Ok(f) => f.then_some(Ok(())),
-                Err(NicError::RegionRefused { rank, why }) => Some(Err(BipError::Refused { rank, why })),
+                Err(NicError::RegionRefused { rank, why }) => {
+                    Some(Err(BipError::Refused { rank, why }))
+                }
                 Err(e) => return Err(e.into()),
             };
             if let Some(result) = finished {
@@ -273,14 +323,32 @@ impl<D: Device> Bip<D> {
     }
 
     /// The exporter's side of a GET: DATA from the region, or a refusal.
-    pub(super) fn serve_get(&mut self, src: Rank, read: u32, key: RegionKey, offset: usize, len: usize) {
+    pub(super) fn serve_get(
+        &mut self,
+        src: Rank,
+        read: u32,
+        key: RegionKey,
+        offset: usize,
+        len: usize,
+    ) {
         let allowed = match (self.e.rv.export(key), self.dev.local_region(key)) {
-            (Some(e), Ok(info)) if e.dest == src => info.check(offset, len, Access::READ).map(|()| info.addr + offset),
+            (Some(e), Ok(info)) if e.dest == src => info
+                .check(offset, len, Access::READ)
+                .map(|()| info.addr + offset),
             (Some(_), Ok(_)) => Err("the region was announced to another rank".to_string()),
             _ => Err("no such region is exported (never, or withdrawn)".to_string()),
         };
         match allowed {
-            Ok(addr) => self.e.queue_send(src, SendWork::Data { read, key, addr, len, offset: 0 }),
+            Ok(addr) => self.e.queue_send(
+                src,
+                SendWork::Data {
+                    read,
+                    key,
+                    addr,
+                    len,
+                    offset: 0,
+                },
+            ),
             Err(why) => {
                 tracing::debug!(target: "bip", src, %key, why, "GET refused");
                 let mut h = Header::new(Kind::GetRefused);
@@ -316,7 +384,12 @@ impl Engine {
     pub(super) fn on_fin(&mut self, src: Rank, key: RegionKey) -> Result<RegionKey> {
         match self.rv.export(key) {
             Some(e) if e.dest == src => {}
-            _ => return Err(BipError::Protocol { src, why: "FIN for a region it was not given" }),
+            _ => {
+                return Err(BipError::Protocol {
+                    src,
+                    why: "FIN for a region it was not given",
+                })
+            }
         }
         let e = self.rv.remove_export(key).expect("checked above");
         self.counters.messages_sent += 1;
@@ -331,7 +404,12 @@ impl Engine {
     pub(super) fn on_data(&mut self, src: Rank, id: u32, off: usize, data: &[u8]) -> Result<()> {
         let r = match self.rv.read_mut(id) {
             Some(r) if r.src == src && r.transfer.is_none() => r,
-            _ => return Err(BipError::Protocol { src, why: "data for an unknown read" }),
+            _ => {
+                return Err(BipError::Protocol {
+                    src,
+                    why: "data for an unknown read",
+                })
+            }
         };
         let n = data.len().min(r.want.saturating_sub(off));
         if n > 0 {
@@ -352,10 +430,18 @@ impl Engine {
     pub(super) fn on_get_refused(&mut self, src: Rank, id: u32) -> Result<()> {
         match self.rv.read_mut(id) {
             Some(r) if r.src == src => {}
-            _ => return Err(BipError::Protocol { src, why: "refusal of an unknown read" }),
+            _ => {
+                return Err(BipError::Protocol {
+                    src,
+                    why: "refusal of an unknown read",
+                })
+            }
         }
         let r = self.rv.take_read(id).expect("found above");
-        let why = format!("{} was not exported to this rank, or not for these bytes", r.key);
+        let why = format!(
+            "{} was not exported to this rank, or not for these bytes",
+            r.key
+        );
         self.read_done(r, Err(BipError::Refused { rank: src, why }));
         Ok(())
     }

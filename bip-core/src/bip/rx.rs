@@ -34,12 +34,18 @@ impl Engine {
                     self.return_credit(u.src, total);
                 } else {
                     // Still arriving: the rest goes straight to the user's buffer.
-                    if let Some(Op::Recv { src, total: t, got, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
+                    if let Some(Op::Recv {
+                        src, total: t, got, ..
+                    }) = self.reqs.by_id(req).map(|e| &mut e.op)
+                    {
                         *src = u.src;
                         *t = total;
                         *got = data.len();
                     }
-                    let a = self.peers[u.src].assembling.as_mut().expect("partial message is being assembled");
+                    let a = self.peers[u.src]
+                        .assembling
+                        .as_mut()
+                        .expect("partial message is being assembled");
                     a.target = Target::Req(req);
                 }
             }
@@ -55,7 +61,16 @@ impl Engine {
             *s = src;
             *total = len;
         }
-        let read = Read { src, key, dst: buf, want: len.min(cap), total: len, got: 0, owner: Owner::Own(req), transfer: None };
+        let read = Read {
+            src,
+            key,
+            dst: buf,
+            want: len.min(cap),
+            total: len,
+            got: 0,
+            owner: Owner::Own(req),
+            transfer: None,
+        };
         self.deferred.push(Deferred::Read(read));
     }
 
@@ -87,8 +102,18 @@ impl Engine {
     /// `tag` first gets a real receive posted, then the general handling; everything else goes
     /// to the general handling.
     #[inline]
-    pub(super) fn on_packet_for_recv(&mut self, src: Rank, pkt: &[u8], tag: u32, buf: *mut u8, cap: usize) -> Result<Polled> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+    pub(super) fn on_packet_for_recv(
+        &mut self,
+        src: Rank,
+        pkt: &[u8],
+        tag: u32,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<Polled> {
+        let h = Header::parse(pkt).ok_or(BipError::Protocol {
+            src,
+            why: "short or unknown packet",
+        })?;
         let data = &pkt[HEADER..];
         let for_us = h.tag == tag && matches!(h.kind, Kind::Eager | Kind::Rts);
         if for_us && h.kind == Kind::Eager && data.len() as u64 == h.len {
@@ -100,12 +125,23 @@ impl Engine {
             self.counters.messages_received += 1;
             self.return_credit(src, data.len());
             if data.len() > cap {
-                return Err(BipError::Truncated { len: data.len(), capacity: cap, from: src });
+                return Err(BipError::Truncated {
+                    len: data.len(),
+                    capacity: cap,
+                    from: src,
+                });
             }
             return Ok(Polled::Got(data.len()));
         }
         if for_us {
-            let r = self.reqs.alloc(Op::Recv { tag, buf, cap, src: 0, total: 0, got: 0 })?;
+            let r = self.reqs.alloc(Op::Recv {
+                tag,
+                buf,
+                cap,
+                src: 0,
+                total: 0,
+                got: 0,
+            })?;
             self.tags[tag as usize].posted.push_back(r.idx);
             self.on_message_packet(src, h, data)?;
             return Ok(Polled::Posted(r));
@@ -124,7 +160,10 @@ impl Engine {
         tag: u32,
         f: &mut Option<F>,
     ) -> Result<Option<R>> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+        let h = Header::parse(pkt).ok_or(BipError::Protocol {
+            src,
+            why: "short or unknown packet",
+        })?;
         let data = &pkt[HEADER..];
         if h.kind == Kind::Eager && h.tag == tag && data.len() as u64 == h.len {
             if let Some(f) = f.take() {
@@ -143,13 +182,17 @@ impl Engine {
         if !self.reliable {
             return self.on_unreliable_packet(src, pkt);
         }
-        let h = Header::parse(pkt).ok_or(BipError::Protocol { src, why: "short or unknown packet" })?;
+        let h = Header::parse(pkt).ok_or(BipError::Protocol {
+            src,
+            why: "short or unknown packet",
+        })?;
         self.on_message_packet(src, h, &pkt[HEADER..])
     }
 
     fn on_unreliable_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
         let link = self.peers[src].link.as_mut().unwrap();
-        let good = pkt.len() >= LINK_HEADER && u32::from_le_bytes(pkt[28..32].try_into().unwrap()) == checksum(pkt);
+        let good = pkt.len() >= LINK_HEADER
+            && u32::from_le_bytes(pkt[28..32].try_into().unwrap()) == checksum(pkt);
         let h = if good { Header::parse_link(pkt) } else { None };
         let Some(h) = h else {
             self.counters.rejected += 1;
@@ -203,7 +246,10 @@ impl Engine {
             Kind::Eager => {
                 let tag = h.tag;
                 if tag >= self.cfg.tags {
-                    return Err(BipError::Protocol { src, why: "tag out of range" });
+                    return Err(BipError::Protocol {
+                        src,
+                        why: "tag out of range",
+                    });
                 }
                 let total = h.len as usize;
                 let complete = data.len() >= total;
@@ -213,12 +259,23 @@ impl Engine {
                         self.finish_recv(req, src, total);
                         self.return_credit(src, total);
                     } else {
-                        if let Some(Op::Recv { src: s, total: t, got, .. }) = self.reqs.by_id(req).map(|e| &mut e.op) {
+                        if let Some(Op::Recv {
+                            src: s,
+                            total: t,
+                            got,
+                            ..
+                        }) = self.reqs.by_id(req).map(|e| &mut e.op)
+                        {
                             *s = src;
                             *t = total;
                             *got = data.len();
                         }
-                        self.peers[src].assembling = Some(Assembly { target: Target::Req(req), tag, total, got: data.len() });
+                        self.peers[src].assembling = Some(Assembly {
+                            target: Target::Req(req),
+                            tag,
+                            total,
+                            got: data.len(),
+                        });
                     }
                 } else {
                     let mut buf = Vec::with_capacity(total);
@@ -229,16 +286,35 @@ impl Engine {
                     let uid = self.next_uid;
                     self.next_uid += 1;
                     if !complete {
-                        self.peers[src].assembling = Some(Assembly { target: Target::Unexpected(uid), tag, total, got: data.len() });
+                        self.peers[src].assembling = Some(Assembly {
+                            target: Target::Unexpected(uid),
+                            tag,
+                            total,
+                            got: data.len(),
+                        });
                     }
-                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Short { data: buf, total } });
+                    self.tags[tag as usize].unexpected.push_back(Unexpected {
+                        uid,
+                        src,
+                        body: Body::Short { data: buf, total },
+                    });
                 }
             }
             Kind::EagerCont => {
-                let Assembly { target, tag, total, got } =
-                    self.peers[src].assembling.ok_or(BipError::Protocol { src, why: "continuation without a message" })?;
+                let Assembly {
+                    target,
+                    tag,
+                    total,
+                    got,
+                } = self.peers[src].assembling.ok_or(BipError::Protocol {
+                    src,
+                    why: "continuation without a message",
+                })?;
                 if h.aux as usize != got {
-                    return Err(BipError::Protocol { src, why: "continuation out of order" });
+                    return Err(BipError::Protocol {
+                        src,
+                        why: "continuation out of order",
+                    });
                 }
                 let got = got + data.len();
                 match target {
@@ -255,7 +331,10 @@ impl Engine {
                             .iter_mut()
                             .rev()
                             .find(|u| u.uid == uid)
-                            .ok_or(BipError::Protocol { src, why: "lost partial message" })?;
+                            .ok_or(BipError::Protocol {
+                                src,
+                                why: "lost partial message",
+                            })?;
                         if let Body::Short { data: d, .. } = &mut entry.body {
                             d.extend_from_slice(data);
                         }
@@ -263,36 +342,68 @@ impl Engine {
                         self.counters.bytes_copied += data.len() as u64;
                     }
                 }
-                self.peers[src].assembling = (got < total).then_some(Assembly { target, tag, total, got });
+                self.peers[src].assembling = (got < total).then_some(Assembly {
+                    target,
+                    tag,
+                    total,
+                    got,
+                });
             }
             Kind::Rts => {
                 let tag = h.tag;
                 if tag >= self.cfg.tags {
-                    return Err(BipError::Protocol { src, why: "tag out of range" });
+                    return Err(BipError::Protocol {
+                        src,
+                        why: "tag out of range",
+                    });
                 }
-                let key = RegionKey::parse(data).ok_or(BipError::Protocol { src, why: "RTS without a region key" })?;
+                let key = RegionKey::parse(data).ok_or(BipError::Protocol {
+                    src,
+                    why: "RTS without a region key",
+                })?;
                 let len = h.len as usize;
                 if let Some(req) = self.tags[tag as usize].posted.pop_front() {
                     self.defer_read(req, src, len, key);
                 } else {
                     let uid = self.next_uid;
                     self.next_uid += 1;
-                    self.tags[tag as usize].unexpected.push_back(Unexpected { uid, src, body: Body::Rts { len, key } });
+                    self.tags[tag as usize].unexpected.push_back(Unexpected {
+                        uid,
+                        src,
+                        body: Body::Rts { len, key },
+                    });
                 }
             }
             Kind::Fin => {
-                let key = RegionKey { id: h.tag, key: h.aux };
+                let key = RegionKey {
+                    id: h.tag,
+                    key: h.aux,
+                };
                 let key = self.on_fin(src, key)?;
                 self.deferred.push(Deferred::Withdraw(key));
             }
             Kind::Data => self.on_data(src, h.tag, h.aux as usize, data)?,
             Kind::Credit => self.peers[src].credit += h.len as usize,
             Kind::Get => {
-                let key = RegionKey::parse(data).ok_or(BipError::Protocol { src, why: "GET without a region key" })?;
-                self.deferred.push(Deferred::Serve { src, read: h.tag, key, offset: h.aux as usize, len: h.len as usize });
+                let key = RegionKey::parse(data).ok_or(BipError::Protocol {
+                    src,
+                    why: "GET without a region key",
+                })?;
+                self.deferred.push(Deferred::Serve {
+                    src,
+                    read: h.tag,
+                    key,
+                    offset: h.aux as usize,
+                    len: h.len as usize,
+                });
             }
             Kind::GetRefused => self.on_get_refused(src, h.tag)?,
-            Kind::Ack | Kind::Nack => return Err(BipError::Protocol { src, why: "link packet over a reliable device" }),
+            Kind::Ack | Kind::Nack => {
+                return Err(BipError::Protocol {
+                    src,
+                    why: "link packet over a reliable device",
+                })
+            }
         }
         Ok(())
     }

@@ -20,7 +20,13 @@ impl<D: Device> Bip<D> {
     /// As `try_send_now`, for a message given in two parts (`head` then `body`), gathered
     /// straight into the packet buffer.
     #[inline]
-    pub(super) fn try_send_now_gather(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
+    pub(super) fn try_send_now_gather(
+        &mut self,
+        dest: Rank,
+        tag: u32,
+        head: &[u8],
+        body: &[u8],
+    ) -> bool {
         if !self.e.peers[dest].ctrl.is_empty() && !self.flush_ctrl(dest) {
             return false;
         }
@@ -28,7 +34,11 @@ impl<D: Device> Bip<D> {
         let peer = &mut e.peers[dest];
         let len = head.len() + body.len();
         let cost = len + ENVELOPE_COST;
-        if !(len <= e.cfg.eager_max && len <= e.max_payload && peer.sendq.is_empty() && peer.credit >= cost) {
+        if !(len <= e.cfg.eager_max
+            && len <= e.max_payload
+            && peer.sendq.is_empty()
+            && peer.credit >= cost)
+        {
             return false;
         }
         if !e.reliable {
@@ -161,7 +171,9 @@ impl<D: Device> Bip<D> {
                     let reached = self.emit_pieces(dest, h, buf, len, off, psize)?;
                     did |= reached > off;
                     if reached < len {
-                        if let Some(SendWork::Eager { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                        if let Some(SendWork::Eager { offset, .. }) =
+                            self.e.peers[dest].sendq.front_mut()
+                        {
                             *offset = reached;
                         }
                         break;
@@ -180,7 +192,13 @@ impl<D: Device> Bip<D> {
                     self.e.peers[dest].sendq.pop_front();
                     did = true;
                 }
-                SendWork::Data { read, key, addr, len, offset } => {
+                SendWork::Data {
+                    read,
+                    key,
+                    addr,
+                    len,
+                    offset,
+                } => {
                     if self.e.rv.export(key).is_none() {
                         // Withdrawn meanwhile (the reader misbehaved): its memory is not ours
                         // to send any more.
@@ -191,10 +209,13 @@ impl<D: Device> Bip<D> {
                     let mut h = Header::new(Kind::Data);
                     h.tag = read;
                     h.len = len as u64;
-                    let reached = self.emit_pieces(dest, h, addr as *const u8, len, offset, psize)?;
+                    let reached =
+                        self.emit_pieces(dest, h, addr as *const u8, len, offset, psize)?;
                     did |= reached > offset;
                     if reached < len {
-                        if let Some(SendWork::Data { offset, .. }) = self.e.peers[dest].sendq.front_mut() {
+                        if let Some(SendWork::Data { offset, .. }) =
+                            self.e.peers[dest].sendq.front_mut()
+                        {
                             *offset = reached;
                         }
                         break;
@@ -208,7 +229,15 @@ impl<D: Device> Bip<D> {
 
     /// Sends bytes `off..len` of `buf` to `dest` in packets of `psize` bytes, each with header
     /// `h` and its offset in `aux`, as far as the route has room; returns the offset reached.
-    fn emit_pieces(&mut self, dest: Rank, mut h: Header, buf: *const u8, len: usize, mut off: usize, psize: usize) -> Result<usize> {
+    fn emit_pieces(
+        &mut self,
+        dest: Rank,
+        mut h: Header,
+        buf: *const u8,
+        len: usize,
+        mut off: usize,
+        psize: usize,
+    ) -> Result<usize> {
         while off < len {
             let l = psize.min(len - off);
             h.aux = off as u64;
@@ -244,7 +273,10 @@ impl<D: Device> Bip<D> {
             }
         } else {
             let total = LINK_HEADER + payload;
-            let link = self.e.peers[dest].link.as_mut().expect("link over an unreliable device");
+            let link = self.e.peers[dest]
+                .link
+                .as_mut()
+                .expect("link over an unreliable device");
             if !h.kind.is_link() && !link.window_open() {
                 return Ok(false);
             }
@@ -276,7 +308,10 @@ impl<D: Device> Bip<D> {
             let link = self.e.peers[p].link.as_mut().unwrap();
             if link.timed_out() {
                 if link.retries > MAX_RETRIES {
-                    return Err(BipError::LinkFailed { peer: p, retries: link.retries });
+                    return Err(BipError::LinkFailed {
+                        peer: p,
+                        retries: link.retries,
+                    });
                 }
                 did |= self.resend(p);
             }

@@ -43,7 +43,10 @@ impl AdiCounters {
     /// The JSON object described in the module documentation.
     pub fn to_json(&self) -> String {
         let (n, b) = (&self.channel.nic, &self.channel.bip);
-        let mut out = format!("{{\"channel_name\": \"{}\", \"rank\": {}, \"nic\": ", self.channel_name, self.rank);
+        let mut out = format!(
+            "{{\"channel_name\": \"{}\", \"rank\": {}, \"nic\": ",
+            self.channel_name, self.rank
+        );
         object(
             &mut out,
             &[
@@ -107,13 +110,24 @@ mod tests {
 
     #[test]
     fn json_names_every_layer() {
-        let mut c = AdiCounters { channel_name: "fm1", rank: 1, channel: ChannelCounters::default(), adi: CopyCount::default() };
+        let mut c = AdiCounters {
+            channel_name: "fm1",
+            rank: 1,
+            channel: ChannelCounters::default(),
+            adi: CopyCount::default(),
+        };
         c.channel.nic.packets_tx = 5;
         c.channel.fm = Some(Default::default());
         c.adi.add(100);
         let j = c.to_json();
-        assert!(j.starts_with("{\"channel_name\": \"fm1\", \"rank\": 1, \"nic\": {\"packets_tx\": 5,"), "{j}");
+        assert!(
+            j.starts_with("{\"channel_name\": \"fm1\", \"rank\": 1, \"nic\": {\"packets_tx\": 5,"),
+            "{j}"
+        );
         assert!(j.contains("\"fm\": {\"messages_sent\": 0"), "{j}");
-        assert!(j.ends_with("\"adi\": {\"copies\": 1, \"bytes_copied\": 100}}"), "{j}");
+        assert!(
+            j.ends_with("\"adi\": {\"copies\": 1, \"bytes_copied\": 100}}"),
+            "{j}"
+        );
     }
 }

@@ -25,8 +25,8 @@ mod state;
 use crate::channel::{self, Channel, ChannelError};
 use crate::envelope::{Envelope, Kind, FLAG_SYNC};
 pub use counters::AdiCounters;
-pub use request::{Attachment, MAX_REQUESTS};
 use request::{wait, Op};
+pub use request::{Attachment, MAX_REQUESTS};
 use state::{Direct, Posted, State};
 
 /// Matches any source (same value as MPICH's `MPI_ANY_SOURCE`).
@@ -138,13 +138,20 @@ impl Adi {
     /// Starts the engine over the channel named by `MPI_CHANNEL` (default: the fastest). Run
     /// outside a job (no launcher), it starts a one-rank job of its own.
     pub fn init() -> Result<Adi> {
-        let name = std::env::var("MPI_CHANNEL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| DEFAULT_CHANNEL.into());
+        let name = std::env::var("MPI_CHANNEL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| DEFAULT_CHANNEL.into());
         let own_job = if std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_none() {
             // The NIC reads the same variable; a bad name is its error to report, just below.
             let profile = std::env::var(nic_model::nic::PROFILE_ENV).unwrap_or_default();
             let modeled = nic_model::Profile::load(&profile).is_ok_and(|p| p.is_some());
-            let job = nic_model::Job::new(&crate::job_config(1, modeled)).map_err(|e| AdiError::Start(e.to_string()))?;
-            for (k, v) in job.env_for_self(0).map_err(|e| AdiError::Start(e.to_string()))? {
+            let job = nic_model::Job::new(&crate::job_config(1, modeled))
+                .map_err(|e| AdiError::Start(e.to_string()))?;
+            for (k, v) in job
+                .env_for_self(0)
+                .map_err(|e| AdiError::Start(e.to_string()))?
+            {
                 std::env::set_var(k, v);
             }
             Some(job)
@@ -162,7 +169,15 @@ impl Adi {
     pub fn with_channel(ch: Box<dyn Channel>, own_job: Option<nic_model::Job>) -> Adi {
         let (rank, size, eager_max, name) = (ch.rank(), ch.size(), ch.eager_max(), ch.name());
         tracing::debug!(target: "mpi", rank, size, channel = name, eager_max, "ADI up");
-        Adi { st: State::new(size), ch, rank, size, eager_max, name, _own_job: own_job }
+        Adi {
+            st: State::new(size),
+            ch,
+            rank,
+            size,
+            eager_max,
+            name,
+            _own_job: own_job,
+        }
     }
 
     pub fn rank(&self) -> usize {
@@ -180,7 +195,12 @@ impl Adi {
 
     /// What the engine, its channel and the layers under it have counted so far.
     pub fn counters(&self) -> AdiCounters {
-        AdiCounters { channel_name: self.name, rank: self.rank, channel: self.ch.counters(), adi: self.st.copied }
+        AdiCounters {
+            channel_name: self.name,
+            rank: self.rank,
+            channel: self.ch.counters(),
+            adi: self.st.copied,
+        }
     }
 
     /// The eager limit in use: longer messages take the rendezvous protocol.
@@ -208,12 +228,30 @@ impl Adi {
     /// at once, with nothing queued before it. `Ok(true)` when it is sent (and `buf` may be
     /// reused); `Ok(false)` when nothing was done and the caller should `isend` and wait.
     #[inline]
-    pub fn send_now(&mut self, buf: &[u8], dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<bool> {
+    pub fn send_now(
+        &mut self,
+        buf: &[u8],
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+    ) -> Result<bool> {
         self.check_dest(dest)?;
-        if mode == SendMode::Synchronous || buf.len() > self.eager_max || !self.st.queued[dest].is_empty() {
+        if mode == SendMode::Synchronous
+            || buf.len() > self.eager_max
+            || !self.st.queued[dest].is_empty()
+        {
             return Ok(false);
         }
-        let env = Envelope { kind: Kind::Eager, flags: 0, ctx, tag, sreq: 0, rreq: 0, len: buf.len() as u64 };
+        let env = Envelope {
+            kind: Kind::Eager,
+            flags: 0,
+            ctx,
+            tag,
+            sreq: 0,
+            rreq: 0,
+            len: buf.len() as u64,
+        };
         if !self.ch.send_control(dest, &env, buf, &mut self.st)? {
             return Ok(false);
         }
@@ -226,7 +264,16 @@ impl Adi {
     /// Starts a send for the layer above's `owner`.
     /// # Safety
     /// `buf` is non-null and `len` bytes at it stay valid and unmodified until the request completes.
-    pub unsafe fn isend(&mut self, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode, owner: u32) -> Result<ReqId> {
+    pub unsafe fn isend(
+        &mut self,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+        owner: u32,
+    ) -> Result<ReqId> {
         // SAFETY: the caller's contract is passed on.
         unsafe { self.isend_attached(buf, len, dest, tag, ctx, mode, owner, None) }
     }
@@ -248,7 +295,11 @@ impl Adi {
         attachment: Option<Box<dyn Attachment>>,
     ) -> Result<ReqId> {
         self.check_dest(dest)?;
-        let id = self.st.reqs.alloc(Op::Send).ok_or(AdiError::TooManyRequests)?;
+        let id = self
+            .st
+            .reqs
+            .alloc(Op::Send)
+            .ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         (r.owner, r.attachment) = (owner, attachment);
         // SAFETY: the caller's contract is passed on. (After a failure the request stays
@@ -262,10 +313,27 @@ impl Adi {
     /// # Safety
     /// As for [`Adi::isend`].
     #[allow(clippy::too_many_arguments)]
-    unsafe fn start_send(&mut self, id: u32, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
+    unsafe fn start_send(
+        &mut self,
+        id: u32,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+    ) -> Result<()> {
         let sreq = self.st.reqs.wire_id(id);
         let eager = len <= self.eager_max;
-        let mut env = Envelope { kind: if eager { Kind::Eager } else { Kind::Rts }, flags: 0, ctx, tag, sreq, rreq: 0, len: len as u64 };
+        let mut env = Envelope {
+            kind: if eager { Kind::Eager } else { Kind::Rts },
+            flags: 0,
+            ctx,
+            tag,
+            sreq,
+            rreq: 0,
+            len: len as u64,
+        };
         let mut waiting = wait::DATA | wait::ENVELOPE;
         if mode == SendMode::Synchronous && eager {
             env.flags |= FLAG_SYNC;
@@ -277,8 +345,14 @@ impl Adi {
         let fire_and_forget = eager && waiting & wait::ACK == 0;
         tracing::trace!(target: "mpi", dest, tag, len, eager, "isend");
         let r = self.st.reqs.get_mut(id).expect("a live request");
-        (r.op, r.buf, r.len, r.dest, r.env, r.waiting, r.done) = (Op::Send, buf, len, dest, env, waiting, false);
-        r.status = Status { source: dest as i32, tag, len, ..Status::default() };
+        (r.op, r.buf, r.len, r.dest, r.env, r.waiting, r.done) =
+            (Op::Send, buf, len, dest, env, waiting, false);
+        r.status = Status {
+            source: dest as i32,
+            tag,
+            len,
+            ..Status::default()
+        };
         if fire_and_forget && idle_route {
             // Fast path: a short message the channel takes at once is complete on return.
             // SAFETY: `buf` is valid for `len` bytes (this function's contract).
@@ -326,7 +400,10 @@ impl Adi {
                     key
                 }
             };
-            if !self.ch.send_control(dest, &env, &key.emit(), &mut self.st)? {
+            if !self
+                .ch
+                .send_control(dest, &env, &key.emit(), &mut self.st)?
+            {
                 return Ok(false);
             }
             self.st.send_progress(id, wait::ENVELOPE);
@@ -346,7 +423,15 @@ impl Adi {
     /// Posts a receive for the layer above's `owner`.
     /// # Safety
     /// `buf` is non-null and `cap` bytes at it stay valid and untouched until the request completes.
-    pub unsafe fn irecv(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16, owner: u32) -> Result<ReqId> {
+    pub unsafe fn irecv(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+        ctx: u16,
+        owner: u32,
+    ) -> Result<ReqId> {
         // SAFETY: the caller's contract is passed on.
         unsafe { self.irecv_attached(buf, cap, src, tag, ctx, owner, None) }
     }
@@ -367,7 +452,11 @@ impl Adi {
         attachment: Option<Box<dyn Attachment>>,
     ) -> Result<ReqId> {
         self.check_source(src)?;
-        let id = self.st.reqs.alloc(Op::Recv).ok_or(AdiError::TooManyRequests)?;
+        let id = self
+            .st
+            .reqs
+            .alloc(Op::Recv)
+            .ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         (r.owner, r.attachment) = (owner, attachment);
         // SAFETY: the caller's contract is passed on. (After a failure the request stays
@@ -380,9 +469,18 @@ impl Adi {
     ///
     /// # Safety
     /// As for [`Adi::irecv`].
-    unsafe fn start_recv(&mut self, id: u32, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+    unsafe fn start_recv(
+        &mut self,
+        id: u32,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+        ctx: u16,
+    ) -> Result<()> {
         let r = self.st.reqs.get_mut(id).expect("a live request");
-        (r.op, r.buf, r.len, r.ctx, r.src, r.tag, r.done) = (Op::Recv, nonnull(buf), cap, ctx, src, tag, false);
+        (r.op, r.buf, r.len, r.ctx, r.src, r.tag, r.done) =
+            (Op::Recv, nonnull(buf), cap, ctx, src, tag, false);
         r.status = Status::default();
         if self.st.unexpected.is_empty() || !self.st.match_unexpected(id, ctx, src, tag) {
             self.st.posted.push_back(Posted { id, ctx, src, tag });
@@ -405,16 +503,36 @@ impl Adi {
     ///
     /// # Safety
     /// `buf` is valid for `cap` bytes of writing until [`Adi::direct_end`].
-    pub unsafe fn direct_begin(&mut self, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+    pub unsafe fn direct_begin(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+        ctx: u16,
+    ) -> Result<()> {
         self.check_source(src)?;
-        self.st.direct = Some(Direct { ctx, src, tag, buf: nonnull(buf), cap, status: None, done: false, became: None });
+        self.st.direct = Some(Direct {
+            ctx,
+            src,
+            tag,
+            buf: nonnull(buf),
+            cap,
+            status: None,
+            done: false,
+            became: None,
+        });
         Ok(())
     }
 
     /// Where the direct receive stands.
     #[inline]
     pub fn direct_state(&self) -> DirectState {
-        let d = self.st.direct.as_ref().expect("a direct receive is under way");
+        let d = self
+            .st
+            .direct
+            .as_ref()
+            .expect("a direct receive is under way");
         if d.done {
             DirectState::Done(d.status.expect("a landed direct receive has matched"))
         } else if let Some(id) = d.became {
@@ -438,7 +556,11 @@ impl Adi {
 
     /// A request born complete with `status` (a send to `MPI_PROC_NULL`, a buffered send).
     pub fn completed(&mut self, status: Status, owner: u32) -> Result<ReqId> {
-        let id = self.st.reqs.alloc(Op::Idle).ok_or(AdiError::TooManyRequests)?;
+        let id = self
+            .st
+            .reqs
+            .alloc(Op::Idle)
+            .ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         (r.status, r.owner, r.done) = (status, owner, true);
         Ok(id)
@@ -446,14 +568,23 @@ impl Adi {
 
     /// A request completed later by [`Adi::complete_external`] (a nonblocking collective).
     pub fn external(&mut self, owner: u32) -> Result<ReqId> {
-        let id = self.st.reqs.alloc(Op::External).ok_or(AdiError::TooManyRequests)?;
+        let id = self
+            .st
+            .reqs
+            .alloc(Op::External)
+            .ok_or(AdiError::TooManyRequests)?;
         self.st.reqs.get_mut(id).expect("just allocated").owner = owner;
         Ok(id)
     }
 
     /// Completes external request `id` with `status`.
     pub fn complete_external(&mut self, id: ReqId, status: Status) {
-        if let Some(r) = self.st.reqs.get_mut(id).filter(|r| r.op == Op::External && !r.done) {
+        if let Some(r) = self
+            .st
+            .reqs
+            .get_mut(id)
+            .filter(|r| r.op == Op::External && !r.done)
+        {
             r.status = status;
             self.st.finish(id);
         }
@@ -462,7 +593,11 @@ impl Adi {
     /// A persistent request, inactive until started, with what the layer above keeps for its
     /// runs.
     pub fn persistent(&mut self, owner: u32, attachment: Box<dyn Attachment>) -> Result<ReqId> {
-        let id = self.st.reqs.alloc(Op::Idle).ok_or(AdiError::TooManyRequests)?;
+        let id = self
+            .st
+            .reqs
+            .alloc(Op::Idle)
+            .ok_or(AdiError::TooManyRequests)?;
         let r = self.st.reqs.get_mut(id).expect("just allocated");
         (r.persistent, r.owner, r.attachment) = (true, owner, Some(attachment));
         Ok(id)
@@ -471,7 +606,16 @@ impl Adi {
     /// Starts a send in inactive persistent request `id`.
     /// # Safety
     /// As for [`Adi::isend`].
-    pub unsafe fn start_persistent_send(&mut self, id: ReqId, buf: *const u8, len: usize, dest: usize, tag: i32, ctx: u16, mode: SendMode) -> Result<()> {
+    pub unsafe fn start_persistent_send(
+        &mut self,
+        id: ReqId,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        mode: SendMode,
+    ) -> Result<()> {
         self.check_dest(dest)?;
         self.check_inactive(id)?;
         // SAFETY: the caller's contract is passed on.
@@ -481,7 +625,15 @@ impl Adi {
     /// Starts a receive in inactive persistent request `id`.
     /// # Safety
     /// As for [`Adi::irecv`].
-    pub unsafe fn start_persistent_recv(&mut self, id: ReqId, buf: *mut u8, cap: usize, src: i32, tag: i32, ctx: u16) -> Result<()> {
+    pub unsafe fn start_persistent_recv(
+        &mut self,
+        id: ReqId,
+        buf: *mut u8,
+        cap: usize,
+        src: i32,
+        tag: i32,
+        ctx: u16,
+    ) -> Result<()> {
         self.check_source(src)?;
         self.check_inactive(id)?;
         // SAFETY: the caller's contract is passed on.
@@ -605,11 +757,21 @@ impl Adi {
         let (status, owner, persistent) = (q.status, q.owner, q.persistent);
         if persistent {
             (q.op, q.done, q.status) = (Op::Idle, false, Status::default());
-            return Ok(Some(Retired { status, owner, persistent, attachment: None }));
+            return Ok(Some(Retired {
+                status,
+                owner,
+                persistent,
+                attachment: None,
+            }));
         }
         let attachment = q.attachment.take();
         self.st.reqs.release(id);
-        Ok(Some(Retired { status, owner, persistent, attachment }))
+        Ok(Some(Retired {
+            status,
+            owner,
+            persistent,
+            attachment,
+        }))
     }
 
     /// `MPI_Request_free`: the request completes by itself (then it and its attachment are
@@ -632,12 +794,25 @@ impl Adi {
     /// whose status says whether it was cancelled.
     pub fn cancel(&mut self, id: ReqId) -> Result<()> {
         let q = self.st.reqs.get(id).ok_or(AdiError::BadRequest(id))?;
-        let (op, done, cancelled, waiting, region, dest, env) = (q.op, q.done, q.status.cancelled, q.waiting, q.region, q.dest, q.env);
+        let (op, done, cancelled, waiting, region, dest, env) = (
+            q.op,
+            q.done,
+            q.status.cancelled,
+            q.waiting,
+            q.region,
+            q.dest,
+            q.env,
+        );
         match op {
             Op::Recv => {
                 if !done && self.st.unpost(id) {
                     let q = self.st.reqs.get_mut(id).unwrap();
-                    q.status = Status { source: ANY_SOURCE, tag: ANY_TAG, cancelled: true, ..Status::default() };
+                    q.status = Status {
+                        source: ANY_SOURCE,
+                        tag: ANY_TAG,
+                        cancelled: true,
+                        ..Status::default()
+                    };
                     self.st.finish(id);
                 }
             }
@@ -709,7 +884,9 @@ impl Adi {
             self.ch.revoke(key)?;
         }
         while let Some(p) = self.st.pulls.pop_front() {
-            let Some(r) = self.st.reqs.get(p.rreq) else { continue };
+            let Some(r) = self.st.reqs.get(p.rreq) else {
+                continue;
+            };
             let buf = r.buf;
             // SAFETY: the receive's buffer is valid for its capacity (>= p.len) until it
             // completes, which happens only on the channel's `DataDone::Recv`.
@@ -719,7 +896,9 @@ impl Adi {
         let mut n = self.st.outbox.len();
         while n > 0 {
             n -= 1;
-            let Some((dest, env)) = self.st.outbox.pop_front() else { break };
+            let Some((dest, env)) = self.st.outbox.pop_front() else {
+                break;
+            };
             if self.ch.send_control(dest, &env, &[], &mut self.st)? {
                 any = true;
             } else {

@@ -139,7 +139,14 @@ impl Table {
         // envelope, matching) are set by whoever starts it.
         r.op = op;
         r.gen = r.gen.wrapping_add(1);
-        (r.done, r.detached, r.persistent, r.waiting, r.region, r.owner) = (false, false, false, 0, None, 0);
+        (
+            r.done,
+            r.detached,
+            r.persistent,
+            r.waiting,
+            r.region,
+            r.owner,
+        ) = (false, false, false, 0, None, 0);
         r.status = Status::default();
         self.live += 1;
         Some(id)
@@ -186,7 +193,9 @@ impl Table {
     #[inline]
     pub fn by_handle(&self, index: u32, gen: u32, gen_bits: u32) -> Option<u32> {
         let mask = (1u32 << gen_bits) - 1;
-        self.get(index).filter(|r| u32::from(r.gen) & mask == gen & mask).map(|_| index)
+        self.get(index)
+            .filter(|r| u32::from(r.gen) & mask == gen & mask)
+            .map(|_| index)
     }
 
     /// Live entries.
@@ -196,7 +205,11 @@ impl Table {
 
     /// Ids of live sends that still wait for something.
     pub fn busy_sends(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().enumerate().filter(|(_, r)| r.op == Op::Send && r.waiting != 0).map(|(i, _)| i as u32)
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.op == Op::Send && r.waiting != 0)
+            .map(|(i, _)| i as u32)
     }
 }
 

@@ -95,7 +95,9 @@ struct RtsLanding {
 
 #[inline]
 fn matches(ctx: u16, src: i32, tag: i32, msg_src: usize, env: &Envelope) -> bool {
-    ctx == env.ctx && (src == ANY_SOURCE || src as usize == msg_src) && (tag == ANY_TAG || tag == env.tag)
+    ctx == env.ctx
+        && (src == ANY_SOURCE || src as usize == msg_src)
+        && (tag == ANY_TAG || tag == env.tag)
 }
 
 /// Everything but the channel (so that the channel can deliver into it).
@@ -127,13 +129,19 @@ pub struct State {
 
 impl State {
     pub fn new(size: usize) -> Self {
-        State { queued: (0..size).map(|_| VecDeque::new()).collect(), ..State::default() }
+        State {
+            queued: (0..size).map(|_| VecDeque::new()).collect(),
+            ..State::default()
+        }
     }
 
     /// Whether anything waits to be handed to the channel.
     #[inline]
     pub fn has_work(&self) -> bool {
-        self.queued_dests > 0 || !self.outbox.is_empty() || !self.pulls.is_empty() || !self.revoked.is_empty()
+        self.queued_dests > 0
+            || !self.outbox.is_empty()
+            || !self.pulls.is_empty()
+            || !self.revoked.is_empty()
     }
 
     /// Marks a send's `bits` as satisfied; completes it when nothing is left.
@@ -166,7 +174,13 @@ impl State {
     fn matched(&mut self, id: u32, src: usize, env: &Envelope) -> (*mut u8, usize) {
         let r = self.reqs.get_mut(id).expect("matched receive is live");
         let len = env.len as usize;
-        r.status = Status { source: src as i32, tag: env.tag, len: len.min(r.len), truncated: len > r.len, ..Status::default() };
+        r.status = Status {
+            source: src as i32,
+            tag: env.tag,
+            len: len.min(r.len),
+            truncated: len > r.len,
+            ..Status::default()
+        };
         (r.buf, r.len)
     }
 
@@ -183,13 +197,22 @@ impl State {
     fn matched_rts(&mut self, id: u32, src: usize, env: &Envelope, key: RegionKey) {
         self.matched(id, src, env);
         let len = self.reqs.get(id).unwrap().status.len;
-        self.pulls.push_back(Pull { src, rreq: id, key, len });
+        self.pulls.push_back(Pull {
+            src,
+            rreq: id,
+            key,
+            len,
+        });
     }
 
     /// Looks for an unexpected message for receive `id` (context, source, tag as given); if
     /// one is there, takes it. Returns whether the receive matched.
     pub fn match_unexpected(&mut self, id: u32, ctx: u16, src: i32, tag: i32) -> bool {
-        let Some(i) = self.unexpected.iter().position(|u| u.claimed.is_none() && matches(ctx, src, tag, u.src, &u.env)) else {
+        let Some(i) = self
+            .unexpected
+            .iter()
+            .position(|u| u.claimed.is_none() && matches(ctx, src, tag, u.src, &u.env))
+        else {
             return false;
         };
         let (msrc, env) = (self.unexpected[i].src, self.unexpected[i].env);
@@ -199,7 +222,10 @@ impl State {
                 self.unexpected.remove(i);
                 self.matched_rts(id, msrc, &env, key);
             }
-            Body::Rts(None) | Body::Eager { complete: false, .. } => {
+            Body::Rts(None)
+            | Body::Eager {
+                complete: false, ..
+            } => {
                 self.matched(id, msrc, &env);
                 if env.kind == Kind::Eager {
                     self.ack_sync(msrc, &env);
@@ -235,12 +261,15 @@ impl State {
 
     /// The first unexpected message a probe with these arguments would match.
     pub fn probe(&self, ctx: u16, src: i32, tag: i32) -> Option<Status> {
-        self.unexpected.iter().find(|u| u.claimed.is_none() && matches(ctx, src, tag, u.src, &u.env)).map(|u| Status {
-            source: u.src as i32,
-            tag: u.env.tag,
-            len: u.env.len as usize,
-            ..Status::default()
-        })
+        self.unexpected
+            .iter()
+            .find(|u| u.claimed.is_none() && matches(ctx, src, tag, u.src, &u.env))
+            .map(|u| Status {
+                source: u.src as i32,
+                tag: u.env.tag,
+                len: u.env.len as usize,
+                ..Status::default()
+            })
     }
 
     /// Removes posted receive `id` if it has not matched yet.
@@ -278,12 +307,20 @@ impl State {
 
     /// A landing for an RTS's region key, for `target` once it has landed.
     fn rts_landing(&mut self, src: usize, target: Option<RtsTarget>) -> Landing {
-        let slot = self.rts.iter().position(Option::is_none).unwrap_or_else(|| {
-            self.rts.push(None);
-            self.rts.len() - 1
-        });
+        let slot = self
+            .rts
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or_else(|| {
+                self.rts.push(None);
+                self.rts.len() - 1
+            });
         let mut key = Box::new([0u8; RegionKey::LEN]);
-        let landing = Landing { ptr: key.as_mut_ptr(), cap: RegionKey::LEN, token: TOKEN_RTS | slot as u64 };
+        let landing = Landing {
+            ptr: key.as_mut_ptr(),
+            cap: RegionKey::LEN,
+            token: TOKEN_RTS | slot as u64,
+        };
         self.rts[slot] = Some(RtsLanding { key, src, target });
         landing
     }
@@ -312,20 +349,38 @@ impl State {
         }
         let d = self.direct.as_mut().expect("direct receive present");
         let len = env.len as usize;
-        d.status = Some(Status { source: src as i32, tag: env.tag, len: len.min(d.cap), truncated: len > d.cap, ..Status::default() });
-        let landing = Landing { ptr: d.buf, cap: d.cap, token: TOKEN_DIRECT };
+        d.status = Some(Status {
+            source: src as i32,
+            tag: env.tag,
+            len: len.min(d.cap),
+            truncated: len > d.cap,
+            ..Status::default()
+        });
+        let landing = Landing {
+            ptr: d.buf,
+            cap: d.cap,
+            token: TOKEN_DIRECT,
+        };
         self.ack_sync(src, env);
         Some(landing)
     }
 
     fn on_cancel_request(&mut self, src: usize, env: &Envelope) {
         let found = self.unexpected.iter().position(|u| {
-            u.src == src && u.claimed.is_none() && u.env.sreq == env.sreq && u.env.ctx == env.ctx && u.env.tag == env.tag
+            u.src == src
+                && u.claimed.is_none()
+                && u.env.sreq == env.sreq
+                && u.env.ctx == env.ctx
+                && u.env.tag == env.tag
         });
         let mut ack = Envelope::new(Kind::CancelAck);
         ack.sreq = env.sreq;
         if let Some(i) = found {
-            if let Some(Unexpected { body: Body::Eager { data, .. }, .. }) = self.unexpected.remove(i) {
+            if let Some(Unexpected {
+                body: Body::Eager { data, .. },
+                ..
+            }) = self.unexpected.remove(i)
+            {
                 self.spare.push(data);
             }
             ack.flags = FLAG_CANCELLED;
@@ -335,23 +390,38 @@ impl State {
 
     /// An RTS's key landed: start the read it was matched for, or keep it with its message.
     fn rts_landed(&mut self, slot: usize) {
-        let Some(RtsLanding { key, src, target }) = self.rts.get_mut(slot).and_then(Option::take) else { return };
+        let Some(RtsLanding { key, src, target }) = self.rts.get_mut(slot).and_then(Option::take)
+        else {
+            return;
+        };
         let key = RegionKey::parse(&key[..]);
         match target {
             Some(RtsTarget::Recv(id)) => match key {
                 Some(key) => {
                     let len = self.reqs.get(id).map_or(0, |r| r.status.len);
-                    self.pulls.push_back(Pull { src, rreq: id, key, len });
+                    self.pulls.push_back(Pull {
+                        src,
+                        rreq: id,
+                        key,
+                        len,
+                    });
                 }
                 None => self.fail_refused(id),
             },
             Some(RtsTarget::Unexpected(seq)) => {
-                let Some(i) = self.unexpected.iter().rposition(|u| u.seq == seq) else { return };
+                let Some(i) = self.unexpected.iter().rposition(|u| u.seq == seq) else {
+                    return;
+                };
                 match (key, self.unexpected[i].claimed) {
                     (Some(key), Some(id)) => {
                         self.unexpected.remove(i);
                         let len = self.reqs.get(id).map_or(0, |r| r.status.len);
-                        self.pulls.push_back(Pull { src, rreq: id, key, len });
+                        self.pulls.push_back(Pull {
+                            src,
+                            rreq: id,
+                            key,
+                            len,
+                        });
                     }
                     (Some(key), None) => self.unexpected[i].body = Body::Rts(Some(key)),
                     (None, claimed) => {
@@ -382,32 +452,67 @@ impl Sink for State {
         match env.kind {
             Kind::Eager | Kind::Rts => {
                 if let Some(d) = &mut self.direct {
-                    if d.status.is_none() && d.became.is_none() && matches(d.ctx, d.src, d.tag, src, env) {
+                    if d.status.is_none()
+                        && d.became.is_none()
+                        && matches(d.ctx, d.src, d.tag, src, env)
+                    {
                         if let Some(landing) = self.match_direct(src, env) {
                             return landing;
                         }
                     }
                 }
-                let hit = self.posted.iter().position(|p| matches(p.ctx, p.src, p.tag, src, env));
+                let hit = self
+                    .posted
+                    .iter()
+                    .position(|p| matches(p.ctx, p.src, p.tag, src, env));
                 if let Some(i) = hit {
-                    let id = if i == 0 { self.posted.pop_front() } else { self.posted.remove(i) }.expect("index found above").id;
+                    let id = if i == 0 {
+                        self.posted.pop_front()
+                    } else {
+                        self.posted.remove(i)
+                    }
+                    .expect("index found above")
+                    .id;
                     if env.kind == Kind::Rts {
                         self.matched(id, src, env);
                         return self.rts_landing(src, Some(RtsTarget::Recv(id)));
                     }
                     let (buf, cap) = self.matched(id, src, env);
                     self.ack_sync(src, env);
-                    return Landing { ptr: buf, cap, token: id as u64 };
+                    return Landing {
+                        ptr: buf,
+                        cap,
+                        token: id as u64,
+                    };
                 }
                 let seq = self.next_seq;
                 self.next_seq += 1;
                 if env.kind == Kind::Rts {
-                    self.unexpected.push_back(Unexpected { seq, src, env: *env, body: Body::Rts(None), claimed: None });
+                    self.unexpected.push_back(Unexpected {
+                        seq,
+                        src,
+                        env: *env,
+                        body: Body::Rts(None),
+                        claimed: None,
+                    });
                     return self.rts_landing(src, Some(RtsTarget::Unexpected(seq)));
                 }
-                let mut u = Unexpected { seq, src, env: *env, body: Body::Eager { data: self.buffer(env.len as usize), complete: false }, claimed: None };
+                let mut u = Unexpected {
+                    seq,
+                    src,
+                    env: *env,
+                    body: Body::Eager {
+                        data: self.buffer(env.len as usize),
+                        complete: false,
+                    },
+                    claimed: None,
+                };
                 let landing = match &mut u.body {
-                    Body::Eager { data, .. } => Landing { ptr: data.as_mut_ptr(), cap: data.len(), token: TOKEN_UNEXPECTED | seq },
+                    Body::Eager { data, .. } => Landing {
+                        ptr: data.as_mut_ptr(),
+                        cap: data.len(),
+                        token: TOKEN_UNEXPECTED | seq,
+                    },
                     Body::Rts(_) => unreachable!("an eager message"),
                 };
                 self.unexpected.push_back(u);
@@ -457,7 +562,9 @@ impl Sink for State {
             return;
         }
         let seq = token & !TOKEN_UNEXPECTED;
-        let Some(i) = self.unexpected.iter().rposition(|u| u.seq == seq) else { return };
+        let Some(i) = self.unexpected.iter().rposition(|u| u.seq == seq) else {
+            return;
+        };
         if let Body::Eager { complete, .. } = &mut self.unexpected[i].body {
             *complete = true;
         }

@@ -53,7 +53,14 @@ impl BipChannel {
         while gather_max > 0 && sizer.packet_size(gather_max, one_packet) < gather_max {
             gather_max = gather_max.saturating_sub(64);
         }
-        Ok(BipChannel { eager_max: one_packet.saturating_sub(ENVELOPE_LEN), gather_max, staged: Vec::new(), spare: Vec::new(), copied: CopyCount::default(), bip })
+        Ok(BipChannel {
+            eager_max: one_packet.saturating_sub(ENVELOPE_LEN),
+            gather_max,
+            staged: Vec::new(),
+            spare: Vec::new(),
+            copied: CopyCount::default(),
+            bip,
+        })
     }
 
     /// Sets the eager limit (capped by what BIP sends without its own rendezvous). The default,
@@ -106,7 +113,13 @@ impl Channel for BipChannel {
     }
 
     #[inline]
-    fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], _sink: &mut dyn Sink) -> Result<bool> {
+    fn send_control(
+        &mut self,
+        dest: usize,
+        env: &Envelope,
+        payload: &[u8],
+        _sink: &mut dyn Sink,
+    ) -> Result<bool> {
         let head = env.emit();
         if ENVELOPE_LEN + payload.len() <= self.gather_max {
             return Ok(self.bip.send_now_gather(dest, CTRL_TAG, &head, payload)?);
@@ -126,7 +139,10 @@ impl Channel for BipChannel {
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool> {
         // One message per call: callers loop, and a second look that finds nothing would cost
         // a whole sweep of the routes on every arrival.
-        let mut any = match self.bip.lend(CTRL_TAG, |src, msg| deliver_whole(sink, src, msg))? {
+        let mut any = match self
+            .bip
+            .lend(CTRL_TAG, |src, msg| deliver_whole(sink, src, msg))?
+        {
             Some(r) => {
                 self.copied.add(r?);
                 true
@@ -143,7 +159,13 @@ impl Channel for BipChannel {
         Ok(any)
     }
 
-    unsafe fn export(&mut self, dest: usize, buf: *const u8, len: usize, sreq: u32) -> Result<RegionKey> {
+    unsafe fn export(
+        &mut self,
+        dest: usize,
+        buf: *const u8,
+        len: usize,
+        sreq: u32,
+    ) -> Result<RegionKey> {
         // SAFETY: the caller's contract is BIP's.
         Ok(unsafe { self.bip.export(dest, buf, len, u64::from(sreq))? })
     }
@@ -152,7 +174,14 @@ impl Channel for BipChannel {
         Ok(self.bip.revoke(key)?)
     }
 
-    unsafe fn pull(&mut self, src: usize, key: RegionKey, buf: *mut u8, len: usize, rreq: u32) -> Result<()> {
+    unsafe fn pull(
+        &mut self,
+        src: usize,
+        key: RegionKey,
+        buf: *mut u8,
+        len: usize,
+        rreq: u32,
+    ) -> Result<()> {
         // SAFETY: the caller's contract is BIP's.
         Ok(unsafe { self.bip.pull(src, key, buf, len, u64::from(rreq))? })
     }
@@ -169,6 +198,11 @@ impl Channel for BipChannel {
     }
 
     fn counters(&self) -> ChannelCounters {
-        ChannelCounters { nic: *self.bip.device().counters(), bip: self.bip.counters(), fm: None, channel: self.copied }
+        ChannelCounters {
+            nic: *self.bip.device().counters(),
+            bip: self.bip.counters(),
+            fm: None,
+            channel: self.copied,
+        }
     }
 }

@@ -17,7 +17,10 @@
 //! FM sends block until FM has taken the data; FM keeps extracting meanwhile, so arrivals are
 //! delivered to the sink while a send waits.
 
-use super::{deliver_event, deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Landing, Result, Sink};
+use super::{
+    deliver_event, deliver_whole, Channel, ChannelCounters, ChannelError, CopyCount, Landing,
+    Result, Sink,
+};
 use crate::envelope::{Envelope, ENVELOPE_LEN};
 use fm_streams::{Fm, Stream};
 use nic_model::{Device, DeviceStack, RegionKey};
@@ -98,11 +101,21 @@ impl FmChannel {
         } else {
             fm.set_handler(HANDLER, move |s| receive_message(&sh, s))?;
         }
-        Ok(FmChannel { fm, fm1, eager_max, shared, staging: Vec::new() })
+        Ok(FmChannel {
+            fm,
+            fm1,
+            eager_max,
+            shared,
+            staging: Vec::new(),
+        })
     }
 
     /// Runs `f` (FM calls that may run handlers) with `sink` available to the handlers.
-    fn with_sink<R>(&mut self, sink: &mut dyn Sink, f: impl FnOnce(&mut Fm<DeviceStack>) -> R) -> Result<R> {
+    fn with_sink<R>(
+        &mut self,
+        sink: &mut dyn Sink,
+        f: impl FnOnce(&mut Fm<DeviceStack>) -> R,
+    ) -> Result<R> {
         let p: *mut (dyn Sink + '_) = sink;
         // SAFETY: only the lifetime is erased; the pointer is cleared again below, before
         // `sink`'s borrow ends, and handlers use it only in between (see `Shared::with_sink`).
@@ -117,7 +130,13 @@ impl FmChannel {
     }
 
     /// Sends one FM message: `env`, then `payload`.
-    fn send_message(&mut self, dest: usize, env: &Envelope, payload: &[u8], sink: &mut dyn Sink) -> Result<()> {
+    fn send_message(
+        &mut self,
+        dest: usize,
+        env: &Envelope,
+        payload: &[u8],
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         let head = env.emit();
         if self.fm1 {
             let mut staging = std::mem::take(&mut self.staging);
@@ -148,12 +167,16 @@ fn receive_message(sh: &Shared, s: &mut Stream<'_>) {
     let env = match (s.receive(&mut head), Envelope::parse(&head)) {
         (ENVELOPE_LEN, Some(env)) if env.payload_len() as u64 == s.remaining() => env,
         _ => {
-            sh.fail(ChannelError::Transport(format!("malformed MPI message from rank {src} over FM")));
+            sh.fail(ChannelError::Transport(format!(
+                "malformed MPI message from rank {src} over FM"
+            )));
             drain(s);
             return;
         }
     };
-    let Some(landing) = sh.with_sink(|sink| sink.arrived(src, &env)) else { return drain(s) };
+    let Some(landing) = sh.with_sink(|sink| sink.arrived(src, &env)) else {
+        return drain(s);
+    };
     let n = landing.cap.min(env.payload_len());
     if n > 0 {
         // SAFETY: the landing is valid for `cap` bytes of writing until `landed` (the
@@ -199,7 +222,13 @@ impl Channel for FmChannel {
         self.eager_max
     }
 
-    fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], sink: &mut dyn Sink) -> Result<bool> {
+    fn send_control(
+        &mut self,
+        dest: usize,
+        env: &Envelope,
+        payload: &[u8],
+        sink: &mut dyn Sink,
+    ) -> Result<bool> {
         self.send_message(dest, env, payload, sink)?;
         Ok(true)
     }
@@ -213,7 +242,13 @@ impl Channel for FmChannel {
         Ok(any)
     }
 
-    unsafe fn export(&mut self, dest: usize, buf: *const u8, len: usize, sreq: u32) -> Result<RegionKey> {
+    unsafe fn export(
+        &mut self,
+        dest: usize,
+        buf: *const u8,
+        len: usize,
+        sreq: u32,
+    ) -> Result<RegionKey> {
         // SAFETY: the caller's contract is FM's (BIP's).
         Ok(unsafe { self.fm.export(dest, buf, len, u64::from(sreq))? })
     }
@@ -222,7 +257,14 @@ impl Channel for FmChannel {
         Ok(self.fm.revoke(key)?)
     }
 
-    unsafe fn pull(&mut self, src: usize, key: RegionKey, buf: *mut u8, len: usize, rreq: u32) -> Result<()> {
+    unsafe fn pull(
+        &mut self,
+        src: usize,
+        key: RegionKey,
+        buf: *mut u8,
+        len: usize,
+        rreq: u32,
+    ) -> Result<()> {
         // SAFETY: the caller's contract is FM's (BIP's).
         Ok(unsafe { self.fm.pull(src, key, buf, len, u64::from(rreq))? })
     }
@@ -237,6 +279,11 @@ impl Channel for FmChannel {
 
     fn counters(&self) -> ChannelCounters {
         let bip = self.fm.bip();
-        ChannelCounters { nic: *bip.device().counters(), bip: bip.counters(), fm: Some(self.fm.counters()), channel: self.shared.copied.get() }
+        ChannelCounters {
+            nic: *bip.device().counters(),
+            bip: bip.counters(),
+            fm: Some(self.fm.counters()),
+            channel: self.shared.copied.get(),
+        }
     }
 }

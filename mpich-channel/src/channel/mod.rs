@@ -52,7 +52,10 @@ pub type Result<T, E = ChannelError> = std::result::Result<T, E>;
 impl From<bip_core::BipError> for ChannelError {
     fn from(e: bip_core::BipError) -> Self {
         match e {
-            bip_core::BipError::PeerGone { rank, why } => ChannelError::PeerGone { rank, why: why.to_string() },
+            bip_core::BipError::PeerGone { rank, why } => ChannelError::PeerGone {
+                rank,
+                why: why.to_string(),
+            },
             e => ChannelError::Transport(format!("BIP: {e}")),
         }
     }
@@ -78,7 +81,11 @@ pub struct Landing {
 
 impl Landing {
     /// For messages without payload, or whose payload is dropped.
-    pub const NOWHERE: Landing = Landing { ptr: std::ptr::null_mut(), cap: 0, token: u64::MAX };
+    pub const NOWHERE: Landing = Landing {
+        ptr: std::ptr::null_mut(),
+        cap: 0,
+        token: u64::MAX,
+    };
 }
 
 /// The end of a large-message transfer.
@@ -117,7 +124,13 @@ pub trait Channel {
     /// Sends a control message: the envelope, then `payload`. `Ok(false)` when it cannot go now
     /// (no buffer or credit; nothing was sent: try again after `poll`). Once `Ok(true)`,
     /// `payload` may be reused.
-    fn send_control(&mut self, dest: usize, env: &Envelope, payload: &[u8], sink: &mut dyn Sink) -> Result<bool>;
+    fn send_control(
+        &mut self,
+        dest: usize,
+        env: &Envelope,
+        payload: &[u8],
+        sink: &mut dyn Sink,
+    ) -> Result<bool>;
     /// Delivers arrived messages and finished transfers to `sink`, and moves the transport
     /// on; never blocks. True if anything happened.
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool>;
@@ -126,7 +139,13 @@ pub trait Channel {
     ///
     /// # Safety
     /// `buf` is valid for `len` bytes of reading, unmodified, until then (or [`Channel::revoke`]).
-    unsafe fn export(&mut self, dest: usize, buf: *const u8, len: usize, sreq: u32) -> Result<RegionKey>;
+    unsafe fn export(
+        &mut self,
+        dest: usize,
+        buf: *const u8,
+        len: usize,
+        sreq: u32,
+    ) -> Result<RegionKey>;
     /// Withdraws an export whose message was cancelled before any receive matched it.
     fn revoke(&mut self, key: RegionKey) -> Result<()>;
     /// Reads `len` bytes of `src`'s region `key` into `buf`, for receive `rreq`;
@@ -134,7 +153,14 @@ pub trait Channel {
     ///
     /// # Safety
     /// `buf` is valid for `len` bytes of writing, and not otherwise accessed, until then.
-    unsafe fn pull(&mut self, src: usize, key: RegionKey, buf: *mut u8, len: usize, rreq: u32) -> Result<()>;
+    unsafe fn pull(
+        &mut self,
+        src: usize,
+        key: RegionKey,
+        buf: *mut u8,
+        len: usize,
+        rreq: u32,
+    ) -> Result<()>;
     /// Errors out if a peer that an operation waits for is dead (called by waiting loops now
     /// and then).
     fn check_peers(&mut self) -> Result<()>;
@@ -151,21 +177,33 @@ pub trait Channel {
 pub(crate) fn deliver_event(sink: &mut dyn Sink, e: bip_core::Event) {
     match e {
         bip_core::Event::Exported { token } => sink.data_done(DataDone::Send(token as u32)),
-        bip_core::Event::Pulled { token, result } => sink.data_done(DataDone::Recv(token as u32, result.err().map(|e| e.to_string()))),
+        bip_core::Event::Pulled { token, result } => sink.data_done(DataDone::Recv(
+            token as u32,
+            result.err().map(|e| e.to_string()),
+        )),
     }
 }
 
 /// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
 pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
     let nic = nic_model::DeviceStack::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
-    let eager = |default: usize| std::env::var("MPI_EAGER_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let eager = |default: usize| {
+        std::env::var("MPI_EAGER_MAX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
     Ok(match name {
         "bip" => {
             let ch = bip::BipChannel::new(nic, None)?;
             let max = eager(ch.eager_max());
             Box::new(ch.with_eager_max(max))
         }
-        "fm" => Box::new(fm::FmChannel::new(nic, false, eager(fm::DEFAULT_EAGER_MAX))?),
+        "fm" => Box::new(fm::FmChannel::new(
+            nic,
+            false,
+            eager(fm::DEFAULT_EAGER_MAX),
+        )?),
         // FM 1.x moves every message whole (staged, then handed to its handler): there is no
         // rendezvous at this layer over it.
         "fm1" => Box::new(fm::FmChannel::new(nic, true, eager(usize::MAX))?),
@@ -189,7 +227,9 @@ pub enum OpenError {
 /// copied (for the channel's counters).
 #[inline]
 pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Result<usize> {
-    let bad = |why: &str| ChannelError::Transport(format!("malformed control message from rank {src}: {why}"));
+    let bad = |why: &str| {
+        ChannelError::Transport(format!("malformed control message from rank {src}: {why}"))
+    };
     let env = Envelope::parse(msg).ok_or_else(|| bad("bad envelope"))?;
     let payload = &msg[crate::envelope::ENVELOPE_LEN..];
     if payload.len() != env.payload_len() {

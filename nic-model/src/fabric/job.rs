@@ -37,7 +37,12 @@ pub const DEFAULT_SLOT_BYTES: usize = 4096;
 
 impl JobConfig {
     pub fn new(nranks: usize) -> Self {
-        let from_env = |k: &str, d: usize| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+        let from_env = |k: &str, d: usize| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(d)
+        };
         JobConfig {
             nranks,
             slots_per_ring: from_env("MPI_NIC_SLOTS", DEFAULT_SLOTS),
@@ -104,10 +109,17 @@ impl Job {
         let geo = Geometry::new(cfg.nranks, cfg.slots_per_ring, cfg.slot_bytes)
             .map_err(NicError::BadFabric)?;
         let key = shm::random_key()?;
-        let seed = cfg.fault_seed.unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().unwrap()));
+        let seed = cfg
+            .fault_seed
+            .unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().unwrap()));
         let (fabric, fd) = Fabric::create(geo, key, seed)?;
         tracing::debug!(target: "nic", nranks = cfg.nranks, bytes = geo.total_bytes, "fabric created");
-        Ok(Job { fabric, fd, key, bind_cores: cfg.bind_cores })
+        Ok(Job {
+            fabric,
+            fd,
+            key,
+            bind_cores: cfg.bind_cores,
+        })
     }
 
     pub fn nranks(&self) -> usize {
@@ -125,7 +137,9 @@ impl Job {
     pub fn prepare(&self, cmd: &mut Command, rank: Rank) {
         assert!(rank < self.nranks(), "rank {rank} out of range");
         let fd = self.fd.as_raw_fd();
-        let cpu = self.bind_cores.then(|| rank % std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cpu = self
+            .bind_cores
+            .then(|| rank % std::thread::available_parallelism().map_or(1, |n| n.get()));
         cmd.envs(self.env_for(rank));
         // SAFETY: the closure runs in the child between fork and exec and calls only
         // async-signal-safe functions (fcntl, prctl, getppid, sched_setaffinity) on a
@@ -135,7 +149,13 @@ impl Job {
                 if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
                 // The launcher may have died between fork and prctl.
                 if libc::getppid() == 1 {
                     libc::_exit(1);
@@ -165,7 +185,10 @@ impl Job {
     /// that runs as a one-rank job of its own): it names a duplicate of the descriptor, since
     /// the attaching NIC takes its descriptor over and closes it.
     pub fn env_for_self(&self, rank: Rank) -> Result<[(&'static str, String); 3]> {
-        let dup = self.fd.try_clone().map_err(|e| NicError::Os { what: "duplicating the fabric descriptor", source: e })?;
+        let dup = self.fd.try_clone().map_err(|e| NicError::Os {
+            what: "duplicating the fabric descriptor",
+            source: e,
+        })?;
         let mut env = self.env_for(rank);
         env[0].1 = std::os::fd::IntoRawFd::into_raw_fd(dup).to_string();
         Ok(env)
@@ -181,9 +204,11 @@ impl Job {
             RankExit::KilledByLauncher => 137,
         };
         block.exit_status.store(code, Ordering::Relaxed);
-        let _ = block.state.fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
-            (s != rank_state::FINALIZED || !exit.success()).then_some(rank_state::DEAD)
-        });
+        let _ = block
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+                (s != rank_state::FINALIZED || !exit.success()).then_some(rank_state::DEAD)
+            });
     }
 
     /// Starts one process per rank (`make(rank)` builds its command), waits for all of them,
@@ -204,7 +229,10 @@ impl Job {
                 Ok(c) => children.push(c),
                 Err(e) => {
                     kill_all(&mut children);
-                    return Err(NicError::Os { what: "starting a rank's process", source: e });
+                    return Err(NicError::Os {
+                        what: "starting a rank's process",
+                        source: e,
+                    });
                 }
             }
         }
@@ -254,7 +282,11 @@ impl Job {
                 pause = (pause * 2).min(Duration::from_millis(10));
             }
         }
-        Ok(JobOutcome { exits: exits.into_iter().map(Option::unwrap).collect(), first_failure, timed_out })
+        Ok(JobOutcome {
+            exits: exits.into_iter().map(Option::unwrap).collect(),
+            first_failure,
+            timed_out,
+        })
     }
 }
 

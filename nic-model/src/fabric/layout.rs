@@ -159,9 +159,13 @@ impl Geometry {
             return Err(format!("a job needs 1 to 4096 processes, not {nranks}"));
         }
         if !slots_per_ring.is_power_of_two() || !(2..=65536).contains(&slots_per_ring) {
-            return Err(format!("slots per ring must be a power of two in 2..=65536, not {slots_per_ring}"));
+            return Err(format!(
+                "slots per ring must be a power of two in 2..=65536, not {slots_per_ring}"
+            ));
         }
-        if !slot_bytes.is_multiple_of(CACHE_LINE) || !(2 * CACHE_LINE..=1 << 20).contains(&slot_bytes) {
+        if !slot_bytes.is_multiple_of(CACHE_LINE)
+            || !(2 * CACHE_LINE..=1 << 20).contains(&slot_bytes)
+        {
             return Err(format!(
                 "slot size must be a multiple of {CACHE_LINE} between {} and 1 MiB, not {slot_bytes}",
                 2 * CACHE_LINE
@@ -173,7 +177,15 @@ impl Geometry {
         let ring_offset = round_up(region_offset + regions_bytes, PAGE);
         let ring_stride = round_up(CACHE_LINE + slots_per_ring * slot_bytes, PAGE);
         let total_bytes = ring_offset + nranks * nranks * ring_stride;
-        Ok(Geometry { nranks, slots_per_ring, slot_bytes, region_offset, ring_offset, ring_stride, total_bytes })
+        Ok(Geometry {
+            nranks,
+            slots_per_ring,
+            slot_bytes,
+            region_offset,
+            ring_offset,
+            ring_stride,
+            total_bytes,
+        })
     }
 
     /// Offset of slot `slot` of `rank`'s region descriptors.

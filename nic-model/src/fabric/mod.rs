@@ -55,15 +55,17 @@ impl Fabric {
 
     /// Attaches to the fabric described by this process's environment, checking the job key.
     pub fn from_env() -> Result<(Self, Rank)> {
-        let fd: RawFd = read_env(env::FABRIC_FD)?
-            .parse()
-            .map_err(|_| NicError::BadFabric(format!("{} is not a descriptor number", env::FABRIC_FD)))?;
+        let fd: RawFd = read_env(env::FABRIC_FD)?.parse().map_err(|_| {
+            NicError::BadFabric(format!("{} is not a descriptor number", env::FABRIC_FD))
+        })?;
         let rank: Rank = read_env(env::RANK)?
             .parse()
             .map_err(|_| NicError::BadFabric(format!("{} is not a number", env::RANK)))?;
         let key = read_env(env::JOB_KEY)?;
         if fd < 3 {
-            return Err(NicError::BadFabric(format!("descriptor {fd} cannot be a fabric")));
+            return Err(NicError::BadFabric(format!(
+                "descriptor {fd} cannot be a fabric"
+            )));
         }
         // SAFETY: the launcher passed this descriptor down to us for exactly this purpose; we
         // take ownership so that it is closed once mapped (the mapping keeps the memory).
@@ -75,15 +77,29 @@ impl Fabric {
             return Err(NicError::BadFabric("wrong magic or layout version".into()));
         }
         if hex(&h.job_key) != key {
-            return Err(NicError::BadFabric("job key does not match: this fabric belongs to another job".into()));
+            return Err(NicError::BadFabric(
+                "job key does not match: this fabric belongs to another job".into(),
+            ));
         }
-        let geo = Geometry::new(h.nranks as usize, h.slots_per_ring as usize, h.slot_bytes as usize)
-            .map_err(NicError::BadFabric)?;
-        if geo.total_bytes as u64 != h.total_bytes || geo.region_offset as u64 != h.region_offset || geo.total_bytes > region.len() {
-            return Err(NicError::BadFabric("fabric size does not match its header".into()));
+        let geo = Geometry::new(
+            h.nranks as usize,
+            h.slots_per_ring as usize,
+            h.slot_bytes as usize,
+        )
+        .map_err(NicError::BadFabric)?;
+        if geo.total_bytes as u64 != h.total_bytes
+            || geo.region_offset as u64 != h.region_offset
+            || geo.total_bytes > region.len()
+        {
+            return Err(NicError::BadFabric(
+                "fabric size does not match its header".into(),
+            ));
         }
         if rank >= geo.nranks {
-            return Err(NicError::BadRank { rank, nranks: geo.nranks });
+            return Err(NicError::BadRank {
+                rank,
+                nranks: geo.nranks,
+            });
         }
         Ok((Fabric { region, geo }, rank))
     }
@@ -98,7 +114,8 @@ impl Fabric {
 
     pub fn rank_block(&self, rank: Rank) -> &RankBlock {
         assert!(rank < self.geo.nranks);
-        self.region.at(layout::PAGE + rank * std::mem::size_of::<RankBlock>())
+        self.region
+            .at(layout::PAGE + rank * std::mem::size_of::<RankBlock>())
     }
 
     /// Region descriptor `slot` of `rank` (`slot < REGION_SLOTS`).

@@ -52,7 +52,9 @@ impl SharedRegion {
             return Err(NicError::os("fstat on the inherited fabric descriptor"));
         }
         if (st.st_mode & libc::S_IFMT) != libc::S_IFREG || st.st_size <= 0 {
-            return Err(NicError::BadFabric("the inherited descriptor is not a memory file".into()));
+            return Err(NicError::BadFabric(
+                "the inherited descriptor is not a memory file".into(),
+            ));
         }
         Self::map(fd, st.st_size as usize)
     }
@@ -72,7 +74,10 @@ impl SharedRegion {
         if p == libc::MAP_FAILED {
             return Err(NicError::os("mapping the fabric (mmap)"));
         }
-        Ok(SharedRegion { base: p.cast(), len })
+        Ok(SharedRegion {
+            base: p.cast(),
+            len,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -85,8 +90,15 @@ impl SharedRegion {
     /// If `T` would not lie inside the region or `offset` is misaligned for `T`. Callers pass
     /// offsets from `layout::Geometry`, which are validated when the fabric is created.
     pub fn at<T>(&self, offset: usize) -> &T {
-        assert!(offset + std::mem::size_of::<T>() <= self.len, "fabric access out of bounds");
-        assert_eq!(offset % std::mem::align_of::<T>(), 0, "misaligned fabric access");
+        assert!(
+            offset + std::mem::size_of::<T>() <= self.len,
+            "fabric access out of bounds"
+        );
+        assert_eq!(
+            offset % std::mem::align_of::<T>(),
+            0,
+            "misaligned fabric access"
+        );
         // SAFETY: in bounds and aligned (checked above); the layout types are made of atomics
         // and plain integers for which any bit pattern is valid, and the memory is zeroed at
         // creation.

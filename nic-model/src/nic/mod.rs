@@ -56,7 +56,9 @@ impl Nic {
         let profile = Profile::load(&std::env::var(PROFILE_ENV).unwrap_or_default())?;
         let dma = std::env::var(DMA_ENV).unwrap_or_default();
         let split_min = match std::env::var(SPLIT_ENV) {
-            Ok(v) => v.parse().map_err(|_| NicError::Config(format!("{SPLIT_ENV}={v:?} is not a number of bytes")))?,
+            Ok(v) => v.parse().map_err(|_| {
+                NicError::Config(format!("{SPLIT_ENV}={v:?} is not a number of bytes"))
+            })?,
             Err(_) => DEFAULT_SPLIT_MIN,
         };
         let engine = regions::Engine {
@@ -68,27 +70,47 @@ impl Nic {
         Nic::attach(fabric, rank, profile, engine)
     }
 
-    fn attach(fabric: Fabric, rank: Rank, profile: Option<Profile>, engine: regions::Engine) -> Result<Nic> {
+    fn attach(
+        fabric: Fabric,
+        rank: Rank,
+        profile: Option<Profile>,
+        engine: regions::Engine,
+    ) -> Result<Nic> {
         let n = fabric.geometry().nranks;
         // Every rank of a job attaches to this host's shared-memory fabric.
         crate::wait::note_ranks_on_host(n);
         let block = fabric.rank_block(rank);
         if block
             .state
-            .compare_exchange(rank_state::EMPTY, rank_state::ATTACHED, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                rank_state::EMPTY,
+                rank_state::ATTACHED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_err()
         {
-            return Err(NicError::BadFabric(format!("rank {rank} is already attached by another process")));
+            return Err(NicError::BadFabric(format!(
+                "rank {rank} is already attached by another process"
+            )));
         }
         // SAFETY: getpid has no preconditions.
-        block.pid.store(unsafe { libc::getpid() }, Ordering::Release);
+        block
+            .pid
+            .store(unsafe { libc::getpid() }, Ordering::Release);
         crate::dma::allow_peers();
         // SAFETY: this process is the only one attached as `rank` (checked above), so it owns
         // the send end of every ring `rank -> *` and the receive end of every ring `* -> rank`;
         // the rings live in `fabric`, which the Nic owns and drops after them.
-        let tx = (0..n).map(|d| unsafe { TxRing::new(&fabric, rank, d) }).collect();
-        let rx = (0..n).map(|s| unsafe { RxRing::new(&fabric, s, rank) }).collect();
-        let seed = fabric.header().fault_seed ^ (rank as u64).rotate_left(32) ^ u64::from(std::process::id());
+        let tx = (0..n)
+            .map(|d| unsafe { TxRing::new(&fabric, rank, d) })
+            .collect();
+        let rx = (0..n)
+            .map(|s| unsafe { RxRing::new(&fabric, s, rank) })
+            .collect();
+        let seed = fabric.header().fault_seed
+            ^ (rank as u64).rotate_left(32)
+            ^ u64::from(std::process::id());
         let regions = regions::Regions::new(seed, engine, &fabric, rank);
         tracing::debug!(target: "nic", rank, nranks = n, profile = profile.as_ref().map(|p| p.name.as_str()).unwrap_or("native"), "NIC attached");
         Ok(Nic {
@@ -127,7 +149,10 @@ impl Drop for Nic {
         self.regions.withdraw_all(&self.fabric, self.rank);
         // Leaving without finalizing is a death as far as peers are concerned.
         if !self.finalized {
-            self.fabric.rank_block(self.rank).state.store(rank_state::DEAD, Ordering::Release);
+            self.fabric
+                .rank_block(self.rank)
+                .state
+                .store(rank_state::DEAD, Ordering::Release);
         }
     }
 }
@@ -142,7 +167,10 @@ impl Device for Nic {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { mtu: self.fabric.geometry().mtu(), reliable: true }
+        Capabilities {
+            mtu: self.fabric.geometry().mtu(),
+            reliable: true,
+        }
     }
 
     #[inline]
@@ -160,7 +188,11 @@ impl Device for Nic {
         // SAFETY: `has_room()` said the next slot is free, and we publish it before the ring
         // is used again.
         let buf = unsafe { ring.payload() };
-        assert!(len <= buf.len(), "packet of {len} bytes exceeds the mtu of {}", buf.len());
+        assert!(
+            len <= buf.len(),
+            "packet of {len} bytes exceeds the mtu of {}",
+            buf.len()
+        );
         fill(&mut buf[..len]);
         let deliver_at = match &self.profile {
             None => 0,
@@ -200,11 +232,14 @@ impl Device for Nic {
         if !self.regions.doorbell_rang(&self.fabric, self.rank) {
             return false;
         }
-        self.regions.serve_assists(&self.fabric, self.rank, &mut self.counters)
+        self.regions
+            .serve_assists(&self.fabric, self.rank, &mut self.counters)
     }
 
     unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
-        Ok(self.regions.register(&self.fabric, self.rank, RegionInfo { addr, len, access }))
+        Ok(self
+            .regions
+            .register(&self.fabric, self.rank, RegionInfo { addr, len, access }))
     }
 
     fn deregister(&mut self, region: RegionKey) -> Result<()> {
@@ -220,18 +255,39 @@ impl Device for Nic {
         self.regions.local(self.rank, key)
     }
 
-    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+    unsafe fn read_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<Transfer> {
         self.check_peer(peer)?;
         let _span = tracing::trace_span!(target: "nic", "read_region", peer, len).entered();
         let start = now_ns();
-        let read = regions::Read { peer, key, offset, local, len };
+        let read = regions::Read {
+            peer,
+            key,
+            offset,
+            local,
+            len,
+        };
         let split = self.profile.is_none();
         // SAFETY: the caller's contract is passed on.
-        let t = unsafe { self.regions.read(&self.fabric, self.rank, read, split, &mut self.counters)? };
+        let t = unsafe {
+            self.regions
+                .read(&self.fabric, self.rank, read, split, &mut self.counters)?
+        };
         if let Some(p) = &self.profile {
             // The data moved at memory speed; now wait for the modeled pipeline of packets.
-            let (src, dst) = (self.fabric.rank_block(peer), self.fabric.rank_block(self.rank));
-            let packet = crate::timing::PacketSizer::for_profile(Some(p)).packet_size(len, usize::MAX).max(1);
+            let (src, dst) = (
+                self.fabric.rank_block(peer),
+                self.fabric.rank_block(self.rank),
+            );
+            let packet = crate::timing::PacketSizer::for_profile(Some(p))
+                .packet_size(len, usize::MAX)
+                .max(1);
             let mut done_at = start;
             let mut left = len;
             while left > 0 {
@@ -246,13 +302,21 @@ impl Device for Nic {
         Ok(t)
     }
 
-    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+    fn write_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+    ) -> Result<()> {
         self.check_peer(peer)?;
-        self.regions.write(&self.fabric, peer, key, offset, local, &mut self.counters)
+        self.regions
+            .write(&self.fabric, peer, key, offset, local, &mut self.counters)
     }
 
     fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
-        self.regions.poll_transfer(&self.fabric, id, &mut self.counters)
+        self.regions
+            .poll_transfer(&self.fabric, id, &mut self.counters)
     }
 
     fn peer_status(&self, peer: Rank) -> PeerStatus {
@@ -263,7 +327,10 @@ impl Device for Nic {
             rank_state::ATTACHED => {
                 let pid = b.pid.load(Ordering::Acquire);
                 // SAFETY: signal 0 only checks for existence.
-                if pid > 0 && unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                if pid > 0
+                    && unsafe { libc::kill(pid, 0) } != 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+                {
                     PeerStatus::Dead
                 } else {
                     PeerStatus::Alive
@@ -299,7 +366,10 @@ impl Device for Nic {
 impl Nic {
     fn check_peer(&self, peer: Rank) -> Result<()> {
         if peer >= self.nranks {
-            return Err(NicError::BadRank { rank: peer, nranks: self.nranks });
+            return Err(NicError::BadRank {
+                rank: peer,
+                nranks: self.nranks,
+            });
         }
         Ok(())
     }

@@ -74,7 +74,13 @@ pub(super) struct Regions {
 
 impl Regions {
     pub fn new(seed: u64, engine: Engine, fabric: &Fabric, _rank: Rank) -> Regions {
-        Regions { table: RegionTable::new(seed), engine, seen_doorbell: 0, pending: Vec::new(), nranks: fabric.geometry().nranks }
+        Regions {
+            table: RegionTable::new(seed),
+            engine,
+            seen_doorbell: 0,
+            pending: Vec::new(),
+            nranks: fabric.geometry().nranks,
+        }
     }
 
     /// Exports a region; publishes it in the fabric if its id has a descriptor.
@@ -94,10 +100,16 @@ impl Regions {
     /// Withdraws a region: from now on its key is refused.
     pub fn deregister(&mut self, fabric: &Fabric, me: Rank, key: RegionKey) -> Result<()> {
         if !self.table.remove(key) {
-            return Err(NicError::RegionRefused { rank: me, why: format!("{key} is not exported here (never, or withdrawn already)") });
+            return Err(NicError::RegionRefused {
+                rank: me,
+                why: format!("{key} is not exported here (never, or withdrawn already)"),
+            });
         }
         if (key.id as usize) < REGION_SLOTS {
-            fabric.region_desc(me, key.id as usize).key.store(0, Release);
+            fabric
+                .region_desc(me, key.id as usize)
+                .key
+                .store(0, Release);
         }
         Ok(())
     }
@@ -105,13 +117,19 @@ impl Regions {
     /// Withdraws every published region (the NIC is going away).
     pub fn withdraw_all(&mut self, fabric: &Fabric, me: Rank) {
         for (key, _) in self.table.live_below(REGION_SLOTS) {
-            fabric.region_desc(me, key.id as usize).key.store(0, Release);
+            fabric
+                .region_desc(me, key.id as usize)
+                .key
+                .store(0, Release);
         }
     }
 
     /// One of this NIC's own regions.
     pub fn local(&self, me: Rank, key: RegionKey) -> Result<RegionInfo> {
-        self.table.get(key).ok_or_else(|| NicError::RegionRefused { rank: me, why: format!("{key} is not exported (never, or withdrawn)") })
+        self.table.get(key).ok_or_else(|| NicError::RegionRefused {
+            rank: me,
+            why: format!("{key} is not exported (never, or withdrawn)"),
+        })
     }
 
     /// Whether an importer rang this NIC's doorbell since it last looked.
@@ -131,18 +149,28 @@ impl Regions {
         let mut any = false;
         for (key, info) in self.table.live_below(REGION_SLOTS) {
             let d = fabric.region_desc(me, key.id as usize);
-            if d.assist.load(Relaxed) != assist::ASKED || d.assist.compare_exchange(assist::ASKED, assist::TAKEN, Acquire, Relaxed).is_err() {
+            if d.assist.load(Relaxed) != assist::ASKED
+                || d.assist
+                    .compare_exchange(assist::ASKED, assist::TAKEN, Acquire, Relaxed)
+                    .is_err()
+            {
                 continue;
             }
             any = true;
-            let (dst, from, len) = (d.assist_dst.load(Relaxed) as usize, d.assist_from.load(Relaxed) as usize, d.assist_len.load(Relaxed) as usize);
+            let (dst, from, len) = (
+                d.assist_dst.load(Relaxed) as usize,
+                d.assist_from.load(Relaxed) as usize,
+                d.assist_len.load(Relaxed) as usize,
+            );
             let peer = d.assist_peer.load(Relaxed) as usize;
-            let fits = from.checked_add(len).is_some_and(|end| end <= info.len) && peer < self.nranks;
+            let fits =
+                from.checked_add(len).is_some_and(|end| end <= info.len) && peer < self.nranks;
             let mut wrote = false;
             if self.engine.write && fits {
                 // SAFETY: bytes `from..from + len` lie inside the region (checked above), which
                 // the exporter keeps valid until it withdraws it (`Device::register`'s contract).
-                let part = unsafe { std::slice::from_raw_parts((info.addr + from) as *const u8, len) };
+                let part =
+                    unsafe { std::slice::from_raw_parts((info.addr + from) as *const u8, len) };
                 let pid = fabric.rank_block(peer).pid.load(Acquire);
                 match dma::write_to(pid, dst, part) {
                     Ok(()) => wrote = true,
@@ -150,14 +178,17 @@ impl Regions {
                         tracing::debug!(target: "nic", peer, "writing into peers refused by the kernel; importers copy alone");
                         self.engine.write = false;
                     }
-                    Err(e) => tracing::debug!(target: "nic", peer, error = %e, "split copy failed; the importer copies the part"),
+                    Err(e) => {
+                        tracing::debug!(target: "nic", peer, error = %e, "split copy failed; the importer copies the part")
+                    }
                 }
             }
             if wrote {
                 counters.assists += 1;
                 counters.dma_bytes += len as u64;
             }
-            d.assist.store(if wrote { assist::DONE } else { assist::REFUSED }, Release);
+            d.assist
+                .store(if wrote { assist::DONE } else { assist::REFUSED }, Release);
         }
         any
     }
@@ -166,9 +197,17 @@ impl Regions {
     ///
     /// # Safety
     /// `r.local` is valid for `r.len` bytes of writing until the transfer is done.
-    pub unsafe fn read(&mut self, fabric: &Fabric, me: Rank, r: Read, split: bool, counters: &mut Counters) -> Result<Transfer> {
+    pub unsafe fn read(
+        &mut self,
+        fabric: &Fabric,
+        me: Rank,
+        r: Read,
+        split: bool,
+        counters: &mut Counters,
+    ) -> Result<Transfer> {
         let (d, info) = peer_region(fabric, r.peer, r.key)?;
-        info.check(r.offset, r.len, Access::READ).map_err(|why| refused(r.peer, r.key, why))?;
+        info.check(r.offset, r.len, Access::READ)
+            .map_err(|why| refused(r.peer, r.key, why))?;
         if !self.engine.read {
             return Err(NicError::NoSingleCopy { rank: r.peer });
         }
@@ -177,8 +216,15 @@ impl Regions {
         }
         let remote = info.addr + r.offset;
         let pid = fabric.rank_block(r.peer).pid.load(Acquire);
-        let at = if split && self.engine.split_min > 0 && r.len >= self.engine.split_min { split_point(r.len) } else { r.len };
-        let asked = at < r.len && d.assist.compare_exchange(assist::IDLE, assist::PREPARING, Acquire, Relaxed).is_ok();
+        let at = if split && self.engine.split_min > 0 && r.len >= self.engine.split_min {
+            split_point(r.len)
+        } else {
+            r.len
+        };
+        let asked = at < r.len
+            && d.assist
+                .compare_exchange(assist::IDLE, assist::PREPARING, Acquire, Relaxed)
+                .is_ok();
         if asked {
             d.assist_dst.store(r.local as u64 + at as u64, Relaxed);
             d.assist_from.store((r.offset + at) as u64, Relaxed);
@@ -190,12 +236,23 @@ impl Regions {
         let mine = if asked { at } else { r.len };
         // SAFETY: `local` is valid for `len >= mine` bytes of writing (the caller's contract).
         let first = unsafe { std::slice::from_raw_parts_mut(r.local, mine) };
-        let copied = self.copy_in(pid, r.peer, remote, first, counters).and_then(|()| still_there(d, r.peer, r.key));
+        let copied = self
+            .copy_in(pid, r.peer, remote, first, counters)
+            .and_then(|()| still_there(d, r.peer, r.key));
         if !asked {
             return copied.map(|()| Transfer::Done);
         }
-        let rest = Pending { peer: r.peer, key: r.key, dst: r.local.wrapping_add(at), remote: remote + at, len: r.len - at };
-        match d.assist.compare_exchange(assist::ASKED, assist::WITHDRAWN, AcqRel, Acquire) {
+        let rest = Pending {
+            peer: r.peer,
+            key: r.key,
+            dst: r.local.wrapping_add(at),
+            remote: remote + at,
+            len: r.len - at,
+        };
+        match d
+            .assist
+            .compare_exchange(assist::ASKED, assist::WITHDRAWN, AcqRel, Acquire)
+        {
             Ok(_) => {
                 // The exporter never started: our part and its part are ours.
                 let rest_done = copied.and_then(|()| self.copy_rest(fabric, pid, rest, counters));
@@ -204,10 +261,14 @@ impl Regions {
             }
             Err(assist::TAKEN) => {
                 copied?;
-                let slot = self.pending.iter().position(Option::is_none).unwrap_or_else(|| {
-                    self.pending.push(None);
-                    self.pending.len() - 1
-                });
+                let slot = self
+                    .pending
+                    .iter()
+                    .position(Option::is_none)
+                    .unwrap_or_else(|| {
+                        self.pending.push(None);
+                        self.pending.len() - 1
+                    });
                 self.pending[slot] = Some(rest);
                 Ok(Transfer::Pending(TransferId(slot as u32)))
             }
@@ -220,9 +281,16 @@ impl Regions {
 
     /// Whether pending read `id` is done (the exporter wrote its part, or refused and we copied
     /// it).
-    pub fn poll_transfer(&mut self, fabric: &Fabric, id: TransferId, counters: &mut Counters) -> Result<bool> {
+    pub fn poll_transfer(
+        &mut self,
+        fabric: &Fabric,
+        id: TransferId,
+        counters: &mut Counters,
+    ) -> Result<bool> {
         let Some(Some(p)) = self.pending.get(id.0 as usize).copied() else {
-            return Err(NicError::Unsupported("polling a transfer that is not pending"));
+            return Err(NicError::Unsupported(
+                "polling a transfer that is not pending",
+            ));
         };
         let d = fabric.region_desc(p.peer, p.key.id as usize);
         let state = d.assist.load(Acquire);
@@ -237,26 +305,57 @@ impl Regions {
 
     /// Ends a split read whose handshake is in `state` (`DONE` or `REFUSED`): copies the
     /// second part if the exporter did not, and frees the handshake.
-    fn finish(&mut self, fabric: &Fabric, d: &RegionDesc, state: u32, pid: libc::pid_t, rest: Pending, counters: &mut Counters) -> Result<()> {
+    fn finish(
+        &mut self,
+        fabric: &Fabric,
+        d: &RegionDesc,
+        state: u32,
+        pid: libc::pid_t,
+        rest: Pending,
+        counters: &mut Counters,
+    ) -> Result<()> {
         let r = match state {
             assist::DONE => Ok(()),
             assist::REFUSED => self.copy_rest(fabric, pid, rest, counters),
-            other => Err(refused(rest.peer, rest.key, format!("its split-copy handshake is in state {other}, which no importer leaves it in"))),
+            other => Err(refused(
+                rest.peer,
+                rest.key,
+                format!(
+                    "its split-copy handshake is in state {other}, which no importer leaves it in"
+                ),
+            )),
         };
         d.assist.store(assist::IDLE, Release);
         r
     }
 
-    fn copy_rest(&mut self, fabric: &Fabric, pid: libc::pid_t, rest: Pending, counters: &mut Counters) -> Result<()> {
+    fn copy_rest(
+        &mut self,
+        fabric: &Fabric,
+        pid: libc::pid_t,
+        rest: Pending,
+        counters: &mut Counters,
+    ) -> Result<()> {
         // SAFETY: `dst` lies `len` bytes before the end of the read's buffer, which is valid
         // until the read is done (the caller of `read` promised it).
         let part = unsafe { std::slice::from_raw_parts_mut(rest.dst, rest.len) };
         self.copy_in(pid, rest.peer, rest.remote, part, counters)?;
-        still_there(fabric.region_desc(rest.peer, rest.key.id as usize), rest.peer, rest.key)
+        still_there(
+            fabric.region_desc(rest.peer, rest.key.id as usize),
+            rest.peer,
+            rest.key,
+        )
     }
 
     /// `process_vm_readv` of `local.len()` bytes at `remote` in `peer`'s memory.
-    fn copy_in(&mut self, pid: libc::pid_t, peer: Rank, remote: usize, local: &mut [u8], counters: &mut Counters) -> Result<()> {
+    fn copy_in(
+        &mut self,
+        pid: libc::pid_t,
+        peer: Rank,
+        remote: usize,
+        local: &mut [u8],
+        counters: &mut Counters,
+    ) -> Result<()> {
         if let Err(e) = dma::read_from(pid, remote, local) {
             let e = dma_error(peer, "single-copy read (process_vm_readv)", e);
             if matches!(e, NicError::NoSingleCopy { .. }) {
@@ -271,9 +370,18 @@ impl Regions {
     }
 
     /// Writes `local` into byte `offset` of `peer`'s region `key` (deliberate update).
-    pub fn write(&mut self, fabric: &Fabric, peer: Rank, key: RegionKey, offset: usize, local: &[u8], counters: &mut Counters) -> Result<()> {
+    pub fn write(
+        &mut self,
+        fabric: &Fabric,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+        counters: &mut Counters,
+    ) -> Result<()> {
         let (d, info) = peer_region(fabric, peer, key)?;
-        info.check(offset, local.len(), Access::WRITE).map_err(|why| refused(peer, key, why))?;
+        info.check(offset, local.len(), Access::WRITE)
+            .map_err(|why| refused(peer, key, why))?;
         if !self.engine.write {
             return Err(NicError::NoSingleCopy { rank: peer });
         }
@@ -303,7 +411,11 @@ fn peer_region(fabric: &Fabric, peer: Rank, key: RegionKey) -> Result<(&RegionDe
     }
     let d = fabric.region_desc(peer, key.id as usize);
     if d.key.load(Acquire) != key.key {
-        return Err(refused(peer, key, "no such region is exported (never, or withdrawn)".into()));
+        return Err(refused(
+            peer,
+            key,
+            "no such region is exported (never, or withdrawn)".into(),
+        ));
     }
     let info = RegionInfo {
         addr: d.addr.load(Relaxed) as usize,
@@ -311,7 +423,11 @@ fn peer_region(fabric: &Fabric, peer: Rank, key: RegionKey) -> Result<(&RegionDe
         access: Access::from_bits(d.access.load(Relaxed)),
     };
     if d.key.load(Acquire) != key.key {
-        return Err(refused(peer, key, "it was withdrawn while being looked up".into()));
+        return Err(refused(
+            peer,
+            key,
+            "it was withdrawn while being looked up".into(),
+        ));
     }
     Ok((d, info))
 }
@@ -326,12 +442,19 @@ fn still_there(d: &RegionDesc, peer: Rank, key: RegionKey) -> Result<()> {
     if d.key.load(Acquire) == key.key {
         Ok(())
     } else {
-        Err(refused(peer, key, "it was withdrawn during the transfer".into()))
+        Err(refused(
+            peer,
+            key,
+            "it was withdrawn during the transfer".into(),
+        ))
     }
 }
 
 fn refused(peer: Rank, key: RegionKey, why: String) -> NicError {
-    NicError::RegionRefused { rank: peer, why: format!("{key}: {why}") }
+    NicError::RegionRefused {
+        rank: peer,
+        why: format!("{key}: {why}"),
+    }
 }
 
 /// Where a split read of `len` bytes divides: the importer reads `..at`, the exporter writes
@@ -345,7 +468,10 @@ fn split_point(len: usize) -> usize {
 fn dma_error(peer: Rank, what: &'static str, e: std::io::Error) -> NicError {
     match e.raw_os_error() {
         Some(libc::EPERM) => NicError::NoSingleCopy { rank: peer },
-        Some(libc::ESRCH) => NicError::PeerDead { rank: peer, why: "process gone during a transfer" },
+        Some(libc::ESRCH) => NicError::PeerDead {
+            rank: peer,
+            why: "process gone during a transfer",
+        },
         _ => NicError::Os { what, source: e },
     }
 }

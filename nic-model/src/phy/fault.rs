@@ -62,7 +62,11 @@ impl FaultConfig {
                 "dup" | "duplicate" => cfg.duplicate = parse_rate(key, value)?,
                 "delay" => cfg.delay = parse_rate(key, value)?,
                 "seed" => cfg.seed = parse_seed(value)?,
-                _ => return Err(format!("unknown key `{key}` (expected drop, corrupt, dup, delay or seed)")),
+                _ => {
+                    return Err(format!(
+                        "unknown key `{key}` (expected drop, corrupt, dup, delay or seed)"
+                    ))
+                }
             }
         }
         Ok(cfg)
@@ -81,26 +85,37 @@ impl FaultConfig {
         if spec.trim().is_empty() {
             return Ok(None);
         }
-        FaultConfig::parse(spec).map(Some).map_err(|e| format!("{FAULTS_ENV}={spec:?}: {e}"))
+        FaultConfig::parse(spec)
+            .map(Some)
+            .map_err(|e| format!("{FAULTS_ENV}={spec:?}: {e}"))
     }
 
     /// True when some rate is above zero.
     pub fn is_active(&self) -> bool {
-        [self.drop, self.corrupt, self.duplicate, self.delay].iter().any(|&p| p > 0.0)
+        [self.drop, self.corrupt, self.duplicate, self.delay]
+            .iter()
+            .any(|&p| p > 0.0)
     }
 }
 
 fn parse_rate(key: &str, value: &str) -> Result<f64, String> {
-    let p: f64 = value.parse().map_err(|_| format!("{key}: `{value}` is not a number"))?;
+    let p: f64 = value
+        .parse()
+        .map_err(|_| format!("{key}: `{value}` is not a number"))?;
     if (0.0..=1.0).contains(&p) {
         Ok(p)
     } else {
-        Err(format!("{key}: {value} is out of range (a probability is between 0 and 1)"))
+        Err(format!(
+            "{key}: {value} is out of range (a probability is between 0 and 1)"
+        ))
     }
 }
 
 fn parse_seed(value: &str) -> Result<u64, String> {
-    let parsed = match value.strip_prefix("0x").or_else(|| value.strip_prefix("0X")) {
+    let parsed = match value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => value.parse(),
     };
@@ -147,7 +162,12 @@ struct Source {
 
 impl Source {
     fn new(seed: u64) -> Source {
-        Source { rng: fastrand::Rng::with_seed(seed), fate: None, ready: VecDeque::new(), held: Vec::new() }
+        Source {
+            rng: fastrand::Rng::with_seed(seed),
+            fate: None,
+            ready: VecDeque::new(),
+            held: Vec::new(),
+        }
     }
 
     /// The fate of the packet at the head of the inner queue, drawing it if needed.
@@ -158,9 +178,17 @@ impl Source {
         let rng = &mut self.rng;
         let mut hit = |p: f64| p > 0.0 && rng.f64() < p;
         let fate = if hit(cfg.drop) {
-            Fate { drop: true, ..Fate::default() }
+            Fate {
+                drop: true,
+                ..Fate::default()
+            }
         } else {
-            Fate { drop: false, corrupt: hit(cfg.corrupt), duplicate: hit(cfg.duplicate), delay: hit(cfg.delay) }
+            Fate {
+                drop: false,
+                corrupt: hit(cfg.corrupt),
+                duplicate: hit(cfg.duplicate),
+                delay: hit(cfg.delay),
+            }
         };
         self.fate = Some(fate);
         fate
@@ -179,17 +207,25 @@ impl Source {
     /// Holds `data` back for 1 to 3 delivered packets or 4 to 8 `receive` calls.
     fn hold(&mut self, data: Vec<u8>) {
         let (packets, calls) = (self.rng.u32(1..=3), self.rng.u32(4..=8));
-        self.held.push(Held { data, packets, calls });
+        self.held.push(Held {
+            data,
+            packets,
+            calls,
+        });
     }
 
     /// A `receive` call for this source began.
     fn tick(&mut self) {
-        self.held.iter_mut().for_each(|h| h.calls = h.calls.saturating_sub(1));
+        self.held
+            .iter_mut()
+            .for_each(|h| h.calls = h.calls.saturating_sub(1));
     }
 
     /// A packet from this source was delivered.
     fn delivered(&mut self) {
-        self.held.iter_mut().for_each(|h| h.packets = h.packets.saturating_sub(1));
+        self.held
+            .iter_mut()
+            .for_each(|h| h.packets = h.packets.saturating_sub(1));
     }
 
     /// The next copy due for delivery: a ready one, else the oldest held one whose wait is over.
@@ -197,7 +233,10 @@ impl Source {
         if let Some(data) = self.ready.pop_front() {
             return Some(data);
         }
-        let i = self.held.iter().position(|h| h.packets == 0 || h.calls == 0)?;
+        let i = self
+            .held
+            .iter()
+            .position(|h| h.packets == 0 || h.calls == 0)?;
         Some(self.held.remove(i).data)
     }
 }
@@ -218,10 +257,17 @@ impl<D: Device> FaultInjector<D> {
     /// inner device's rank and the source's rank.
     pub fn new(inner: D, cfg: FaultConfig) -> Self {
         let rank = inner.rank() as u64;
-        let sources =
-            (0..inner.nranks() as u64).map(|src| Source::new(mix(cfg.seed ^ mix(rank << 32 | src)))).collect();
+        let sources = (0..inner.nranks() as u64)
+            .map(|src| Source::new(mix(cfg.seed ^ mix(rank << 32 | src))))
+            .collect();
         let counters = *inner.counters();
-        let mut injector = FaultInjector { inner, cfg, sources, faults: 0, counters };
+        let mut injector = FaultInjector {
+            inner,
+            cfg,
+            sources,
+            faults: 0,
+            counters,
+        };
         injector.refresh();
         injector
     }
@@ -249,7 +295,10 @@ impl<D: Device> FaultInjector<D> {
     /// Re-reads the inner counters and adds the faults injected here.
     fn refresh(&mut self) {
         let inner = self.inner.counters();
-        self.counters = Counters { faults: inner.faults + self.faults, ..*inner };
+        self.counters = Counters {
+            faults: inner.faults + self.faults,
+            ..*inner
+        };
     }
 }
 
@@ -264,7 +313,10 @@ impl<D: Device> Device for FaultInjector<D> {
 
     fn capabilities(&self) -> Capabilities {
         let caps = self.inner.capabilities();
-        Capabilities { reliable: caps.reliable && !self.cfg.is_active(), ..caps }
+        Capabilities {
+            reliable: caps.reliable && !self.cfg.is_active(),
+            ..caps
+        }
     }
 
     fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
@@ -331,7 +383,9 @@ impl<D: Device> FaultInjector<D> {
                 }
                 return got;
             }
-            let Some(mut data) = poll_bytes(&mut self.inner, src) else { return false };
+            let Some(mut data) = poll_bytes(&mut self.inner, src) else {
+                return false;
+            };
             let source = &mut self.sources[src];
             source.fate = None;
             if fate.drop {
@@ -371,7 +425,14 @@ mod tests {
 
     /// 200 distinct packets of various lengths.
     fn packets() -> Vec<Vec<u8>> {
-        (0..200u32).map(|i| (0..4 + i % 29).map(|j| (i * 7 + j) as u8).chain(i.to_le_bytes()).collect()).collect()
+        (0..200u32)
+            .map(|i| {
+                (0..4 + i % 29)
+                    .map(|j| (i * 7 + j) as u8)
+                    .chain(i.to_le_bytes())
+                    .collect()
+            })
+            .collect()
     }
 
     /// An injector of rank `rank` with `packets()` waiting from `SRC`.
@@ -409,9 +470,25 @@ mod tests {
     #[test]
     fn parse_accepts_the_documented_keys() {
         let c = cfg(" drop=0.01, corrupt=0.02,dup=0.01,delay=1,seed=42,");
-        assert_eq!(c, FaultConfig { drop: 0.01, corrupt: 0.02, duplicate: 0.01, delay: 1.0, seed: 42 });
+        assert_eq!(
+            c,
+            FaultConfig {
+                drop: 0.01,
+                corrupt: 0.02,
+                duplicate: 0.01,
+                delay: 1.0,
+                seed: 42
+            }
+        );
         assert!(c.is_active());
-        assert_eq!(cfg("duplicate=0.5,seed=0x10"), FaultConfig { duplicate: 0.5, seed: 16, ..FaultConfig::default() });
+        assert_eq!(
+            cfg("duplicate=0.5,seed=0x10"),
+            FaultConfig {
+                duplicate: 0.5,
+                seed: 16,
+                ..FaultConfig::default()
+            }
+        );
         assert!(!cfg("").is_active());
         assert!(!cfg("seed=7").is_active());
     }
@@ -432,8 +509,13 @@ mod tests {
     fn env_value_unset_or_empty_is_none() {
         assert_eq!(FaultConfig::from_env_value(None), Ok(None));
         assert_eq!(FaultConfig::from_env_value(Some(" ".into())), Ok(None));
-        assert_eq!(FaultConfig::from_env_value(Some("drop=0.5".into())), Ok(Some(cfg("drop=0.5"))));
-        assert!(FaultConfig::from_env_value(Some("drop=2".into())).unwrap_err().starts_with(FAULTS_ENV));
+        assert_eq!(
+            FaultConfig::from_env_value(Some("drop=0.5".into())),
+            Ok(Some(cfg("drop=0.5")))
+        );
+        assert!(FaultConfig::from_env_value(Some("drop=2".into()))
+            .unwrap_err()
+            .starts_with(FAULTS_ENV));
     }
 
     #[test]
@@ -456,7 +538,10 @@ mod tests {
         };
         let (got, faults) = run(0, 42);
         assert!(faults > 0);
-        assert!(run(0, 42) == (got.clone(), faults), "same seed, same rank: same faults");
+        assert!(
+            run(0, 42) == (got.clone(), faults),
+            "same seed, same rank: same faults"
+        );
         assert!(run(2, 42).0 != got, "another rank draws another stream");
         assert!(run(0, 43).0 != got, "another seed draws another stream");
     }
@@ -494,7 +579,11 @@ mod tests {
 
     #[test]
     fn delay_reorders_but_never_loses() {
-        for spec in ["delay=0.3,seed=1", "delay=1,seed=2", "delay=0.5,dup=0.2,corrupt=0.1,seed=3"] {
+        for spec in [
+            "delay=0.3,seed=1",
+            "delay=1,seed=2",
+            "delay=0.5,dup=0.2,corrupt=0.1,seed=3",
+        ] {
             let c = cfg(spec);
             let mut inj = injector(0, c);
             let got = drain(&mut inj);
@@ -503,10 +592,16 @@ mod tests {
                 // While packets keep coming, a held one is late by a few packets only.
                 let sent = packets();
                 let late = |(i, p)| got.iter().position(|g| g == p).unwrap().saturating_sub(i);
-                assert!(sent.iter().enumerate().map(late).max().unwrap() <= 6, "{spec}: held too long");
+                assert!(
+                    sent.iter().enumerate().map(late).max().unwrap() <= 6,
+                    "{spec}: held too long"
+                );
             }
             if c.duplicate == 0.0 && c.corrupt == 0.0 {
-                assert!(sorted(got) == sorted(packets()), "{spec}: packets lost or altered");
+                assert!(
+                    sorted(got) == sorted(packets()),
+                    "{spec}: packets lost or altered"
+                );
             } else {
                 assert!(got.len() >= 200, "{spec}: packets lost");
             }

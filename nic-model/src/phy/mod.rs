@@ -27,7 +27,8 @@ pub(crate) mod test_device;
 
 pub use fault::{FaultConfig, FaultInjector, FAULTS_ENV};
 pub use pcap::{
-    pcap_path_from_env, PcapWriter, PCAP_ENV, PSEUDO_HEADER_LEN, PSEUDO_HEADER_MAGIC, PSEUDO_HEADER_VERSION,
+    pcap_path_from_env, PcapWriter, PCAP_ENV, PSEUDO_HEADER_LEN, PSEUDO_HEADER_MAGIC,
+    PSEUDO_HEADER_VERSION,
 };
 
 use crate::counters::Counters;
@@ -95,7 +96,10 @@ pub trait Device {
 
     /// Withdraws an exported region: from now on every access with its key is refused.
     fn deregister(&mut self, region: RegionKey) -> Result<()> {
-        Err(NicError::RegionRefused { rank: self.rank(), why: format!("{region} was never exported here") })
+        Err(NicError::RegionRefused {
+            rank: self.rank(),
+            why: format!("{region} was never exported here"),
+        })
     }
 
     /// The bounds and permissions of `peer`'s region, if `key` names a region it exports now
@@ -108,7 +112,10 @@ pub trait Device {
     /// Looks up one of this process's own regions (for a protocol that serves reads of it
     /// with packets): its address and length, or why `key` is refused.
     fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
-        Err(NicError::RegionRefused { rank: self.rank(), why: format!("{key} was never exported here") })
+        Err(NicError::RegionRefused {
+            rank: self.rank(),
+            why: format!("{key} was never exported here"),
+        })
     }
 
     /// Starts copying `len` bytes from byte `offset` of `peer`'s region `key` into `local`,
@@ -121,14 +128,27 @@ pub trait Device {
     /// # Safety
     /// `local` is valid for `len` bytes of writing, not otherwise accessed, until the
     /// transfer is done.
-    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+    unsafe fn read_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<Transfer> {
         let _ = (key, offset, local, len);
         Err(NicError::NoSingleCopy { rank: peer })
     }
 
     /// Copies `local` into byte `offset` of `peer`'s writable region `key` in one copy
     /// (VMMC's deliberate update). Refused, with nothing written, as `read_region` is.
-    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+    fn write_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+    ) -> Result<()> {
         let _ = (key, offset, local);
         Err(NicError::NoSingleCopy { rank: peer })
     }
@@ -214,11 +234,24 @@ impl<D: Device + ?Sized> Device for Box<D> {
     fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
         (**self).local_region(key)
     }
-    unsafe fn read_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: *mut u8, len: usize) -> Result<Transfer> {
+    unsafe fn read_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<Transfer> {
         // SAFETY: the caller's contract is passed on.
         unsafe { (**self).read_region(peer, key, offset, local, len) }
     }
-    fn write_region(&mut self, peer: Rank, key: RegionKey, offset: usize, local: &[u8]) -> Result<()> {
+    fn write_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+    ) -> Result<()> {
         (**self).write_region(peer, key, offset, local)
     }
     fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
@@ -245,17 +278,29 @@ impl<D: Device + ?Sized> Device for Box<D> {
 /// (`self.inner`): wrappers act on packets, regions go through them untouched.
 macro_rules! forward_regions {
     () => {
-        unsafe fn register(&mut self, addr: usize, len: usize, access: $crate::region::Access) -> $crate::error::Result<$crate::region::RegionKey> {
+        unsafe fn register(
+            &mut self,
+            addr: usize,
+            len: usize,
+            access: $crate::region::Access,
+        ) -> $crate::error::Result<$crate::region::RegionKey> {
             // SAFETY: the caller's contract is passed on.
             unsafe { self.inner.register(addr, len, access) }
         }
         fn deregister(&mut self, region: $crate::region::RegionKey) -> $crate::error::Result<()> {
             self.inner.deregister(region)
         }
-        fn import(&mut self, peer: $crate::error::Rank, key: $crate::region::RegionKey) -> $crate::error::Result<$crate::region::RegionInfo> {
+        fn import(
+            &mut self,
+            peer: $crate::error::Rank,
+            key: $crate::region::RegionKey,
+        ) -> $crate::error::Result<$crate::region::RegionInfo> {
             self.inner.import(peer, key)
         }
-        fn local_region(&self, key: $crate::region::RegionKey) -> $crate::error::Result<$crate::region::RegionInfo> {
+        fn local_region(
+            &self,
+            key: $crate::region::RegionKey,
+        ) -> $crate::error::Result<$crate::region::RegionInfo> {
             self.inner.local_region(key)
         }
         unsafe fn read_region(
@@ -269,7 +314,13 @@ macro_rules! forward_regions {
             // SAFETY: the caller's contract is passed on.
             unsafe { self.inner.read_region(peer, key, offset, local, len) }
         }
-        fn write_region(&mut self, peer: $crate::error::Rank, key: $crate::region::RegionKey, offset: usize, local: &[u8]) -> $crate::error::Result<()> {
+        fn write_region(
+            &mut self,
+            peer: $crate::error::Rank,
+            key: $crate::region::RegionKey,
+            offset: usize,
+            local: &[u8],
+        ) -> $crate::error::Result<()> {
             self.inner.write_region(peer, key, offset, local)
         }
         fn poll_transfer(&mut self, id: $crate::region::TransferId) -> $crate::error::Result<bool> {

@@ -90,7 +90,10 @@ struct SharedFile(Arc<Mutex<BufWriter<File>>>);
 
 impl SharedFile {
     fn with<R>(&self, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<R>) -> io::Result<R> {
-        let mut file = self.0.lock().map_err(|_| io::Error::other("pcap file lock poisoned"))?;
+        let mut file = self
+            .0
+            .lock()
+            .map_err(|_| io::Error::other("pcap file lock poisoned"))?;
         f(&mut file)
     }
 }
@@ -131,13 +134,19 @@ impl Trace {
         r.extend_from_slice(&[PSEUDO_HEADER_MAGIC, dir as u8]);
         r.extend_from_slice(&rank16(src).to_le_bytes());
         r.extend_from_slice(&rank16(dst).to_le_bytes());
-        r.extend_from_slice(&u32::try_from(payload.len()).unwrap_or(u32::MAX).to_le_bytes());
+        r.extend_from_slice(
+            &u32::try_from(payload.len())
+                .unwrap_or(u32::MAX)
+                .to_le_bytes(),
+        );
         r.extend_from_slice(&seq.to_le_bytes());
         r.extend_from_slice(&[PSEUDO_HEADER_VERSION, 0]);
         r.extend_from_slice(payload);
         let orig_len = u32::try_from(r.len()).unwrap_or(u32::MAX);
         let captured = &r[..r.len().min(self.snaplen)];
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         if let Err(e) = out.write_packet(&PcapPacket::new(now, orig_len, captured)) {
             tracing::warn!(target: "nic", path = %self.path.display(), error = %e, "pcap trace stopped");
             self.out = None;
@@ -182,7 +191,8 @@ impl<D: Device> PcapWriter<D> {
             endianness: Endianness::native(),
             ..PcapHeader::default()
         };
-        let out = pcap_file::pcap::PcapWriter::with_header(file.clone(), header).map_err(io_error)?;
+        let out =
+            pcap_file::pcap::PcapWriter::with_header(file.clone(), header).map_err(io_error)?;
         let trace = Trace {
             out: Some(out),
             file,
@@ -303,7 +313,9 @@ mod tests {
 
     impl TempPath {
         fn new(name: &str) -> TempPath {
-            TempPath(std::env::temp_dir().join(format!("nic-model-{}-{name}.pcap", std::process::id())))
+            TempPath(
+                std::env::temp_dir().join(format!("nic-model-{}-{name}.pcap", std::process::id())),
+            )
         }
     }
 
@@ -328,8 +340,14 @@ mod tests {
             let packet = packet.unwrap();
             let d = &packet.data;
             assert_eq!(packet.orig_len as usize, d.len());
-            assert!(packet.timestamp.as_secs() > 1_600_000_000, "wall-clock timestamp");
-            assert_eq!((d[0], d[14], d[15]), (PSEUDO_HEADER_MAGIC, PSEUDO_HEADER_VERSION, 0));
+            assert!(
+                packet.timestamp.as_secs() > 1_600_000_000,
+                "wall-clock timestamp"
+            );
+            assert_eq!(
+                (d[0], d[14], d[15]),
+                (PSEUDO_HEADER_MAGIC, PSEUDO_HEADER_VERSION, 0)
+            );
             let u16_at = |i: usize| u16::from_le_bytes([d[i], d[i + 1]]);
             let u32_at = |i: usize| u32::from_le_bytes(d[i..i + 4].try_into().unwrap());
             let payload = d[PSEUDO_HEADER_LEN..].to_vec();
@@ -384,7 +402,10 @@ mod tests {
         assert!(w.inner().finalized);
         let records = read(&tmp.0);
         assert_eq!(records.len(), 10);
-        assert!(records.iter().enumerate().all(|(i, r)| *r == (0, 1, 0, i as u32, vec![i as u8; 7])));
+        assert!(records
+            .iter()
+            .enumerate()
+            .all(|(i, r)| *r == (0, 1, 0, i as u32, vec![i as u8; 7])));
     }
 
     #[test]
@@ -392,7 +413,13 @@ mod tests {
         let tmp = TempPath::new("faults");
         let mut dev = TestDevice::new(0, 2, 64);
         dev.push(1, b"original");
-        let faulty = FaultInjector::new(dev, FaultConfig { corrupt: 1.0, ..FaultConfig::default() });
+        let faulty = FaultInjector::new(
+            dev,
+            FaultConfig {
+                corrupt: 1.0,
+                ..FaultConfig::default()
+            },
+        );
         let mut w = PcapWriter::new(faulty, &tmp.0).unwrap();
         let seen = recv(&mut w, 1);
         assert_ne!(seen, b"original");
@@ -406,7 +433,10 @@ mod tests {
             return;
         }
         assert!(pcap_path_from_env(3).is_none());
-        let dev = PcapWriter::from_env(TestDevice::new(0, 1, 64)).unwrap().err().unwrap();
+        let dev = PcapWriter::from_env(TestDevice::new(0, 1, 64))
+            .unwrap()
+            .err()
+            .unwrap();
         assert_eq!(dev.rank(), 0);
     }
 }

@@ -54,7 +54,10 @@ impl Device for TestDevice {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { mtu: self.mtu, reliable: true }
+        Capabilities {
+            mtu: self.mtu,
+            reliable: true,
+        }
     }
 
     fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
@@ -71,7 +74,9 @@ impl Device for TestDevice {
     }
 
     fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        let Some(packet) = self.inbox[src].pop_front() else { return false };
+        let Some(packet) = self.inbox[src].pop_front() else {
+            return false;
+        };
         self.counters.packets_rx += 1;
         self.counters.bytes_rx += packet.len() as u64;
         take(&packet);

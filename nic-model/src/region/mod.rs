@@ -71,7 +71,10 @@ impl RegionKey {
     pub fn parse(b: &[u8]) -> Option<RegionKey> {
         let b = b.get(..Self::LEN)?;
         let key = u64::from_le_bytes(b[8..16].try_into().ok()?);
-        (key != 0).then(|| RegionKey { id: u32::from_le_bytes(b[0..4].try_into().unwrap()), key })
+        (key != 0).then(|| RegionKey {
+            id: u32::from_le_bytes(b[0..4].try_into().unwrap()),
+            key,
+        })
     }
 }
 
@@ -94,12 +97,23 @@ impl RegionInfo {
     /// Checks that `len` bytes from `offset` lie inside the region and that it grants `need`.
     pub fn check(&self, offset: usize, len: usize, need: Access) -> Result<(), String> {
         if !self.access.allows(need) {
-            let what = if need.allows(Access::WRITE) { "written" } else { "read" };
-            return Err(format!("it may not be {what} (exported {})", self.access_name()));
+            let what = if need.allows(Access::WRITE) {
+                "written"
+            } else {
+                "read"
+            };
+            return Err(format!(
+                "it may not be {what} (exported {})",
+                self.access_name()
+            ));
         }
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(format!("bytes {offset}..{} lie outside its {} bytes", offset.saturating_add(len), self.len)),
+            _ => Err(format!(
+                "bytes {offset}..{} lie outside its {} bytes",
+                offset.saturating_add(len),
+                self.len
+            )),
         }
     }
 
@@ -171,7 +185,12 @@ pub struct RegionTable {
 impl RegionTable {
     /// An empty table whose keys come from a stream seeded with `seed`.
     pub fn new(seed: u64) -> RegionTable {
-        RegionTable { entries: Vec::new(), free: Vec::new(), rng: fastrand::Rng::with_seed(seed), live: 0 }
+        RegionTable {
+            entries: Vec::new(),
+            free: Vec::new(),
+            rng: fastrand::Rng::with_seed(seed),
+            live: 0,
+        }
     }
 
     /// Records a region and names it. Ids of withdrawn regions are reused, lowest first as
@@ -199,7 +218,10 @@ impl RegionTable {
 
     /// The region `k` names, if it is exported now.
     pub fn get(&self, k: RegionKey) -> Option<RegionInfo> {
-        self.entries.get(k.id as usize).filter(|e| e.key != 0 && e.key == k.key).map(|e| e.info)
+        self.entries
+            .get(k.id as usize)
+            .filter(|e| e.key != 0 && e.key == k.key)
+            .map(|e| e.info)
     }
 
     /// Withdraws the region `k` names; `false` if it names none.
@@ -227,7 +249,15 @@ impl RegionTable {
             .take(limit)
             .enumerate()
             .filter(|(_, e)| e.key != 0)
-            .map(|(i, e)| (RegionKey { id: i as u32, key: e.key }, e.info))
+            .map(|(i, e)| {
+                (
+                    RegionKey {
+                        id: i as u32,
+                        key: e.key,
+                    },
+                    e.info,
+                )
+            })
     }
 }
 
@@ -237,7 +267,10 @@ mod tests {
 
     #[test]
     fn keys_round_trip_and_zero_is_refused() {
-        let k = RegionKey { id: 513, key: 0xdead_beef_0123_4567 };
+        let k = RegionKey {
+            id: 513,
+            key: 0xdead_beef_0123_4567,
+        };
         assert_eq!(RegionKey::parse(&k.emit()), Some(k));
         assert_eq!(RegionKey::parse(&[0u8; 16]), None);
         assert_eq!(RegionKey::parse(&k.emit()[..15]), None);
@@ -245,20 +278,39 @@ mod tests {
 
     #[test]
     fn bounds_and_permissions_are_checked() {
-        let r = RegionInfo { addr: 0x1000, len: 100, access: Access::READ };
+        let r = RegionInfo {
+            addr: 0x1000,
+            len: 100,
+            access: Access::READ,
+        };
         assert!(r.check(0, 100, Access::READ).is_ok());
         assert!(r.check(99, 1, Access::READ).is_ok());
         assert!(r.check(100, 0, Access::READ).is_ok());
-        assert!(r.check(50, 51, Access::READ).unwrap_err().contains("outside"));
-        assert!(r.check(usize::MAX, 2, Access::READ).unwrap_err().contains("outside"));
-        assert!(r.check(0, 1, Access::WRITE).unwrap_err().contains("may not be written"));
-        assert!(Access::READ_WRITE.allows(Access::WRITE) && !Access::READ.allows(Access::READ_WRITE));
+        assert!(r
+            .check(50, 51, Access::READ)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(r
+            .check(usize::MAX, 2, Access::READ)
+            .unwrap_err()
+            .contains("outside"));
+        assert!(r
+            .check(0, 1, Access::WRITE)
+            .unwrap_err()
+            .contains("may not be written"));
+        assert!(
+            Access::READ_WRITE.allows(Access::WRITE) && !Access::READ.allows(Access::READ_WRITE)
+        );
     }
 
     #[test]
     fn withdrawn_keys_stop_working_and_ids_are_reused() {
         let mut t = RegionTable::new(7);
-        let info = RegionInfo { addr: 8, len: 16, access: Access::READ };
+        let info = RegionInfo {
+            addr: 8,
+            len: 16,
+            access: Access::READ,
+        };
         let a = t.insert(info);
         let b = t.insert(info);
         assert_eq!((a.id, b.id), (0, 1));

@@ -17,9 +17,9 @@
 //!
 //! No system call, no lock: the fast path is a handful of loads and stores.
 
+use crate::error::Rank;
 use crate::fabric::layout::{RingConsumer, SlotHeader, SLOT_HEADER};
 use crate::fabric::Fabric;
-use crate::error::Rank;
 use std::sync::atomic::Ordering;
 
 /// The sender's end of the ring `src -> dst`.
@@ -75,7 +75,10 @@ impl TxRing {
     #[inline]
     fn slot(&self) -> *mut u8 {
         // SAFETY: the index is masked to the ring size, so the slot lies inside the ring.
-        unsafe { self.slots.add((self.next_seq & self.mask) as usize * self.slot_bytes) }
+        unsafe {
+            self.slots
+                .add((self.next_seq & self.mask) as usize * self.slot_bytes)
+        }
     }
 
     /// The payload area of the next slot, `mtu` bytes long.
@@ -86,7 +89,12 @@ impl TxRing {
     pub(crate) unsafe fn payload(&mut self) -> &mut [u8] {
         // SAFETY: the slot is free (caller contract), so the receiver does not read it; the
         // payload lies inside the slot.
-        unsafe { std::slice::from_raw_parts_mut(self.slot().add(SLOT_HEADER), self.slot_bytes - SLOT_HEADER) }
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.slot().add(SLOT_HEADER),
+                self.slot_bytes - SLOT_HEADER,
+            )
+        }
     }
 
     /// Hands the slot to the receiver.
@@ -136,7 +144,10 @@ impl RxRing {
     #[inline]
     fn slot(&self) -> *const u8 {
         // SAFETY: masked index, inside the ring.
-        unsafe { self.slots.add((self.expected & self.mask) as usize * self.slot_bytes) }
+        unsafe {
+            self.slots
+                .add((self.expected & self.mask) as usize * self.slot_bytes)
+        }
     }
 
     /// Polls the head slot's flag: the packet there, if the sender has published it.
@@ -190,7 +201,11 @@ impl RxRing {
         if self.published != self.expected {
             self.published = self.expected;
             // SAFETY: `consumer` points into the live fabric.
-            unsafe { (*self.consumer).consumed.store(self.expected, Ordering::Release) };
+            unsafe {
+                (*self.consumer)
+                    .consumed
+                    .store(self.expected, Ordering::Release)
+            };
         }
     }
 }

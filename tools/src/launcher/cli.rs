@@ -113,11 +113,15 @@ pub struct Options {
 /// Parses and validates `argv` (program name first). Help and version requests, and errors
 /// clap detects itself, print clap's message and exit here.
 pub fn parse(tool: &'static str, argv: Vec<OsString>) -> Result<Options, LaunchError> {
-    let mut command =
-        Cli::command().name(tool).bin_name(tool).override_usage(format!("{tool} [OPTIONS] PROGRAM [ARGS]..."));
+    let mut command = Cli::command()
+        .name(tool)
+        .bin_name(tool)
+        .override_usage(format!("{tool} [OPTIONS] PROGRAM [ARGS]..."));
     command.build();
     let argv = normalize(&command, argv);
-    let matches = command.try_get_matches_from(argv).unwrap_or_else(|e| e.exit());
+    let matches = command
+        .try_get_matches_from(argv)
+        .unwrap_or_else(|e| e.exit());
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     validate(cli, &matches)
 }
@@ -146,7 +150,10 @@ fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
         None => None,
         Some(secs) => timeout_from(secs, from_env(matches, "timeout"))?,
     };
-    let (name, args) = cli.command.split_first().expect("clap requires the program");
+    let (name, args) = cli
+        .command
+        .split_first()
+        .expect("clap requires the program");
     let program = program::find(name)?;
     Ok(Options {
         nranks: cli.np as usize,
@@ -175,9 +182,14 @@ fn origin(option: &str, env: &str, came_from_env: bool) -> String {
 
 /// Checks that profile `name` loads; true if it models a NIC (is not `native`).
 fn check_profile(name: &str, came_from_env: bool) -> Result<bool, LaunchError> {
-    nic_model::Profile::load(name).map(|p| p.is_some()).map_err(|e| {
-        LaunchError::usage(format!("{}: {e}", origin("--profile", PROFILE_ENV, came_from_env)))
-    })
+    nic_model::Profile::load(name)
+        .map(|p| p.is_some())
+        .map_err(|e| {
+            LaunchError::usage(format!(
+                "{}: {e}",
+                origin("--profile", PROFILE_ENV, came_from_env)
+            ))
+        })
 }
 
 fn check_channel(name: &str, came_from_env: bool) -> Result<(), LaunchError> {
@@ -219,7 +231,9 @@ fn check_var_name(name: &str, option: &str) -> Result<(), LaunchError> {
     if valid {
         Ok(())
     } else {
-        Err(LaunchError::usage(format!("{option}: '{name}' is not an environment variable name")))
+        Err(LaunchError::usage(format!(
+            "{option}: '{name}' is not an environment variable name"
+        )))
     }
 }
 
@@ -243,7 +257,10 @@ fn normalize(command: &clap::Command, argv: Vec<OsString>) -> Vec<OsString> {
             out.extend(["--".into(), token]);
             break;
         }
-        let spelled = HYDRA_SPELLINGS.iter().find(|(hydra, _)| *hydra == text).map(|(_, ours)| *ours);
+        let spelled = HYDRA_SPELLINGS
+            .iter()
+            .find(|(hydra, _)| *hydra == text)
+            .map(|(_, ours)| *ours);
         let option = spelled.unwrap_or(text);
         let values = values_after(command, option);
         out.push(option.into());
@@ -296,8 +313,14 @@ mod tests {
     fn rewrite(args: &[&str]) -> Vec<String> {
         let mut command = Cli::command();
         command.build();
-        let argv = std::iter::once("mpirun").chain(args.iter().copied()).map(OsString::from).collect();
-        normalize(&command, argv).into_iter().map(|s| s.into_string().unwrap()).collect()
+        let argv = std::iter::once("mpirun")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        normalize(&command, argv)
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect()
     }
 
     #[test]
@@ -311,11 +334,44 @@ mod tests {
     #[test]
     fn option_values_are_not_mistaken_for_the_program() {
         assert_eq!(
-            rewrite(&["-n", "3", "--channel", "fm", "-x", "A=1", "-np", "4", "prog", "-bind-to"]),
-            ["mpirun", "-n", "3", "--channel", "fm", "-x", "A=1", "--np", "4", "--", "prog", "-bind-to"]
+            rewrite(&[
+                "-n",
+                "3",
+                "--channel",
+                "fm",
+                "-x",
+                "A=1",
+                "-np",
+                "4",
+                "prog",
+                "-bind-to"
+            ]),
+            [
+                "mpirun",
+                "-n",
+                "3",
+                "--channel",
+                "fm",
+                "-x",
+                "A=1",
+                "--np",
+                "4",
+                "--",
+                "prog",
+                "-bind-to"
+            ]
         );
-        assert_eq!(rewrite(&["-ln", "2", "-bind-to", "core", "p"]), ["mpirun", "-ln", "2", "--bind-to", "core", "--", "p"]);
-        assert_eq!(rewrite(&["-n2", "-prepend-rank", "p", "-l"]), ["mpirun", "-n2", "--tag-output", "--", "p", "-l"]);
-        assert_eq!(rewrite(&["-n=2", "--", "p", "--", "-x"]), ["mpirun", "-n=2", "--", "p", "--", "-x"]);
+        assert_eq!(
+            rewrite(&["-ln", "2", "-bind-to", "core", "p"]),
+            ["mpirun", "-ln", "2", "--bind-to", "core", "--", "p"]
+        );
+        assert_eq!(
+            rewrite(&["-n2", "-prepend-rank", "p", "-l"]),
+            ["mpirun", "-n2", "--tag-output", "--", "p", "-l"]
+        );
+        assert_eq!(
+            rewrite(&["-n=2", "--", "p", "--", "-x"]),
+            ["mpirun", "-n=2", "--", "p", "--", "-x"]
+        );
     }
 }

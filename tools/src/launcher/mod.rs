@@ -49,11 +49,17 @@ pub struct LaunchError {
 
 impl LaunchError {
     pub fn usage(message: impl Into<String>) -> Self {
-        LaunchError { message: message.into(), exit_code: 2 }
+        LaunchError {
+            message: message.into(),
+            exit_code: 2,
+        }
     }
 
     pub fn other(message: impl Into<String>) -> Self {
-        LaunchError { message: message.into(), exit_code: 1 }
+        LaunchError {
+            message: message.into(),
+            exit_code: 1,
+        }
     }
 }
 
@@ -75,9 +81,15 @@ pub fn main(tool: &'static str) -> ! {
         Err(e) => fail(tool, &e),
     };
     tracing::debug!(target: "mpirun", ?options, "starting the job");
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
-        Err(e) => fail(tool, &LaunchError::other(format!("cannot start the event loop: {e}"))),
+        Err(e) => fail(
+            tool,
+            &LaunchError::other(format!("cannot start the event loop: {e}")),
+        ),
     };
     let code = runtime.block_on(supervise::run(tool, options));
     // The task forwarding stdin may sit in a blocking read of a terminal; do not wait for it.

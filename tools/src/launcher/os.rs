@@ -31,7 +31,9 @@ pub fn in_new_session(command: &mut Command) {
 /// Sends `signal` to the process group `pgid` (each rank leads a group of its own, so this
 /// reaches the rank and anything it started). Returns false if no such group exists any more.
 pub fn signal_group(pgid: u32, signal: i32) -> bool {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return false };
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return false;
+    };
     if pgid <= 1 {
         // kill(-1) or kill(0) would reach far more than one rank.
         return false;
@@ -43,7 +45,9 @@ pub fn signal_group(pgid: u32, signal: i32) -> bool {
 
 /// True if this user may execute the file at `path` (as `execve` would decide, root included).
 pub fn may_execute(path: &Path) -> bool {
-    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else { return false };
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
     // SAFETY: `c_path` is a NUL-terminated string that outlives the call; access only reads it.
     unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
 }

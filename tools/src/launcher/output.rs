@@ -77,8 +77,15 @@ impl Sink {
     pub fn say(&self, line: String) {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
-        let chunk = Chunk { origin: Origin::Launcher, bytes, continues_line: false, last: true };
-        if let Err(mpsc::error::TrySendError::Full(message)) = self.queue.try_send(Message::Chunk(chunk)) {
+        let chunk = Chunk {
+            origin: Origin::Launcher,
+            bytes,
+            continues_line: false,
+            last: true,
+        };
+        if let Err(mpsc::error::TrySendError::Full(message)) =
+            self.queue.try_send(Message::Chunk(chunk))
+        {
             let queue = self.queue.clone();
             tokio::spawn(async move {
                 let _ = queue.send(message).await;
@@ -102,11 +109,27 @@ impl Writer {
             // mpirun was started with this stream closed: the ranks' output goes nowhere.
             None => Box::new(io::sink()),
         };
-        let name = if to_stderr { "mpirun-stderr" } else { "mpirun-stdout" };
+        let name = if to_stderr {
+            "mpirun-stderr"
+        } else {
+            "mpirun-stdout"
+        };
         let thread = std::thread::Builder::new()
             .name(name.into())
-            .spawn(move || write_loop(receiver, Formatter { out: target, tag, open: None }))?;
-        Ok(Writer { sink: Sink { queue }, thread })
+            .spawn(move || {
+                write_loop(
+                    receiver,
+                    Formatter {
+                        out: target,
+                        tag,
+                        open: None,
+                    },
+                )
+            })?;
+        Ok(Writer {
+            sink: Sink { queue },
+            thread,
+        })
     }
 
     pub fn sink(&self) -> Sink {
@@ -124,7 +147,11 @@ impl Writer {
 /// A descriptor of our own for stdout or stderr, so the writer can buffer without going
 /// through the standard library's line-buffered handles.
 fn duplicate(stderr: bool) -> Option<File> {
-    let fd = if stderr { io::stderr().as_fd().try_clone_to_owned() } else { io::stdout().as_fd().try_clone_to_owned() };
+    let fd = if stderr {
+        io::stderr().as_fd().try_clone_to_owned()
+    } else {
+        io::stdout().as_fd().try_clone_to_owned()
+    };
     fd.ok().map(File::from)
 }
 
@@ -218,7 +245,13 @@ where
                     Ok(read) => read,
                     Err(_idle) => {
                         let bytes = std::mem::take(&mut held);
-                        sink.send(Chunk { origin, bytes, continues_line: line_open, last: false }).await;
+                        sink.send(Chunk {
+                            origin,
+                            bytes,
+                            continues_line: line_open,
+                            last: false,
+                        })
+                        .await;
                         line_open = true;
                         continue;
                     }
@@ -236,17 +269,35 @@ where
             if let Some(last_newline) = held.iter().rposition(|&b| b == b'\n') {
                 let rest = held.split_off(last_newline + 1);
                 let lines = std::mem::replace(&mut held, rest);
-                sink.send(Chunk { origin, bytes: lines, continues_line: line_open, last: false }).await;
+                sink.send(Chunk {
+                    origin,
+                    bytes: lines,
+                    continues_line: line_open,
+                    last: false,
+                })
+                .await;
                 line_open = false;
             }
             if held.len() >= LONGEST_HELD {
                 let bytes = std::mem::take(&mut held);
-                sink.send(Chunk { origin, bytes, continues_line: line_open, last: false }).await;
+                sink.send(Chunk {
+                    origin,
+                    bytes,
+                    continues_line: line_open,
+                    last: false,
+                })
+                .await;
                 line_open = true;
             }
         }
         if !held.is_empty() {
-            sink.send(Chunk { origin, bytes: held, continues_line: line_open, last: true }).await;
+            sink.send(Chunk {
+                origin,
+                bytes: held,
+                continues_line: line_open,
+                last: true,
+            })
+            .await;
         }
     })
 }
@@ -270,9 +321,18 @@ mod tests {
 
     fn layout(tag: bool, chunks: &[(usize, &str, bool, bool)]) -> String {
         let shared = Shared::default();
-        let mut f = Formatter { out: Box::new(shared.clone()), tag, open: None };
+        let mut f = Formatter {
+            out: Box::new(shared.clone()),
+            tag,
+            open: None,
+        };
         for &(rank, text, continues_line, last) in chunks {
-            let chunk = Chunk { origin: Origin::Rank(rank), bytes: text.as_bytes().to_vec(), continues_line, last };
+            let chunk = Chunk {
+                origin: Origin::Rank(rank),
+                bytes: text.as_bytes().to_vec(),
+                continues_line,
+                last,
+            };
             f.put(&chunk).unwrap();
         }
         let bytes = shared.0.lock().unwrap().clone();
@@ -281,19 +341,35 @@ mod tests {
 
     #[test]
     fn tags_every_line_and_ends_a_last_partial_line() {
-        assert_eq!(layout(true, &[(0, "a\nb\n", false, false), (1, "c", false, true)]), "[0] a\n[0] b\n[1] c\n");
+        assert_eq!(
+            layout(true, &[(0, "a\nb\n", false, false), (1, "c", false, true)]),
+            "[0] a\n[0] b\n[1] c\n"
+        );
     }
 
     #[test]
     fn an_interrupted_partial_line_stays_whole() {
-        let chunks = [(0, "abc", false, false), (1, "x\n", false, false), (0, "def\n", true, false)];
+        let chunks = [
+            (0, "abc", false, false),
+            (1, "x\n", false, false),
+            (0, "def\n", true, false),
+        ];
         assert_eq!(layout(true, &chunks), "[0] abc\n[1] x\n[0] def\n");
         assert_eq!(layout(false, &chunks), "abc\nx\ndef\n");
-        assert_eq!(layout(false, &[(0, "abc", false, false), (0, "def\n", true, false)]), "abcdef\n");
+        assert_eq!(
+            layout(
+                false,
+                &[(0, "abc", false, false), (0, "def\n", true, false)]
+            ),
+            "abcdef\n"
+        );
     }
 
     #[test]
     fn untagged_output_keeps_a_missing_final_newline() {
-        assert_eq!(layout(false, &[(0, "no newline", false, true)]), "no newline");
+        assert_eq!(
+            layout(false, &[(0, "no newline", false, true)]),
+            "no newline"
+        );
     }
 }

@@ -26,9 +26,15 @@ const NOT_FOUND: i32 = 127;
 const NOT_EXECUTABLE: i32 = 126;
 
 pub fn find(name: &OsStr) -> Result<Program, LaunchError> {
-    let program = |path: PathBuf| Program { path, argv0: name.to_os_string() };
+    let program = |path: PathBuf| Program {
+        path,
+        argv0: name.to_os_string(),
+    };
     if name.is_empty() {
-        return Err(LaunchError { message: "the program name is empty".into(), exit_code: NOT_FOUND });
+        return Err(LaunchError {
+            message: "the program name is empty".into(),
+            exit_code: NOT_FOUND,
+        });
     }
     if name.as_bytes().contains(&b'/') {
         let path = PathBuf::from(name);
@@ -37,7 +43,11 @@ pub fn find(name: &OsStr) -> Result<Program, LaunchError> {
     let search = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     let mut refused = None;
     for dir in std::env::split_paths(&search) {
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
         let candidate = dir.join(name);
         match check(&candidate) {
             Ok(()) => return Ok(program(candidate)),
@@ -59,13 +69,18 @@ pub fn find(name: &OsStr) -> Result<Program, LaunchError> {
 fn check(path: &Path) -> Result<(), LaunchError> {
     let shown = path.display();
     match std::fs::metadata(path) {
-        Err(e) => Err(LaunchError { message: format!("cannot run '{shown}': {e}"), exit_code: NOT_FOUND }),
+        Err(e) => Err(LaunchError {
+            message: format!("cannot run '{shown}': {e}"),
+            exit_code: NOT_FOUND,
+        }),
         Ok(meta) if meta.is_dir() => Err(LaunchError {
             message: format!("cannot run '{shown}': it is a directory, not a program"),
             exit_code: NOT_EXECUTABLE,
         }),
         Ok(_) if !os::may_execute(path) => Err(LaunchError {
-            message: format!("cannot run '{shown}': it is not executable by you (chmod +x '{shown}'?)"),
+            message: format!(
+                "cannot run '{shown}': it is not executable by you (chmod +x '{shown}'?)"
+            ),
             exit_code: NOT_EXECUTABLE,
         }),
         Ok(_) => Ok(()),

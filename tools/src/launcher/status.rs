@@ -53,7 +53,9 @@ impl RankEnd {
     pub fn describe(self) -> String {
         match self {
             RankEnd::Exited(code) => format!("exited with status {code}"),
-            RankEnd::Signaled(signal) => format!("killed by signal {signal} ({})", signal_name(signal)),
+            RankEnd::Signaled(signal) => {
+                format!("killed by signal {signal} ({})", signal_name(signal))
+            }
         }
     }
 }
@@ -61,14 +63,44 @@ impl RankEnd {
 /// The conventional name of a Linux signal number.
 pub fn signal_name(signal: i32) -> String {
     const NAMES: [&str; 32] = [
-        "0", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE",
-        "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM", "SIGSTKFLT",
-        "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGXCPU",
-        "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS",
+        "0",
+        "SIGHUP",
+        "SIGINT",
+        "SIGQUIT",
+        "SIGILL",
+        "SIGTRAP",
+        "SIGABRT",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGKILL",
+        "SIGUSR1",
+        "SIGSEGV",
+        "SIGUSR2",
+        "SIGPIPE",
+        "SIGALRM",
+        "SIGTERM",
+        "SIGSTKFLT",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGSTOP",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGURG",
+        "SIGXCPU",
+        "SIGXFSZ",
+        "SIGVTALRM",
+        "SIGPROF",
+        "SIGWINCH",
+        "SIGIO",
+        "SIGPWR",
+        "SIGSYS",
     ];
     match usize::try_from(signal) {
         Ok(n) if (1..NAMES.len()).contains(&n) => NAMES[n].to_string(),
-        _ if (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&signal) => format!("SIGRTMIN+{}", signal - libc::SIGRTMIN()),
+        _ if (libc::SIGRTMIN()..=libc::SIGRTMAX()).contains(&signal) => {
+            format!("SIGRTMIN+{}", signal - libc::SIGRTMIN())
+        }
         _ => format!("signal {signal}"),
     }
 }
@@ -79,7 +111,10 @@ mod tests {
 
     #[test]
     fn names_and_statuses_follow_the_shell() {
-        assert_eq!(RankEnd::Signaled(9).describe(), "killed by signal 9 (SIGKILL)");
+        assert_eq!(
+            RankEnd::Signaled(9).describe(),
+            "killed by signal 9 (SIGKILL)"
+        );
         assert_eq!(RankEnd::Signaled(15).shell_status(), 143);
         assert_eq!(RankEnd::Exited(7).describe(), "exited with status 7");
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");

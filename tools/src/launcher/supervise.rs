@@ -42,7 +42,10 @@ const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 
 /// Runs the job described by `options`; returns `mpirun`'s exit status.
 pub async fn run(tool: &'static str, options: Options) -> i32 {
-    let (stdout, stderr) = match (Writer::start(false, options.tag_output), Writer::start(true, options.tag_output)) {
+    let (stdout, stderr) = match (
+        Writer::start(false, options.tag_output),
+        Writer::start(true, options.tag_output),
+    ) {
         (Ok(out), Ok(err)) => (out, err),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("{tool}: cannot start the output threads: {e}");
@@ -136,13 +139,22 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn new(tool: &'static str, options: Options, stdout: Sink, stderr: Sink) -> Result<Self, String> {
+    fn new(
+        tool: &'static str,
+        options: Options,
+        stdout: Sink,
+        stderr: Sink,
+    ) -> Result<Self, String> {
         let mut config = mpich_channel::job_config(options.nranks, options.modeled);
         config.bind_cores = options.bind_cores;
         let job = Job::new(&config).map_err(|e| {
-            format!("cannot create the job's shared-memory fabric for {} ranks: {e}", options.nranks)
+            format!(
+                "cannot create the job's shared-memory fabric for {} ranks: {e}",
+                options.nranks
+            )
         })?;
-        let signals = Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
+        let signals =
+            Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
         let guard = Guard::start().map_err(|e| format!("cannot start the guard process: {e}"))?;
         let (exits_sender, exits) = mpsc::unbounded_channel();
         Ok(Supervisor {
@@ -208,7 +220,10 @@ impl Supervisor {
                     ""
                 };
                 let program = path.display();
-                self.stderr.say(format!("{}: cannot start rank {rank} ('{program}'): {e}{hint}; ending the job", self.tool));
+                self.stderr.say(format!(
+                    "{}: cannot start rank {rank} ('{program}'): {e}{hint}; ending the job",
+                    self.tool
+                ));
                 self.begin_ending(Cause::StartFailed, libc::SIGTERM, FAILURE_GRACE);
                 return;
             }
@@ -222,7 +237,11 @@ impl Supervisor {
             .arg0(&options.program.argv0)
             .args(&options.args)
             .envs(options.env.iter().map(|(name, value)| (name, value)))
-            .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
+            .stdin(if rank == 0 {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // Its own session, so its own process group too (signals reach it through that group).
@@ -240,17 +259,23 @@ impl Supervisor {
             tokio::spawn(forward_stdin(stdin));
         }
         if let Some(out) = child.stdout.take() {
-            self.output_tasks.push(output::forward(out, rank, self.stdout.clone()));
+            self.output_tasks
+                .push(output::forward(out, rank, self.stdout.clone()));
         }
         if let Some(err) = child.stderr.take() {
-            self.output_tasks.push(output::forward(err, rank, self.stderr.clone()));
+            self.output_tasks
+                .push(output::forward(err, rank, self.stderr.clone()));
         }
         let exits = self.exits_sender.clone();
         tokio::spawn(async move {
             let status = child.wait().await;
             let _ = exits.send((rank, status));
         });
-        self.ranks.push(RankProcess { pid, ended: None, signalled: false });
+        self.ranks.push(RankProcess {
+            pid,
+            ended: None,
+            signalled: false,
+        });
         Ok(())
     }
 
@@ -268,7 +293,11 @@ impl Supervisor {
         self.job.mark_exit(rank, &end.for_fabric(process.signalled));
         tracing::debug!(target: "mpirun", rank, pid, ?end, "rank ended");
         if !end.success() && self.ending.is_none() {
-            self.stderr.say(format!("{}: rank {rank} (pid {pid}) {}; ending the job", self.tool, end.describe()));
+            self.stderr.say(format!(
+                "{}: rank {rank} (pid {pid}) {}; ending the job",
+                self.tool,
+                end.describe()
+            ));
             self.begin_ending(Cause::RankFailed(end), libc::SIGTERM, FAILURE_GRACE);
         }
     }
@@ -276,10 +305,16 @@ impl Supervisor {
     fn on_signal(&mut self, signal: i32) {
         let name = signal_name(signal);
         if self.ending.is_none() {
-            self.stderr.say(format!("{}: got {name}; passing it to the ranks", self.tool));
+            self.stderr.say(format!(
+                "{}: got {name}; passing it to the ranks",
+                self.tool
+            ));
             self.begin_ending(Cause::Signal(signal), signal, SIGNAL_GRACE);
         } else if self.ending.as_ref().is_some_and(|e| e.kill_at.is_some()) {
-            self.stderr.say(format!("{}: got {name} while ending the job; killing the ranks", self.tool));
+            self.stderr.say(format!(
+                "{}: got {name} while ending the job; killing the ranks",
+                self.tool
+            ));
             self.kill_remaining();
         }
     }
@@ -295,7 +330,10 @@ impl Supervisor {
 
     fn begin_ending(&mut self, cause: Cause, signal: i32, grace: Duration) {
         tracing::debug!(target: "mpirun", ?cause, signal, "ending the job");
-        self.ending = Some(Ending { cause, kill_at: Some(Instant::now() + grace) });
+        self.ending = Some(Ending {
+            cause,
+            kill_at: Some(Instant::now() + grace),
+        });
         self.signal_running(signal);
     }
 
@@ -340,6 +378,8 @@ async fn forward_stdin(mut rank0: tokio::process::ChildStdin) {
     let mut stdin = tokio::io::stdin();
     match tokio::io::copy(&mut stdin, &mut rank0).await {
         Ok(bytes) => tracing::debug!(target: "mpirun", bytes, "stdin forwarded to rank 0"),
-        Err(e) => tracing::debug!(target: "mpirun", error = %e, "stopped forwarding stdin to rank 0"),
+        Err(e) => {
+            tracing::debug!(target: "mpirun", error = %e, "stopped forwarding stdin to rank 0")
+        }
     }
 }
