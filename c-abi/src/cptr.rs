@@ -11,7 +11,7 @@
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::status::Completion;
+use crate::p2p::status::Completion;
 use std::ffi::{c_char, c_int};
 use std::marker::PhantomData;
 use std::ptr::NonNull;

@@ -46,30 +46,19 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
-mod args;
 mod attr;
-mod bsend;
 mod coll;
 mod comm;
-mod completion;
 mod cptr;
 mod datatype;
 mod env;
 mod errhandler;
 mod error;
-mod export;
 mod fortran;
-mod global;
 mod group;
 mod info;
-mod init;
-mod mem;
-mod mprobe;
-mod nonblocking;
 mod op;
 mod p2p;
-mod request;
+mod runtime;
 mod spawn;
-mod state;
-mod status;
 mod topo;

@@ -8,8 +8,8 @@
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Runtime;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
 use std::ffi::{c_char, c_int};
 
 /// The error of every spawn, on `comm`'s error handler when `comm` is valid.

@@ -22,8 +22,8 @@ use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Runtime;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 
 // ---- Argument checks ----
@@ -237,7 +237,7 @@ fn builder(rt: &mut Runtime, idx: CommIdx) -> Builder {
 fn begin(rt: &mut Runtime, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
     let comm = s.comm;
     let id = on(comm, super::start(rt, s))?;
-    request.set(crate::request::handle(&rt.engine, id));
+    request.set(crate::p2p::request::handle(&rt.engine, id));
     Ok(())
 }
 

@@ -9,7 +9,7 @@
 use crate::abi::*;
 use crate::datatype::Datatype;
 use crate::error::MpiResult;
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use std::sync::Arc;
 
 /// How `count` elements of a datatype sit in memory.

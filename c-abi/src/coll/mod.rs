@@ -45,8 +45,8 @@ mod sched;
 
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
-use crate::request::Outcome;
-use crate::state::Runtime;
+use crate::p2p::request::Outcome;
+use crate::runtime::Runtime;
 use buf::Layout;
 use mpich_channel::{Adi, AdiError, Operation, ReqId, Status};
 use sched::{Builder, Reducer};

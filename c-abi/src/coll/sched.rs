@@ -30,7 +30,7 @@ use super::buf::Layout;
 use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use mpich_channel::{Adi, AdiError, ReqId, SendMode};
 
 /// Bits of the tag that carry the algorithm's step.

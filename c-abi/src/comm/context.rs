@@ -18,7 +18,7 @@
 //! engine's in-order matching keeps consecutive calls apart.
 
 use crate::error::{MpiError, MpiResult};
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use mpich_channel::{Engine, SendMode};
 use std::ffi::c_int;
 

@@ -15,9 +15,9 @@ use super::{require_intra, Comm, CommIdx, Members, SELF, WORLD};
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use crate::group::{Group, GroupData};
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use std::ffi::c_int;
 
 /// Builds and stores this process's communicator over `group` (which contains it) with the
@@ -191,7 +191,7 @@ mpi_fn! {
         let (_, h) = dup(rt, idx).map_err(|e| e.on(idx))?;
         let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
         let done = done.map_err(|e| MpiError::from(e).on(idx))?;
-        req.set(crate::request::handle(&rt.engine, done));
+        req.set(crate::p2p::request::handle(&rt.engine, done));
         out.set(h);
         Ok(())
     }
@@ -367,7 +367,7 @@ mpi_fn! {
         rt.comms.get_mut(new).hints = hints;
         let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
         let done = done.map_err(|e| MpiError::from(e).on(idx))?;
-        req.set(crate::request::handle(&rt.engine, done));
+        req.set(crate::p2p::request::handle(&rt.engine, done));
         out.set(h);
         Ok(())
     }

@@ -15,9 +15,9 @@ use super::{require_intra, Comm, CommIdx, Members};
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use crate::group::GroupData;
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use std::ffi::c_int;
 
 /// For an existing intercommunicator `idx` (whose local group is `net`): ANDs `words` over both

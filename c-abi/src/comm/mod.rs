@@ -33,7 +33,7 @@ use crate::abi::*;
 use crate::attr::Attrs;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use crate::group::{Group, GroupData};
 use crate::info::Hints;
 use crate::topo::Topology;

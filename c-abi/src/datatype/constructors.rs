@@ -12,8 +12,8 @@ use super::{negative_count, Contents, Datatype, TypeTable};
 use crate::abi::*;
 use crate::cptr::{input_array, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Mpi;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Mpi;
 use std::ffi::c_int;
 
 /// Runs a constructor: `build` makes the type from the table; it is stored and its handle

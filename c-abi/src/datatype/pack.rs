@@ -12,7 +12,7 @@ use super::{Datatype, Run};
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 use std::ptr::copy_nonoverlapping;
 

@@ -7,8 +7,8 @@ use super::Datatype;
 use crate::abi::*;
 use crate::cptr::{input_string, write_c_string, Array, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Mpi;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Mpi;
 use std::ffi::{c_char, c_int, c_void};
 
 /// Runs a query on the type behind `datatype`.

@@ -9,7 +9,7 @@
 use crate::abi::*;
 use crate::cptr;
 use crate::error::MpiError;
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 
 /// Defines `MPI_X_f2c`/`MPI_X_c2f` and their `PMPI_` twins for each handle type.
 macro_rules! identity_conversions {

@@ -39,7 +39,7 @@ pub(crate) use user::OpTable;
 use crate::abi::*;
 use crate::datatype::{Datatype, TypeTable};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use kernels::{Builtin, Kind, Layout, Pair};
 use std::ffi::{c_int, c_void};
 

@@ -19,7 +19,7 @@ use super::{bad_op, builtin_index};
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
 /// The handle bits of every user operation.

@@ -16,7 +16,7 @@
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use mpich_channel::{Engine, ReqId, SendMode};
 use std::ffi::{c_int, c_void};
 

@@ -17,9 +17,9 @@ use crate::comm::context::{Net, TAG_ALLGATHER};
 use crate::comm::{require_intra, Comm, CommIdx};
 use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use crate::group::GroupData;
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use std::ffi::c_int;
 use std::rc::Rc;
 

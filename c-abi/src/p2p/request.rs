@@ -20,7 +20,7 @@
 //! * [`Outcome`]: where a nonblocking collective leaves the error it ended with.
 
 use crate::abi::*;
-use crate::args::{Outgoing, RecvOp, SendKind, SendOp, Staged};
+use crate::p2p::args::{Outgoing, RecvOp, SendKind, SendOp, Staged};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
 use mpich_channel::{Attachment, Engine, ReqId, Status};

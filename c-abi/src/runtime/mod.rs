@@ -10,15 +10,19 @@
 //! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
 //! that the addresses of its fields (handed out by `MPI_Comm_get_attr`) stay put.
 
+pub(crate) mod export;
+pub(crate) mod global;
+pub(crate) mod init;
+
 use crate::abi::*;
-use crate::bsend::BsendBuffer;
+use crate::p2p::bsend::BsendBuffer;
 use crate::coll::Schedule;
 use crate::attr::KeyvalTable;
 use crate::comm::CommTable;
 use crate::errhandler::ErrhandlerTable;
 use crate::group::GroupTable;
 use crate::info::InfoTable;
-use crate::mem::Allocations;
+use crate::env::mem::Allocations;
 use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
 use crate::op::OpTable;
@@ -33,7 +37,7 @@ pub(crate) enum Phase {
     Finalized,
 }
 
-/// The process-wide MPI state (one, in [`crate::global`]).
+/// The process-wide MPI state (one, in [`crate::runtime::global`]).
 pub(crate) struct Mpi {
     pub phase: Phase,
     /// The thread level granted by `MPI_Init` / `MPI_Init_thread`.

@@ -12,7 +12,7 @@
 use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::rc::Rc;
@@ -262,7 +262,7 @@ fn count(n: c_int) -> MpiResult<usize> {
 }
 
 /// Stores a new group and writes its handle.
-fn give(rt: &mut crate::state::Runtime, g: Group, out: Out<MPI_Group>) {
+fn give(rt: &mut crate::runtime::Runtime, g: Group, out: Out<MPI_Group>) {
     out.set(rt.groups.insert(g));
 }
 
@@ -348,7 +348,7 @@ mpi_fn! {
 }
 
 /// The two groups of a binary group operation.
-fn pair(rt: &crate::state::Runtime, a: MPI_Group, b: MPI_Group) -> MpiResult<(Group, Group)> {
+fn pair(rt: &crate::runtime::Runtime, a: MPI_Group, b: MPI_Group) -> MpiResult<(Group, Group)> {
     Ok((rt.groups.get(a)?.clone(), rt.groups.get(b)?.clone()))
 }
 

@@ -11,8 +11,8 @@ use crate::comm::Comm;
 use crate::cptr::{read, Out};
 use crate::datatype::Datatype;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Mpi;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Mpi;
 use mpich_channel::Status;
 use std::ffi::c_int;
 

@@ -15,14 +15,14 @@
 //! `MPI_MESSAGE_NO_PROC` (a probe of `MPI_PROC_NULL`) as in `mpi.h`.
 
 use crate::abi::*;
-use crate::args::{self, ProbeOp, RecvOp};
+use crate::p2p::args::{self, ProbeOp, RecvOp};
 use crate::comm::CommIdx;
 use crate::cptr::{Out, StatusOut};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::p2p;
-use crate::state::Runtime;
-use crate::status::Completion;
+use crate::runtime::export::mpi_fn;
+use crate::p2p::blocking;
+use crate::runtime::Runtime;
+use crate::p2p::status::Completion;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
@@ -107,7 +107,7 @@ fn take_found(rt: &mut Runtime, op: &ProbeOp, found: &mpich_channel::Status) -> 
         scattered: None,
         count: data.len(),
     };
-    let completion = p2p::recv(rt, &exact)?;
+    let completion = blocking::recv(rt, &exact)?;
     Ok(Held {
         data,
         completion,
@@ -280,7 +280,7 @@ mpi_fn! {
         let status = mpich_channel::Status { source, tag: c.tag, len: c.bytes, truncated: c.error == MPI_ERR_TRUNCATE, ..Default::default() };
         let id = rt.engine.p2p().completed(status, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
         handle.set(MPI_MESSAGE_NULL);
-        request.set(crate::request::handle(&rt.engine, id));
+        request.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }
 }

@@ -13,7 +13,7 @@
 use crate::abi::*;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::ffi::{c_char, c_int, CStr};
 
 /// The contents of one info object.

@@ -1,9 +1,11 @@
 //! The environment: `MPI_Wtime`, `MPI_Wtick`, `MPI_Get_processor_name`, `MPI_Get_version`,
 //! `MPI_Get_library_version`, `MPI_Pcontrol`.
 
+pub(crate) mod mem;
+
 use crate::abi::*;
 use crate::cptr::{write_c_string, Out};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::ffi::{c_char, c_int};
 
 /// Reads `CLOCK_MONOTONIC` (or its resolution) in seconds.

@@ -34,8 +34,8 @@ use crate::abi::*;
 use crate::comm::WORLD;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{class_info, error_string, MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::global;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::global;
 use std::ffi::{c_char, c_int};
 use std::io::Write;
 
@@ -199,7 +199,7 @@ fn check_errhandler(
 }
 
 fn set_errhandler(
-    st: &mut crate::state::Mpi,
+    st: &mut crate::runtime::Mpi,
     comm: MPI_Comm,
     errhandler: MPI_Errhandler,
 ) -> MpiResult<()> {
@@ -211,7 +211,7 @@ fn set_errhandler(
 }
 
 fn get_errhandler(
-    st: &mut crate::state::Mpi,
+    st: &mut crate::runtime::Mpi,
     comm: MPI_Comm,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult<()> {
@@ -258,7 +258,7 @@ mpi_fn! {
 }
 
 fn create_errhandler(
-    st: &mut crate::state::Mpi,
+    st: &mut crate::runtime::Mpi,
     function: MPI_Comm_errhandler_function,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult<()> {
@@ -320,7 +320,7 @@ mpi_fn! {
 }
 
 /// The class of `code`: a predefined class, or an added code or class of the running library.
-fn class_of(st: &crate::state::Mpi, code: c_int) -> Option<c_int> {
+fn class_of(st: &crate::runtime::Mpi, code: c_int) -> Option<c_int> {
     if class_info(code).is_some() {
         return Some(code);
     }

@@ -9,10 +9,10 @@
 //! its threads, which also orders the memory this state is in).
 //!
 //! Inside the library, [`state`] is called once per C entry point, by
-//! [`crate::export::call`], and by the error handler after the call's own borrow has ended:
+//! [`crate::runtime::export::call`], and by the error handler after the call's own borrow has ended:
 //! there is never more than one live `&mut Mpi`.
 
-use crate::state::Mpi;
+use crate::runtime::Mpi;
 use std::cell::UnsafeCell;
 
 struct Global(UnsafeCell<Mpi>);

@@ -23,8 +23,8 @@
 use crate::abi::MPI_SUCCESS;
 use crate::errhandler;
 use crate::error::{MpiError, MpiResult};
-use crate::global;
-use crate::state::Mpi;
+use crate::runtime::global;
+use crate::runtime::Mpi;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -81,12 +81,12 @@ macro_rules! mpi_fn {
         /// The MPI standard's contract for this function's pointer arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
-            $crate::export::call(
+            $crate::runtime::export::call(
                 stringify!($mpi),
-                |$st: &mut $crate::state::Mpi| -> $crate::error::MpiResult<()> { $body },
+                |$st: &mut $crate::runtime::Mpi| -> $crate::error::MpiResult<()> { $body },
             )
         }
-        $crate::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
     };
     (
         $(#[$doc:meta])*
@@ -98,7 +98,7 @@ macro_rules! mpi_fn {
         /// The MPI standard's contract for this function.
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> $ret $body
-        $crate::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> $ret);
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> $ret);
     };
     (@twin $mpi:ident $pmpi:ident ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
         #[doc = concat!("`", stringify!($mpi), "`: the same function as [`", stringify!($pmpi), "`], under its replaceable name.")]

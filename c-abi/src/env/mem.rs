@@ -7,7 +7,7 @@
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use std::collections::HashSet;
 use std::ffi::c_void;
 

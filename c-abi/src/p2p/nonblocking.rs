@@ -3,20 +3,20 @@
 //!
 //! Starting an operation ([`start_send`], [`start_recv`]) makes an engine request: a running
 //! send or receive, or, for `MPI_PROC_NULL` and buffered sends, a request born complete. The
-//! handle the program gets is that request ([`crate::request`]). Persistent requests keep
+//! handle the program gets is that request ([`crate::p2p::request`]). Persistent requests keep
 //! their checked arguments as their request's attachment and run them again at each start.
 //! Scattered data (a non-contiguous derived type) is packed when a send starts, and a receive
 //! of it is posted on a staging buffer; the request owns either until it completes, and a
 //! receive's data is unpacked the moment it does.
 
 use crate::abi::*;
-use crate::args::{self, RecvOp, SendKind, SendOp};
+use crate::p2p::args::{self, RecvOp, SendKind, SendOp};
 use crate::cptr::{self, Array, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::request::{self, Persistent, PersistentKind, Staging};
-use crate::state::Runtime;
-use crate::status::Completion;
+use crate::runtime::export::mpi_fn;
+use crate::p2p::request::{self, Persistent, PersistentKind, Staging};
+use crate::runtime::Runtime;
+use crate::p2p::status::Completion;
 use mpich_channel::{ReqId, Status};
 use std::ffi::{c_int, c_void};
 

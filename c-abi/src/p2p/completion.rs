@@ -1,7 +1,7 @@
 //! Completing requests: `MPI_Wait`, `MPI_Test` and their `all`/`any`/`some` forms,
 //! `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`.
 //!
-//! A handle is the progress engine's request ([`crate::request`]); every wait here is the
+//! A handle is the progress engine's request ([`crate::p2p::request`]); every wait here is the
 //! engine's one waiting loop ([`mpich_channel::Engine::block_on`]) and every test one turn of
 //! its crank, so that while a program waits for, or polls, any request, all of its operations
 //! move on, nonblocking collectives included (MPI's progress rule). [`retire`] hands a
@@ -17,10 +17,10 @@ use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::cptr::{Array, Out, StatusOut, Statuses};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::request;
-use crate::state::Runtime;
-use crate::status::Completion;
+use crate::runtime::export::mpi_fn;
+use crate::p2p::request;
+use crate::runtime::Runtime;
+use crate::p2p::status::Completion;
 use mpich_channel::{ReqId, Standing};
 use std::ffi::c_int;
 

@@ -2,24 +2,24 @@
 //! `MPI_Finalize`, `MPI_Initialized`, `MPI_Finalized`, `MPI_Abort`.
 //!
 //! **Thread level.** The engine is not thread safe and the state is reached without a lock
-//! (see [`crate::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
+//! (see [`crate::runtime::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
 //! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends.
 
 use crate::abi::*;
-use crate::bsend::BsendBuffer;
+use crate::p2p::bsend::BsendBuffer;
 use crate::attr::KeyvalTable;
 use crate::comm::{CommTable, WORLD};
 use crate::errhandler::ErrhandlerTable;
 use crate::group::GroupTable;
 use crate::info::InfoTable;
-use crate::mem::Allocations;
+use crate::env::mem::Allocations;
 use crate::cptr::Out;
 use crate::datatype::TypeTable;
 use crate::errhandler::end_process;
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
+use crate::runtime::export::mpi_fn;
 use crate::op::OpTable;
-use crate::state::{Mpi, Phase, Runtime};
+use crate::runtime::{Mpi, Phase, Runtime};
 use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
 use std::io::Write;

@@ -20,7 +20,7 @@ use crate::comm::{Comm, CommIdx, CommTable};
 use crate::cptr;
 use crate::datatype::{Datatype, Message, TypeTable};
 use crate::error::{MpiError, MpiResult};
-use crate::state::Runtime;
+use crate::runtime::Runtime;
 use mpich_channel::{SendMode, ANY_TAG, TAG_UB};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
@@ -32,7 +32,7 @@ pub(crate) enum SendKind {
     Standard,
     Synchronous,
     Ready,
-    /// Copied into the attached buffer, then sent from there (see [`crate::bsend`]).
+    /// Copied into the attached buffer, then sent from there (see [`crate::p2p::bsend`]).
     Buffered,
 }
 

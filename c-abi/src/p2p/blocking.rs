@@ -9,12 +9,12 @@
 //! packs it into a temporary buffer, a receive lands in one and is unpacked (see [`args`]).
 
 use crate::abi::*;
-use crate::args::{self, ProbeOp, RecvOp, SendKind, SendOp};
+use crate::p2p::args::{self, ProbeOp, RecvOp, SendKind, SendOp};
 use crate::cptr::{self, Out, StatusOut};
 use crate::error::{MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Runtime;
-use crate::status::Completion;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
+use crate::p2p::status::Completion;
 use mpich_channel::SendMode;
 use std::ffi::{c_int, c_void};
 
@@ -224,7 +224,7 @@ mpi_fn! {
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         let outgoing = s.outgoing();
         // The data must be copied out before the buffer receives (a packed copy is one).
-        let outgoing = if outgoing.is_owned() { outgoing } else { crate::args::Outgoing::owned(outgoing.bytes().to_vec()) };
+        let outgoing = if outgoing.is_owned() { outgoing } else { crate::p2p::args::Outgoing::owned(outgoing.bytes().to_vec()) };
         let s = SendOp { buf: outgoing.ptr(), bytes: outgoing.len(), scattered: None, ..s };
         let c = sendrecv(rt, &s, &r)?;
         drop(outgoing);

@@ -25,8 +25,8 @@ use crate::abi::*;
 use crate::comm::{CommIdx, SELF};
 use crate::cptr::Out;
 use crate::error::{class_info, MpiError, MpiResult};
-use crate::export::mpi_fn;
-use crate::state::Runtime;
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
 use mpich_channel::TAG_UB;
 use std::ffi::{c_int, c_void};
 

@@ -1,0 +1,22 @@
+//! Point-to-point communication and requests: the MPI layer's side of sends, receives, probes
+//! and the completion of requests, over the progress engine's point-to-point operations.
+//!
+//! ```text
+//!   MPI_Send / MPI_Recv ──▶ args (checks) ──▶ blocking ──▶ Engine::send / Engine::recv
+//!   MPI_Isend / MPI_Irecv ──▶ nonblocking ──▶ Adi::isend / irecv ──▶ request (the handle)
+//!   MPI_Wait / MPI_Test ... ──▶ completion ──▶ Engine::block_on / test ──▶ status
+//! ```
+//!
+//! Modules: [`args`] (argument checks into checked operations), [`blocking`] (the blocking
+//! calls), [`nonblocking`] (nonblocking and persistent starts), [`completion`] (wait and
+//! test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
+//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes).
+
+pub(crate) mod args;
+pub(crate) mod blocking;
+pub(crate) mod bsend;
+pub(crate) mod completion;
+pub(crate) mod mprobe;
+pub(crate) mod nonblocking;
+pub(crate) mod request;
+pub(crate) mod status;
