@@ -56,6 +56,7 @@ mod errhandler;
 mod error;
 mod fortran;
 mod group;
+mod handle;
 mod info;
 mod op;
 mod p2p;

@@ -22,6 +22,7 @@
 //! communicator answers; `MPI_Comm_get_attr` hands out their addresses, as MPI's C binding says.
 
 use crate::abi::*;
+use crate::handle::{index_of, Kind, Table};
 use crate::comm::{CommIdx, SELF};
 use crate::cptr::Out;
 use crate::error::{class_info, MpiError, MpiResult};
@@ -41,20 +42,17 @@ struct Keyval {
     copy: MPI_Comm_copy_attr_function,
     delete: MPI_Comm_delete_attr_function,
     extra: *mut c_void,
-    freed: bool,
 }
 
-/// Every keyval created by the process.
+/// Every keyval created by the process. A freed keyval is retired in its handle table: its
+/// handle is refused, but attributes that use it still reach its callbacks.
 pub(crate) struct KeyvalTable {
-    keys: Vec<Keyval>,
+    keys: Table<Keyval>,
 }
-
-const DIRECT: u32 = 0xa400_0000;
-const KIND_MASK: u32 = 0xfc00_0000;
 
 impl KeyvalTable {
     pub fn new() -> KeyvalTable {
-        KeyvalTable { keys: Vec::new() }
+        KeyvalTable { keys: Table::new(Kind::Keyval) }
     }
 
     fn create(
@@ -62,21 +60,18 @@ impl KeyvalTable {
         copy: MPI_Comm_copy_attr_function,
         delete: MPI_Comm_delete_attr_function,
         extra: *mut c_void,
-    ) -> c_int {
-        self.keys.push(Keyval {
-            copy,
-            delete,
-            extra,
-            freed: false,
-        });
-        (DIRECT | (self.keys.len() - 1) as u32) as c_int
+    ) -> MpiResult<c_int> {
+        self.keys
+            .insert(Keyval { copy, delete, extra })
+            .map(|(_, h)| h)
+            .ok_or_else(|| MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 keyvals, the most MPICH's handles can name"))
     }
 
     /// A keyval the program may use (not freed, not predefined).
     fn live(&self, keyval: c_int) -> MpiResult<&Keyval> {
-        match self.any(keyval) {
-            Some(k) if !k.freed => Ok(k),
-            Some(_) => Err(MpiError::new(
+        match self.keys.get(keyval) {
+            Some(k) => Ok(k),
+            None if self.any(keyval).is_some() => Err(MpiError::new(
                 MPI_ERR_KEYVAL,
                 format!("keyval 0x{keyval:08x} was freed"),
             )),
@@ -86,11 +81,14 @@ impl KeyvalTable {
 
     /// A keyval, freed or not (attributes that use it still need its callbacks).
     fn any(&self, keyval: c_int) -> Option<&Keyval> {
-        let k = keyval as u32;
-        if k & KIND_MASK != DIRECT {
-            return None;
-        }
-        self.keys.get((k & !KIND_MASK) as usize)
+        self.keys.at(index_of(Kind::Keyval, keyval)?)
+    }
+
+    /// Frees a keyval the program may use.
+    fn free(&mut self, keyval: c_int) -> MpiResult<()> {
+        self.live(keyval)?;
+        self.keys.retire(keyval);
+        Ok(())
     }
 }
 
@@ -282,16 +280,13 @@ fn create_keyval(
     extra: *mut c_void,
 ) -> MpiResult<()> {
     let out = Out::new(keyval, "keyval")?;
-    out.set(rt.keyvals.create(copy, delete, extra));
+    out.set(rt.keyvals.create(copy, delete, extra)?);
     Ok(())
 }
 
 fn free_keyval(rt: &mut Runtime, keyval: *mut c_int) -> MpiResult<()> {
     let out = Out::new(keyval, "keyval")?;
-    let k = out.get();
-    rt.keyvals.live(k)?;
-    let slot = (k as u32 & !KIND_MASK) as usize;
-    rt.keyvals.keys[slot].freed = true;
+    rt.keyvals.free(out.get())?;
     out.set(MPI_KEYVAL_INVALID);
     Ok(())
 }

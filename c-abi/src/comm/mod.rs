@@ -30,6 +30,7 @@ pub(crate) mod create;
 mod inter;
 
 use crate::abi::*;
+use crate::handle::{Kind, Table};
 use crate::attr::Attrs;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
@@ -48,9 +49,6 @@ pub(crate) type CommIdx = u32;
 pub(crate) const WORLD: CommIdx = 0;
 pub(crate) const SELF: CommIdx = 1;
 
-/// Handles of created communicators: MPICH's "direct" communicator kind, slot in the low bits.
-const DIRECT: u32 = 0x8400_0000;
-const KIND_MASK: u32 = 0xfc00_0000;
 
 /// Who point-to-point ranks name, as engine (global) ranks.
 #[derive(Debug, Clone)]
@@ -252,15 +250,14 @@ impl Comm {
 
 /// Every communicator of the process, and the context ids in use.
 ///
-/// A freed communicator stays in its slot, unreachable by its handle, until no request is
-/// outstanding: a request started on it before `MPI_Comm_free` still completes, and its
-/// status still translates ranks through it (MPI lets a program free a communicator with
+/// The communicators live in a handle table: `MPI_COMM_WORLD` and `MPI_COMM_SELF` at indices 0
+/// and 1 (under their predefined handles), created ones after them. A freed communicator is
+/// retired: its handle is refused, but it stays reachable by index until no request is
+/// outstanding, because a request started on it before `MPI_Comm_free` still completes, and
+/// its status still translates ranks through it (MPI lets a program free a communicator with
 /// operations pending).
 pub(crate) struct CommTable {
-    slots: Vec<Option<Comm>>,
-    /// Freed communicators kept for the requests that may still use them.
-    freed: Vec<u32>,
-    free_slots: Vec<u32>,
+    table: Table<Comm>,
     /// Context pairs this process uses.
     pub contexts: ContextMask,
 }
@@ -289,12 +286,10 @@ impl CommTable {
         let mut contexts = ContextMask::new();
         contexts.take(0);
         contexts.take(2);
-        CommTable {
-            slots: vec![Some(world), Some(self_)],
-            freed: Vec::new(),
-            free_slots: Vec::new(),
-            contexts,
-        }
+        let mut table = Table::new(Kind::Comm);
+        assert_eq!(table.insert(world).map(|(i, _)| i), Some(WORLD));
+        assert_eq!(table.insert(self_).map(|(i, _)| i), Some(SELF));
+        CommTable { table, contexts }
     }
 
     /// Decodes a handle: `MPI_ERR_COMM` unless it names a communicator of this process.
@@ -309,16 +304,10 @@ impl CommTable {
     }
 
     fn lookup_created(&self, handle: MPI_Comm) -> MpiResult<(CommIdx, &Comm)> {
-        let h = handle as u32;
-        if h & KIND_MASK == DIRECT {
-            let idx = h & !KIND_MASK;
-            if let Some(Some(c)) = self.slots.get(idx as usize) {
-                if c.handle == handle {
-                    return Ok((idx, c));
-                }
-            }
+        match self.table.index(handle) {
+            Some(idx) if idx > SELF => Ok((idx, self.get(idx))),
+            _ => Err(invalid_comm(handle)),
         }
-        Err(invalid_comm(handle))
     }
 
     pub fn lookup_mut(&mut self, handle: MPI_Comm) -> MpiResult<&mut Comm> {
@@ -326,46 +315,37 @@ impl CommTable {
         Ok(self.get_mut(idx))
     }
 
+    /// The communicator at `idx`, freed ones included.
     #[inline(always)]
     pub fn get(&self, idx: CommIdx) -> &Comm {
-        self.slots[idx as usize]
-            .as_ref()
-            .expect("a communicator index names a live communicator")
+        self.table.at(idx).expect("a communicator index names a live communicator")
     }
 
     pub fn get_mut(&mut self, idx: CommIdx) -> &mut Comm {
-        self.slots[idx as usize]
-            .as_mut()
-            .expect("a communicator index names a live communicator")
+        self.table.at_mut(idx).expect("a communicator index names a live communicator")
     }
 
     /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,
     /// so the slots of freed communicators can be reused.
     pub fn insert(&mut self, mut c: Comm, idle: bool) -> (CommIdx, MPI_Comm) {
         if idle {
-            for i in self.freed.drain(..) {
-                self.slots[i as usize] = None;
-                self.free_slots.push(i);
+            let retired: Vec<u32> = self.table.retired().collect();
+            for i in retired {
+                self.table.release(i);
             }
         }
-        let idx = match self.free_slots.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push(None);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let handle = (DIRECT | idx) as MPI_Comm;
-        c.handle = handle;
-        self.slots[idx as usize] = Some(c);
+        c.handle = MPI_COMM_NULL;
+        let (idx, handle) = self.table.insert(c).expect("room for another communicator");
+        self.get_mut(idx).handle = handle;
         (idx, handle)
     }
 
     /// Frees a created communicator: its handle no longer names it, its contexts are released,
-    /// and its slot is kept for outstanding requests (see the type's documentation).
+    /// and it stays reachable by index for outstanding requests (see the type's documentation).
     pub fn remove(&mut self, idx: CommIdx) {
         assert!(idx > SELF, "the predefined communicators are never removed");
         let c = self.get_mut(idx);
+        let handle = c.handle;
         c.handle = MPI_COMM_NULL;
         // Only the rank translation is still needed; drop the rest now.
         c.topo = None;
@@ -373,7 +353,7 @@ impl CommTable {
         c.name = String::new();
         let ctx = c.ctx;
         self.contexts.release(ctx);
-        self.freed.push(idx);
+        self.table.retire(handle);
     }
 }
 
@@ -505,7 +485,7 @@ mpi_fn! {
         let (idx, c) = rt.comms.lookup(comm)?;
         let out = Out::new(group, "group").map_err(|e| e.on(idx))?;
         let g = c.peer_group();
-        out.set(rt.groups.insert(g));
+        out.set(rt.groups.insert(g)?);
         Ok(())
     }
 }
@@ -528,7 +508,7 @@ mpi_fn! {
         let (idx, c) = rt.comms.lookup(comm)?;
         let out = Out::new(info_used, "info_used").map_err(|e| e.on(idx))?;
         let hints = c.hints.clone();
-        out.set(rt.infos.insert(hints));
+        out.set(rt.infos.insert(hints)?);
         Ok(())
     }
 }

@@ -42,6 +42,7 @@ mod queries;
 pub(crate) use layout::Run;
 
 use crate::abi::*;
+use crate::handle::{index_of, Kind, Table};
 use crate::error::{MpiError, MpiResult};
 use layout::Leaf;
 use std::ffi::c_int;
@@ -267,10 +268,9 @@ const COMPLEX: &[MPI_Datatype] = &[
 const BUILTIN_TAG: u32 = 0x4c00_0000;
 const BUILTIN_TAG_MASK: u32 = 0xffff_0000;
 /// Handle bits of MPICH's direct datatype handles: the padded pairs and derived types.
-const DIRECT_TAG: u32 = 0x8c00_0000;
-const DIRECT_TAG_MASK: u32 = 0xfc00_0000;
-const DIRECT_INDEX_MASK: u32 = 0x03ff_ffff;
-/// The first index of a derived type (0-4 are the pairs; 5-7 stay unused).
+const DIRECT_TAG: u32 = crate::handle::direct(Kind::Datatype, 0) as u32;
+/// The first index of a derived type in the handle table (0-4 are the pairs, as in MPICH;
+/// 5-7 stay unused).
 const FIRST_DERIVED: u32 = 8;
 
 /// Per index `II`: the handle that index belongs to (0 = no type).
@@ -331,12 +331,11 @@ struct Slot {
     refs: u32,
 }
 
-/// Every datatype of the process: the predefined ones, and the derived ones by index.
+/// Every datatype of the process: the predefined ones, and the pairs and derived ones in the
+/// handle table (the pairs at indices 0-4, never freed; derived ones from 8 up).
 pub(crate) struct TypeTable {
     builtin: Vec<Option<Arc<Datatype>>>,
-    pairs: Vec<Arc<Datatype>>,
-    derived: Vec<Option<Slot>>,
-    free: Vec<u32>,
+    direct: Table<Slot>,
 }
 
 impl TypeTable {
@@ -345,17 +344,17 @@ impl TypeTable {
         for &(h, parts, name) in BUILTIN {
             builtin[(h as u32 & 0xff) as usize] = Some(Arc::new(predefined(h, parts, name)));
         }
-        let pairs = PAIRS
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Arc::new(pair((DIRECT_TAG + i as u32) as MPI_Datatype, p)))
-            .collect();
-        TypeTable {
-            builtin,
-            pairs,
-            derived: Vec::new(),
-            free: Vec::new(),
+        let mut direct = Table::new(Kind::Datatype);
+        for (i, p) in PAIRS.iter().enumerate() {
+            let ty = Arc::new(pair((DIRECT_TAG + i as u32) as MPI_Datatype, p));
+            direct.insert(Slot { ty, refs: 1 }).expect("room for the predefined pairs");
         }
+        // Indices 5-7 are nobody's: placeholders that are never released.
+        while direct.live() < FIRST_DERIVED as usize {
+            let (_, h) = direct.insert(Slot { ty: Arc::new(predefined(MPI_DATATYPE_NULL, 0, "")), refs: 1 }).expect("room");
+            direct.retire(h);
+        }
+        TypeTable { builtin, direct }
     }
 
     /// Any datatype handle, predefined or derived: `MPI_ERR_TYPE` if invalid.
@@ -371,16 +370,8 @@ impl TypeTable {
             (BY_INDEX[(h & 0xff) as usize] == h)
                 .then(|| self.builtin[(h & 0xff) as usize].as_ref())
                 .flatten()
-        } else if h & DIRECT_TAG_MASK == DIRECT_TAG {
-            let i = h & DIRECT_INDEX_MASK;
-            if i < FIRST_DERIVED {
-                self.pairs.get(i as usize)
-            } else {
-                self.derived
-                    .get((i - FIRST_DERIVED) as usize)
-                    .and_then(|s| s.as_ref())
-                    .map(|s| &s.ty)
-            }
+        } else if index_of(Kind::Datatype, dt).is_some() {
+            self.direct.get(dt).map(|s| &s.ty)
         } else {
             None
         };
@@ -442,37 +433,17 @@ impl TypeTable {
         for &child in &ty.contents.types {
             self.retain(child);
         }
-        let slot = Some(Slot {
-            ty: Arc::new(ty),
-            refs: 1,
-        });
-        let index = match self.free.pop() {
-            Some(i) => {
-                self.derived[i as usize] = slot;
-                i
-            }
-            None => {
-                if self.derived.len() as u32 >= DIRECT_INDEX_MASK - FIRST_DERIVED {
-                    return Err(MpiError::new(
-                        MPI_ERR_OTHER,
-                        "too many derived datatypes exist; free some with MPI_Type_free",
-                    ));
-                }
-                self.derived.push(slot);
-                (self.derived.len() - 1) as u32
-            }
-        };
-        Ok((DIRECT_TAG | (index + FIRST_DERIVED)) as MPI_Datatype)
+        self.direct.insert(Slot { ty: Arc::new(ty), refs: 1 }).map(|(_, h)| h).ok_or_else(|| {
+            MpiError::new(MPI_ERR_OTHER, "too many derived datatypes exist; free some with MPI_Type_free")
+        })
     }
 
     /// The derived slot of a handle, if it is one.
     fn slot_mut(&mut self, dt: MPI_Datatype) -> Option<&mut Slot> {
-        let h = dt as u32;
-        if h & DIRECT_TAG_MASK != DIRECT_TAG || h & DIRECT_INDEX_MASK < FIRST_DERIVED {
+        if index_of(Kind::Datatype, dt)? < FIRST_DERIVED {
             return None;
         }
-        let i = (h & DIRECT_INDEX_MASK) - FIRST_DERIVED;
-        self.derived.get_mut(i as usize).and_then(|s| s.as_mut())
+        self.direct.get_mut(dt)
     }
 
     /// Adds a reference to a derived type (no-op for predefined types).
@@ -490,10 +461,8 @@ impl TypeTable {
             let Some(s) = self.slot_mut(dt) else { continue };
             s.refs -= 1;
             if s.refs == 0 {
-                let i = (dt as u32 & DIRECT_INDEX_MASK) - FIRST_DERIVED;
-                let slot = self.derived[i as usize].take().expect("a live slot");
+                let slot = self.direct.remove(dt).expect("a live slot");
                 pending.extend(slot.ty.contents.types.iter().copied());
-                self.free.push(i);
             }
         }
     }
@@ -511,10 +480,8 @@ impl TypeTable {
         let h = dt as u32;
         let arc = if h & BUILTIN_TAG_MASK == BUILTIN_TAG {
             self.builtin[(h & 0xff) as usize].as_mut()
-        } else if h & DIRECT_INDEX_MASK < FIRST_DERIVED {
-            self.pairs.get_mut((h & DIRECT_INDEX_MASK) as usize)
         } else {
-            self.slot_mut(dt).map(|s| &mut s.ty)
+            self.direct.get_mut(dt).map(|s| &mut s.ty)
         };
         Ok(Arc::make_mut(arc.expect("checked by arc()")))
     }

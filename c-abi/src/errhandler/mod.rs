@@ -31,6 +31,7 @@
 //! Before `MPI_Init` and after `MPI_Finalize` there are no handlers, and errors are fatal.
 
 use crate::abi::*;
+use crate::handle::{index_of, Kind, Table};
 use crate::comm::WORLD;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{class_info, error_string, MpiError, MpiResult};
@@ -83,7 +84,7 @@ fn call_user(f: HandlerFn, comm: MPI_Comm, code: c_int) -> c_int {
 
 /// The handlers the program created.
 pub(crate) struct ErrhandlerTable {
-    functions: Vec<HandlerFn>,
+    functions: Table<HandlerFn>,
     /// Added error codes and classes: number -> its class (a class maps to itself).
     added: std::collections::HashMap<c_int, c_int>,
     strings: std::collections::HashMap<c_int, String>,
@@ -94,13 +95,10 @@ pub(crate) struct ErrhandlerTable {
 /// The first number `MPI_Add_error_class` / `MPI_Add_error_code` give.
 const FIRST_ADDED: c_int = 0x100;
 
-const DIRECT: u32 = 0x9400_0000;
-const KIND_MASK: u32 = 0xfc00_0000;
-
 impl ErrhandlerTable {
     pub fn new() -> ErrhandlerTable {
         ErrhandlerTable {
-            functions: Vec::new(),
+            functions: Table::new(Kind::Errhandler),
             added: Default::default(),
             strings: Default::default(),
             last_used: MPI_T_ERR_NOT_SUPPORTED,
@@ -121,17 +119,16 @@ impl ErrhandlerTable {
     }
 
     /// The function of a created handler (`None` for the predefined ones and invalid handles).
+    /// (A freed handler stays usable by the communicators that have it: it is never removed.)
     pub fn function(&self, h: MPI_Errhandler) -> Option<HandlerFn> {
-        let h = h as u32;
-        if h & KIND_MASK != DIRECT {
-            return None;
-        }
-        self.functions.get((h & !KIND_MASK) as usize).copied()
+        self.functions.at(index_of(Kind::Errhandler, h)?).copied()
     }
 
-    fn create(&mut self, f: HandlerFn) -> MPI_Errhandler {
-        self.functions.push(f);
-        (DIRECT | (self.functions.len() - 1) as u32) as MPI_Errhandler
+    fn create(&mut self, f: HandlerFn) -> MpiResult<MPI_Errhandler> {
+        self.functions
+            .insert(f)
+            .map(|(_, h)| h)
+            .ok_or_else(|| MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 error handlers, the most MPICH's handles can name"))
     }
 }
 
@@ -265,7 +262,7 @@ fn create_errhandler(
     let rt = st.runtime()?;
     let out = Out::new(errhandler, "errhandler")?;
     let f = function.ok_or_else(|| MpiError::arg("the handler function is NULL"))?;
-    out.set(rt.errhandlers.create(f));
+    out.set(rt.errhandlers.create(f)?);
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 //! `MPI_GROUP_EMPTY`; a freed slot is reused.
 
 use crate::abi::*;
+use crate::handle::{Kind, Table};
 use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -111,23 +112,15 @@ impl GroupData {
     }
 }
 
-const DIRECT: u32 = 0x8800_0000;
-const KIND_MASK: u32 = 0xfc00_0000;
-
 /// Every group handle of the process.
 pub(crate) struct GroupTable {
-    slots: Vec<Option<Group>>,
-    free: Vec<u32>,
+    table: Table<Group>,
     empty: Group,
 }
 
 impl GroupTable {
     pub fn new() -> GroupTable {
-        GroupTable {
-            slots: Vec::new(),
-            free: Vec::new(),
-            empty: GroupData::new(Vec::new()),
-        }
+        GroupTable { table: Table::new(Kind::Group), empty: GroupData::new(Vec::new()) }
     }
 
     /// The group a handle names: `MPI_ERR_GROUP` unless it is a live group.
@@ -135,40 +128,22 @@ impl GroupTable {
         if handle == MPI_GROUP_EMPTY {
             return Ok(&self.empty);
         }
-        let h = handle as u32;
-        if h & KIND_MASK == DIRECT {
-            if let Some(Some(g)) = self.slots.get((h & !KIND_MASK) as usize) {
-                return Ok(g);
-            }
-        }
-        Err(invalid_group(handle))
+        self.table.get(handle).ok_or_else(|| invalid_group(handle))
     }
 
     /// A new handle for `g` (`MPI_GROUP_EMPTY` for an empty group, as MPICH does).
-    pub fn insert(&mut self, g: Group) -> MPI_Group {
+    pub fn insert(&mut self, g: Group) -> MpiResult<MPI_Group> {
         if g.size() == 0 {
-            return MPI_GROUP_EMPTY;
+            return Ok(MPI_GROUP_EMPTY);
         }
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(g);
-                s
-            }
-            None => {
-                self.slots.push(Some(g));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        (DIRECT | slot) as MPI_Group
+        self.table.insert(g).map(|(_, h)| h).ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "too many groups exist at once; free some with MPI_Group_free"))
     }
 
     /// Frees a handle (`MPI_GROUP_EMPTY` is predefined: freeing it only clears the variable).
     pub fn free(&mut self, handle: MPI_Group) -> MpiResult<()> {
         self.get(handle)?;
         if handle != MPI_GROUP_EMPTY {
-            let slot = (handle as u32 & !KIND_MASK) as usize;
-            self.slots[slot] = None;
-            self.free.push(slot as u32);
+            self.table.remove(handle);
         }
         Ok(())
     }
@@ -262,8 +237,9 @@ fn count(n: c_int) -> MpiResult<usize> {
 }
 
 /// Stores a new group and writes its handle.
-fn give(rt: &mut crate::runtime::Runtime, g: Group, out: Out<MPI_Group>) {
-    out.set(rt.groups.insert(g));
+fn give(groups: &mut GroupTable, g: Group, out: Out<MPI_Group>) -> MpiResult<()> {
+    out.set(groups.insert(g)?);
+    Ok(())
 }
 
 mpi_fn! {
@@ -273,7 +249,7 @@ mpi_fn! {
         let (idx, c) = rt.comms.lookup(comm)?;
         let out = Out::new(group, "group").map_err(|e| e.on(idx))?;
         let g = c.group();
-        give(rt, g, out);
+        give(&mut rt.groups, g, out)?;
         Ok(())
     }
 }
@@ -306,7 +282,7 @@ mpi_fn! {
         let g = rt.groups.get(group)?.clone();
         let out = Out::new(newgroup, "newgroup")?;
         let picked = distinct_ranks(&Array::new(ranks.cast_mut(), count(n)?, "ranks")?, g.size())?;
-        give(rt, g.pick(&picked), out);
+        give(&mut rt.groups, g.pick(&picked), out)?;
         Ok(())
     }
 }
@@ -318,7 +294,7 @@ mpi_fn! {
         let g = rt.groups.get(group)?.clone();
         let out = Out::new(newgroup, "newgroup")?;
         let excluded = distinct_ranks(&Array::new(ranks.cast_mut(), count(n)?, "ranks")?, g.size())?;
-        give(rt, g.without(&excluded), out);
+        give(&mut rt.groups, g.without(&excluded), out)?;
         Ok(())
     }
 }
@@ -330,7 +306,7 @@ mpi_fn! {
         let g = rt.groups.get(group)?.clone();
         let out = Out::new(newgroup, "newgroup")?;
         let picked = expand_ranges(&read_ranges(ranges, n)?, g.size())?;
-        give(rt, g.pick(&picked), out);
+        give(&mut rt.groups, g.pick(&picked), out)?;
         Ok(())
     }
 }
@@ -342,7 +318,7 @@ mpi_fn! {
         let g = rt.groups.get(group)?.clone();
         let out = Out::new(newgroup, "newgroup")?;
         let excluded = expand_ranges(&read_ranges(ranges, n)?, g.size())?;
-        give(rt, g.without(&excluded), out);
+        give(&mut rt.groups, g.without(&excluded), out)?;
         Ok(())
     }
 }
@@ -358,7 +334,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let (a, b) = pair(rt, group1, group2)?;
         let out = Out::new(newgroup, "newgroup")?;
-        give(rt, a.union(&b), out);
+        give(&mut rt.groups, a.union(&b), out)?;
         Ok(())
     }
 }
@@ -369,7 +345,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let (a, b) = pair(rt, group1, group2)?;
         let out = Out::new(newgroup, "newgroup")?;
-        give(rt, a.filter(&b, true), out);
+        give(&mut rt.groups, a.filter(&b, true), out)?;
         Ok(())
     }
 }
@@ -380,7 +356,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let (a, b) = pair(rt, group1, group2)?;
         let out = Out::new(newgroup, "newgroup")?;
-        give(rt, a.filter(&b, false), out);
+        give(&mut rt.groups, a.filter(&b, false), out)?;
         Ok(())
     }
 }

@@ -11,6 +11,7 @@
 //! stores what it is given (communicators keep theirs for `MPI_Comm_get_info`).
 
 use crate::abi::*;
+use crate::handle::{Kind, Table};
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -44,24 +45,16 @@ impl Hints {
     }
 }
 
-const DIRECT: u32 = 0x9c00_0000;
-const KIND_MASK: u32 = 0xfc00_0000;
-
 /// Every info object of the process.
 pub(crate) struct InfoTable {
-    slots: Vec<Option<Hints>>,
-    free: Vec<u32>,
+    table: Table<Hints>,
     env: Hints,
 }
 
 impl InfoTable {
     /// The table, with `MPI_INFO_ENV` for a job of `size` processes.
     pub fn new(size: usize) -> InfoTable {
-        InfoTable {
-            slots: Vec::new(),
-            free: Vec::new(),
-            env: environment(size),
-        }
+        InfoTable { table: Table::new(Kind::Info), env: environment(size) }
     }
 
     /// The object a handle names: `MPI_ERR_INFO` unless it is live.
@@ -69,22 +62,14 @@ impl InfoTable {
         if handle == MPI_INFO_ENV {
             return Ok(&self.env);
         }
-        let h = handle as u32;
-        if h & KIND_MASK == DIRECT {
-            if let Some(Some(i)) = self.slots.get((h & !KIND_MASK) as usize) {
-                return Ok(i);
-            }
-        }
-        Err(invalid_info(handle))
+        self.table.get(handle).ok_or_else(|| invalid_info(handle))
     }
 
     fn get_mut(&mut self, handle: MPI_Info) -> MpiResult<&mut Hints> {
-        self.get(handle)?;
         if handle == MPI_INFO_ENV {
             return Ok(&mut self.env);
         }
-        let slot = (handle as u32 & !KIND_MASK) as usize;
-        Ok(self.slots[slot].as_mut().expect("checked live above"))
+        self.table.get_mut(handle).ok_or_else(|| invalid_info(handle))
     }
 
     /// The hints of an info argument that may be `MPI_INFO_NULL` (no hints).
@@ -96,18 +81,8 @@ impl InfoTable {
     }
 
     /// A new handle for `hints`.
-    pub fn insert(&mut self, hints: Hints) -> MPI_Info {
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(hints);
-                s
-            }
-            None => {
-                self.slots.push(Some(hints));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        (DIRECT | slot) as MPI_Info
+    pub fn insert(&mut self, hints: Hints) -> MpiResult<MPI_Info> {
+        self.table.insert(hints).map(|(_, h)| h).ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "too many info objects exist at once; free some with MPI_Info_free"))
     }
 
     fn free(&mut self, handle: MPI_Info) -> MpiResult<()> {
@@ -118,9 +93,7 @@ impl InfoTable {
                 "MPI_INFO_ENV is predefined and cannot be freed",
             ));
         }
-        let slot = handle as u32 & !KIND_MASK;
-        self.slots[slot as usize] = None;
-        self.free.push(slot);
+        self.table.remove(handle);
         Ok(())
     }
 }
@@ -197,7 +170,7 @@ mpi_fn! {
     fn MPI_Info_create / PMPI_Info_create(info: *mut MPI_Info) |st| {
         let rt = st.runtime()?;
         let out = Out::new(info, "info")?;
-        out.set(rt.infos.insert(Hints::default()));
+        out.set(rt.infos.insert(Hints::default())?);
         Ok(())
     }
 }
@@ -209,7 +182,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let out = Out::new(info, "info")?;
         let env = rt.infos.get(MPI_INFO_ENV)?.clone();
-        out.set(rt.infos.insert(env));
+        out.set(rt.infos.insert(env)?);
         Ok(())
     }
 }
@@ -338,7 +311,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let copy = rt.infos.get(info)?.clone();
         let out = Out::new(newinfo, "newinfo")?;
-        out.set(rt.infos.insert(copy));
+        out.set(rt.infos.insert(copy)?);
         Ok(())
     }
 }

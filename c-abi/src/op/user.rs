@@ -6,26 +6,22 @@
 //! [`OpTable`].
 //!
 //! **Freeing.** MPI lets a program free an operation that a pending nonblocking collective
-//! still has to apply (`MPI_Op_free` only marks it for deallocation). So a freed slot keeps its
-//! function and is never reused: the handle is refused by every MPI call from then on
-//! ([`OpTable::user`], `MPI_ERR_OP`), but the collectives that checked it while it was valid
-//! still reach it ([`OpTable::user_or_freed`]), and can never reach another operation that
-//! took its place. A slot is 16 bytes, so even a program that creates and frees operations in
-//! a loop costs little. Fortran operations need nothing special: a Fortran `SUBROUTINE f(invec, inoutvec,
+//! still has to apply (`MPI_Op_free` only marks it for deallocation). So a freed operation is
+//! retired in the handle table and its slot is never reused: the handle is refused by every
+//! MPI call from then on ([`OpTable::user`], `MPI_ERR_OP`), but whatever checked it while it
+//! was valid still reaches it ([`OpTable::user_or_freed`]), and can never reach another
+//! operation that took its place. A slot is a few words, so even a program that creates and
+//! frees operations in a loop costs little. Fortran operations need nothing special: a Fortran `SUBROUTINE f(invec, inoutvec,
 //! len, datatype)` is called with every argument by reference, which is exactly
 //! `MPI_User_function`'s C calling convention (and a Fortran datatype handle is the C one).
 
 use super::{bad_op, builtin_index};
 use crate::abi::*;
+use crate::handle::{index_of, Kind, Table};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
-
-/// The handle bits of every user operation.
-const USER_TAG: u32 = 0x9800_0000;
-const USER_TAG_MASK: u32 = 0xfc00_0000;
-const USER_INDEX_MASK: u32 = 0x03ff_ffff;
 
 /// The C function of a user operation (`MPI_User_function *`, never NULL here).
 pub(crate) type UserFn =
@@ -38,63 +34,38 @@ pub(crate) struct UserOp {
     pub commute: bool,
 }
 
-/// Every user-defined operation of the process, by handle index.
-#[derive(Default)]
+/// Every user-defined operation of the process.
 pub(crate) struct OpTable {
-    slots: Vec<Slot>,
-}
-
-/// An operation and whether `MPI_Op_free` has been called on it.
-struct Slot {
-    op: UserOp,
-    freed: bool,
+    table: Table<UserOp>,
 }
 
 impl OpTable {
     pub fn new() -> OpTable {
-        OpTable::default()
-    }
-
-    fn slot(&self, op: MPI_Op) -> Option<&Slot> {
-        let h = op as u32;
-        if h & USER_TAG_MASK != USER_TAG {
-            return None;
-        }
-        self.slots.get((h & USER_INDEX_MASK) as usize)
+        OpTable { table: Table::new(Kind::Op) }
     }
 
     /// The user operation behind `op`, or `None` if `op` is not a valid user handle (never
     /// made, or freed).
     #[inline]
     pub fn user(&self, op: MPI_Op) -> Option<&UserOp> {
-        self.slot(op).filter(|s| !s.freed).map(|s| &s.op)
+        self.table.get(op)
     }
 
     /// The user operation behind `op` even if it was freed since: for an operation in
     /// progress that was checked while `op` was valid.
     #[inline]
     pub fn user_or_freed(&self, op: MPI_Op) -> Option<&UserOp> {
-        self.slot(op).map(|s| &s.op)
+        self.table.at(index_of(Kind::Op, op)?)
     }
 
     fn insert(&mut self, op: UserOp) -> MpiResult<MPI_Op> {
-        let index = self.slots.len() as u32;
-        if index > USER_INDEX_MASK {
-            return Err(MpiError::new(
-                MPI_ERR_NO_MEM,
-                "the process has made 2^26 user-defined operations, the most MPICH's handles can name",
-            ));
-        }
-        self.slots.push(Slot { op, freed: false });
-        Ok((USER_TAG | index) as MPI_Op)
+        self.table.insert(op).map(|(_, h)| h).ok_or_else(|| {
+            MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 user-defined operations, the most MPICH's handles can name")
+        })
     }
 
     fn remove(&mut self, op: MPI_Op) -> MpiResult<()> {
-        if self.user(op).is_none() {
-            return Err(not_freeable(op));
-        }
-        self.slots[(op as u32 & USER_INDEX_MASK) as usize].freed = true;
-        Ok(())
+        self.table.retire(op).map(drop).ok_or_else(|| not_freeable(op))
     }
 }
 

@@ -28,7 +28,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-const HANDLE_TAG: u32 = 0xac00_0000;
+const HANDLE_TAG: u32 = crate::handle::direct(crate::handle::Kind::Request, 0) as u32;
 const HANDLE_TAG_MASK: u32 = 0xfc00_0000;
 const INDEX_BITS: u32 = 20;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
