@@ -178,7 +178,7 @@ fn reads_outside_an_export_or_after_its_fin_are_refused() {
     // Rank 1 hand-builds its packets, starting with the credit BIP peers grant each other.
     let mut nic = Nic::from_env().unwrap();
     raw_send(&mut nic, 0, &header(CREDIT, 0, 1 << 20, 0));
-    let mine = vec![7u8; 100];
+    let mine = [7u8; 100];
     // SAFETY: `mine` outlives the region (withdrawn below).
     let key = unsafe {
         nic.register(mine.as_ptr() as usize, mine.len(), Access::READ)

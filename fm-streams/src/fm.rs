@@ -229,7 +229,8 @@ impl<D: Device> Fm<D> {
     ) -> Result<()> {
         debug_assert_eq!(token & FM_TOKEN, 0, "FM_TOKEN is FM's own");
         // SAFETY: the caller's contract is passed on.
-        Ok(unsafe { self.bip.pull(src, key, dst, len, token)? })
+        unsafe { self.bip.pull(src, key, dst, len, token)? };
+        Ok(())
     }
 
     /// Withdraws a region exported with [`Fm::export`] that will not be read.

@@ -264,6 +264,7 @@ impl Adi {
     /// Starts a send for the layer above's `owner`.
     /// # Safety
     /// `buf` is non-null and `len` bytes at it stay valid and unmodified until the request completes.
+    #[allow(clippy::too_many_arguments)] // One argument per field of an MPI send (c-abi's call).
     pub unsafe fn isend(
         &mut self,
         buf: *const u8,
@@ -606,6 +607,7 @@ impl Adi {
     /// Starts a send in inactive persistent request `id`.
     /// # Safety
     /// As for [`Adi::isend`].
+    #[allow(clippy::too_many_arguments)] // The request, then one argument per field of an MPI send.
     pub unsafe fn start_persistent_send(
         &mut self,
         id: ReqId,

@@ -183,7 +183,8 @@ impl Channel for BipChannel {
         rreq: u32,
     ) -> Result<()> {
         // SAFETY: the caller's contract is BIP's.
-        Ok(unsafe { self.bip.pull(src, key, buf, len, u64::from(rreq))? })
+        unsafe { self.bip.pull(src, key, buf, len, u64::from(rreq))? };
+        Ok(())
     }
 
     fn check_peers(&mut self) -> Result<()> {

@@ -266,7 +266,8 @@ impl Channel for FmChannel {
         rreq: u32,
     ) -> Result<()> {
         // SAFETY: the caller's contract is FM's (BIP's).
-        Ok(unsafe { self.fm.pull(src, key, buf, len, u64::from(rreq))? })
+        unsafe { self.fm.pull(src, key, buf, len, u64::from(rreq))? };
+        Ok(())
     }
 
     fn check_peers(&mut self) -> Result<()> {
