@@ -197,7 +197,7 @@ impl<D: Device> Fm<D> {
     }
 
     /// Exports a buffer for a layer above that runs BIP's rendezvous through FM (MPI's `fm`
-    /// channel): [`Bip::export`]. `token` must not have the [`FM_TOKEN`] bit; its
+    /// channel): [`Bip::export`]. `token` must not have FM's own bit (`FM_TOKEN`, bit 63); its
     /// [`Event::Exported`] comes out of [`Fm::next_event`].
     ///
     /// # Safety

@@ -46,10 +46,10 @@ struct Args {
     /// myrinet-lanai4, rdma-100g, paths to .toml files, or `all` (every built-in profile).
     #[arg(long, env = "MPI_NIC_PROFILE", default_value = "native")]
     profile: String,
-    /// Write the results as JSON to this file (with several profiles: FILE-<profile>.json each).
+    /// Write the results as JSON to this file (with several profiles: FILE-PROFILE.json each).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Write DIR/layers-<profile>.json for every profile and the report (DIR/report.md, plots).
+    /// Write DIR/layers-PROFILE.json for every profile and the report (DIR/report.md, plots).
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
     /// Message sizes of the counted runs (copies, packets, stalls per message).

@@ -1,6 +1,6 @@
 //! The per-process NIC on one host: the rings to and from every peer, the exported regions and
-//! the single-copy engine that reads and writes peers' regions ([`regions`]), the timing model,
-//! the counters.
+//! the single-copy engine that reads and writes peers' regions (submodule `regions`), the
+//! timing model, the counters.
 
 mod regions;
 
