@@ -350,7 +350,7 @@ impl TypeTable {
             direct.insert(Slot { ty, refs: 1 }).expect("room for the predefined pairs");
         }
         // Indices 5-7 are nobody's: placeholders that are never released.
-        while direct.live() < FIRST_DERIVED as usize {
+        for _ in PAIRS.len() as u32..FIRST_DERIVED {
             let (_, h) = direct.insert(Slot { ty: Arc::new(predefined(MPI_DATATYPE_NULL, 0, "")), refs: 1 }).expect("room");
             direct.retire(h);
         }

@@ -342,7 +342,7 @@ mod tests {
             h.entries,
             vec![("b".into(), "3".into()), ("a".into(), "2".into())]
         );
-        let handle = t.insert(h.clone());
+        let handle = t.insert(h.clone()).unwrap();
         assert_eq!(t.get(handle).unwrap(), &h);
         t.free(handle).unwrap();
         assert_eq!(t.get(handle).unwrap_err().class, MPI_ERR_INFO);
