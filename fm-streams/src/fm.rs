@@ -191,6 +191,12 @@ impl<D: Device> Fm<D> {
         self.rx.counters
     }
 
+    /// The smallest piece FM sends by its bulk path (a region the receiver reads) rather than
+    /// in packets: `FM_BULK_MIN`, at least one byte above BIP's eager limit.
+    pub fn bulk_min(&self) -> usize {
+        self.bulk_min
+    }
+
     /// The BIP endpoint underneath (for its counters).
     pub fn bip(&self) -> &Bip<D> {
         &self.bip

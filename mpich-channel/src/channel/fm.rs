@@ -27,15 +27,18 @@ use nic_model::{Device, DeviceStack, RegionKey};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-/// Default eager limit of the `fm` channel (`MPI_EAGER_MAX` overrides): every payload that FM
-/// sends in packets; one long enough for FM's bulk path (a region read by the receiver) goes
-/// by rendezvous instead, which reads the same region but only once a receive matched (no
+/// The `fm` channel's eager limit unless `MPI_EAGER_MAX` overrides it: one byte below FM's
+/// bulk threshold ([`Fm::bulk_min`], `FM_BULK_MIN`). Every payload that FM sends in packets
+/// goes eagerly; one long enough for FM's bulk path (a region read by the receiver) goes by
+/// rendezvous instead, which reads the same region but only once a receive matched (no
 /// unexpected-message buffer) and in two packets instead of three. Measured with `layers
 /// --layers mpi-fm`, alternating `MPI_EAGER_MAX=65536`, `32744` and `8168` three times:
 /// streaming 32 KiB 6.6-8.2 GB/s eager against 9.8-10.1 by rendezvous, 64 KiB 11.3-12.5
 /// against 11.7-14.8; below the bulk threshold eager wins (8 KiB 1.59-1.66 us one-way against
 /// 2.78-3.27, 16 KiB 9.3-9.6 GB/s against 6.5-6.7).
-pub const DEFAULT_EAGER_MAX: usize = fm_streams::DEFAULT_BULK_MIN - 1;
+fn default_eager_max(fm: &Fm<DeviceStack>) -> usize {
+    fm.bulk_min() - 1
+}
 /// FM handler id of MPI messages.
 const HANDLER: u32 = 1;
 
@@ -85,8 +88,9 @@ pub struct FmChannel {
 }
 
 impl FmChannel {
-    /// Opens FM over `nic`; `fm1` selects the FM 1.x interface.
-    pub fn new(nic: DeviceStack, fm1: bool, eager_max: usize) -> Result<Self> {
+    /// Opens FM over `nic`; `fm1` selects the FM 1.x interface. `eager_max` overrides the
+    /// eager limit (default: FM's bulk threshold less one, see [`default_eager_max`]).
+    pub fn new(nic: DeviceStack, fm1: bool, eager_max: Option<usize>) -> Result<Self> {
         let mut fm = Fm::new(nic)?;
         let shared = Rc::new(Shared::default());
         let sh = shared.clone();
@@ -101,6 +105,7 @@ impl FmChannel {
         } else {
             fm.set_handler(HANDLER, move |s| receive_message(&sh, s))?;
         }
+        let eager_max = eager_max.unwrap_or_else(|| default_eager_max(&fm));
         Ok(FmChannel {
             fm,
             fm1,

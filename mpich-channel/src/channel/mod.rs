@@ -187,26 +187,25 @@ pub(crate) fn deliver_event(sink: &mut dyn Sink, e: bip_core::Event) {
 /// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
 pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
     let nic = nic_model::DeviceStack::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
-    let eager = |default: usize| {
+    let eager = || {
         std::env::var("MPI_EAGER_MAX")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
     };
     Ok(match name {
         "bip" => {
             let ch = bip::BipChannel::new(nic, None)?;
-            let max = eager(ch.eager_max());
+            let max = eager().unwrap_or(ch.eager_max());
             Box::new(ch.with_eager_max(max))
         }
-        "fm" => Box::new(fm::FmChannel::new(
-            nic,
-            false,
-            eager(fm::DEFAULT_EAGER_MAX),
-        )?),
+        "fm" => Box::new(fm::FmChannel::new(nic, false, eager())?),
         // FM 1.x moves every message whole (staged, then handed to its handler): there is no
         // rendezvous at this layer over it.
-        "fm1" => Box::new(fm::FmChannel::new(nic, true, eager(usize::MAX))?),
+        "fm1" => Box::new(fm::FmChannel::new(
+            nic,
+            true,
+            Some(eager().unwrap_or(usize::MAX)),
+        )?),
         other => return Err(OpenError::Unknown(other.to_string())),
     })
 }

@@ -11,6 +11,7 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 
 pub use job::{Job, JobConfig, JobOutcome, RankExit};
+pub(crate) use shm::random_key;
 
 /// Environment variables through which a launcher hands a fabric to its processes.
 pub mod env {

@@ -123,7 +123,7 @@ impl Drop for SharedRegion {
     }
 }
 
-/// Sixteen unguessable bytes from the kernel.
+/// Sixteen unguessable bytes from the kernel (the job key, the seed of region keys).
 pub fn random_key() -> Result<[u8; 16]> {
     let mut key = [0u8; 16];
     // SAFETY: getrandom writes at most `key.len()` bytes into the buffer.

@@ -7,7 +7,7 @@ mod regions;
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
 use crate::fabric::layout::rank_state;
-use crate::fabric::Fabric;
+use crate::fabric::{random_key, Fabric};
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
@@ -108,9 +108,9 @@ impl Nic {
         let rx = (0..n)
             .map(|s| unsafe { RxRing::new(&fabric, s, rank) })
             .collect();
-        let seed = fabric.header().fault_seed
-            ^ (rank as u64).rotate_left(32)
-            ^ u64::from(std::process::id());
+        // Region keys must not be guessable from outside the process (a peer reads an
+        // exported region only with its key), so their stream starts from the kernel's entropy.
+        let seed = u64::from_le_bytes(random_key()?[..8].try_into().expect("8 of 16 bytes"));
         let regions = regions::Regions::new(seed, engine, &fabric, rank);
         tracing::debug!(target: "nic", rank, nranks = n, profile = profile.as_ref().map(|p| p.name.as_str()).unwrap_or("native"), "NIC attached");
         Ok(Nic {

@@ -458,9 +458,13 @@ fn refused(peer: Rank, key: RegionKey, why: String) -> NicError {
 }
 
 /// Where a split read of `len` bytes divides: the importer reads `..at`, the exporter writes
-/// `at..` (a page multiple near the middle).
+/// `at..` (a page multiple near the middle). A read too short to give each side a page is
+/// not split (`len`: the importer reads it all).
 fn split_point(len: usize) -> usize {
-    (len / 2) & !4095
+    match (len / 2) & !4095 {
+        0 => len,
+        at => at,
+    }
 }
 
 /// What a failed single-copy call to `peer` means: refused by the kernel (`EPERM`), the peer
@@ -473,5 +477,20 @@ fn dma_error(peer: Rank, what: &'static str, e: std::io::Error) -> NicError {
             why: "process gone during a transfer",
         },
         _ => NicError::Os { what, source: e },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_point;
+
+    #[test]
+    fn a_split_gives_each_side_whole_pages_or_does_not_happen() {
+        assert_eq!(split_point(1 << 20), 1 << 19);
+        assert_eq!(split_point(64 * 1024 + 100), 32 * 1024);
+        assert_eq!(split_point(8192), 4096);
+        // Too short for a page each: the importer reads it all.
+        assert_eq!(split_point(8191), 8191);
+        assert_eq!(split_point(100), 100);
     }
 }
