@@ -37,7 +37,7 @@ pub fn tools_dir() -> PathBuf {
                 std::fs::copy(&from, dir.join(tool)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));
             } else if matches!(tool, "mpicc" | "mpirun") {
                 panic!(
-                    "{} is missing: run the tests with `cargo test --workspace` (it builds c-abi's tools)",
+                    "{} is missing: run the tests with `cargo test --workspace` (it builds the tools of package mpi-tools)",
                     from.display()
                 );
             }
