@@ -27,6 +27,7 @@
 
 pub(crate) mod context;
 pub(crate) mod create;
+pub(crate) mod idx;
 mod inter;
 
 use crate::abi::*;
@@ -44,11 +45,7 @@ use std::rc::Rc;
 
 pub(crate) use context::ContextMask;
 
-/// The index of a communicator in the [`CommTable`].
-pub(crate) type CommIdx = u32;
-pub(crate) const WORLD: CommIdx = 0;
-pub(crate) const SELF: CommIdx = 1;
-
+pub(crate) use idx::{CommIdx, SELF, WORLD};
 
 /// Who point-to-point ranks name, as engine (global) ranks.
 #[derive(Debug, Clone)]

@@ -10,7 +10,8 @@
 
 use crate::abi::*;
 use crate::p2p::args::{self, ProbeOp, RecvOp, SendKind, SendOp};
-use crate::cptr::{self, Out, StatusOut};
+use crate::cptr::{self, Out};
+use crate::p2p::status::StatusOut;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Runtime;

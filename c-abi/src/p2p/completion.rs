@@ -15,7 +15,8 @@
 
 use crate::abi::*;
 use crate::comm::CommIdx;
-use crate::cptr::{Array, Out, StatusOut, Statuses};
+use crate::cptr::{Array, Out};
+use crate::p2p::status::{StatusOut, Statuses};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::p2p::request;

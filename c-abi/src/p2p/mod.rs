@@ -12,6 +12,7 @@
 //! test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
 //! [`bsend`] (the attached buffer), [`mprobe`] (matched probes).
 
+mod api;
 pub(crate) mod args;
 pub(crate) mod blocking;
 pub(crate) mod bsend;

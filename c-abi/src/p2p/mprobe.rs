@@ -17,7 +17,8 @@
 use crate::abi::*;
 use crate::p2p::args::{self, ProbeOp, RecvOp};
 use crate::comm::CommIdx;
-use crate::cptr::{Out, StatusOut};
+use crate::cptr::Out;
+use crate::p2p::status::StatusOut;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::p2p::blocking;
