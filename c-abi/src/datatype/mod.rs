@@ -34,10 +34,10 @@
 //! pending operations that use it, so `MPI_Type_free` never pulls a layout from under a request
 //! that still has to unpack into the user's buffer.
 
+mod api;
 mod constructors;
 mod layout;
 mod pack;
-mod queries;
 
 pub(crate) use layout::Run;
 

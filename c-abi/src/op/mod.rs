@@ -31,6 +31,7 @@
 //! **Speed.** A predefined operation on a predefined type is one call of a monomorphized,
 //! vectorized loop ([`kernels`]): no function pointer call or branch per element.
 
+mod api;
 mod kernels;
 mod user;
 
@@ -39,7 +40,6 @@ pub(crate) use user::OpTable;
 use crate::abi::*;
 use crate::datatype::{Datatype, TypeTable};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
 use kernels::{Builtin, Kind, Layout, Pair};
 use std::ffi::{c_int, c_void};
 
@@ -441,39 +441,6 @@ unsafe fn call_user(
 #[cold]
 fn bad_buffer(what: &str) -> MpiError {
     MpiError::new(MPI_ERR_BUFFER, what.to_string())
-}
-
-mpi_fn! {
-    /// `MPI_Reduce_local`: `inoutbuf[i] = inbuf[i] (op) inoutbuf[i]` for `count` elements.
-    fn MPI_Reduce_local / PMPI_Reduce_local(
-        inbuf: *const c_void,
-        inoutbuf: *mut c_void,
-        count: c_int,
-        datatype: MPI_Datatype,
-        op: MPI_Op,
-    ) |st| {
-        let rt = st.runtime()?;
-        if predefined(op).is_none() && rt.ops.user(op).is_none() {
-            return Err(bad_op(op));
-        }
-        if count < 0 {
-            return Err(MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")));
-        }
-        check(&rt.ops, &rt.types, op, datatype)?;
-        if count > 0 {
-            if inbuf == MPI_IN_PLACE.cast_const() || inoutbuf == MPI_IN_PLACE {
-                return Err(bad_buffer("MPI_IN_PLACE is not allowed in MPI_Reduce_local: pass two buffers"));
-            }
-            if inbuf == inoutbuf.cast_const() {
-                return Err(bad_buffer("inbuf and inoutbuf are the same buffer; they must not overlap"));
-            }
-            if (inbuf.is_null() || inoutbuf.is_null()) && kind_of(datatype).is_some() {
-                return Err(bad_buffer("a buffer is NULL but count is not 0"));
-            }
-        }
-        // SAFETY: the buffers hold `count` elements of `datatype` (the caller's contract).
-        unsafe { reduce(&rt.ops, &rt.types, op, datatype, inbuf.cast(), inoutbuf.cast(), count as usize) }
-    }
 }
 
 #[cfg(test)]
