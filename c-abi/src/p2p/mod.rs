@@ -21,3 +21,18 @@ pub(crate) mod mprobe;
 pub(crate) mod nonblocking;
 pub(crate) mod request;
 pub(crate) mod status;
+
+use crate::comm::CommTable;
+use crate::datatype::TypeTable;
+use bsend::BsendBuffer;
+use mpich_channel::Engine;
+
+/// What point-to-point operations work on: the progress engine, the communicators and
+/// datatypes their arguments name, and the attached buffer of buffered sends. A bundle of
+/// borrows of the running state's fields, made per call (`Runtime::p2p`); it compiles away.
+pub(crate) struct Cx<'a> {
+    pub engine: &'a mut Engine,
+    pub comms: &'a CommTable,
+    pub types: &'a TypeTable,
+    pub bsend: &'a mut BsendBuffer,
+}

@@ -96,3 +96,16 @@ impl Mpi {
         }
     }
 }
+
+impl Runtime {
+    /// The point-to-point context: borrows of the fields point-to-point works on.
+    #[inline(always)]
+    pub fn p2p(&mut self) -> crate::p2p::Cx<'_> {
+        crate::p2p::Cx {
+            engine: &mut self.engine,
+            comms: &self.comms,
+            types: &self.types,
+            bsend: &mut self.bsend,
+        }
+    }
+}
