@@ -23,7 +23,7 @@ use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
-use crate::runtime::Runtime;
+use super::Cx;
 use std::ffi::{c_int, c_void};
 
 // ---- Argument checks ----
@@ -33,8 +33,8 @@ fn in_place(p: *const c_void) -> bool {
 }
 
 /// The communicator of a collective: `MPI_ERR_COMM` unless it is an intracommunicator.
-fn intra(rt: &Runtime, comm: MPI_Comm) -> MpiResult<CommIdx> {
-    let (idx, c) = rt.comms.lookup(comm)?;
+fn intra(cx: &Cx<'_>, comm: MPI_Comm) -> MpiResult<CommIdx> {
+    let (idx, c) = cx.comms.lookup(comm)?;
     if c.is_inter() {
         return Err(MpiError::new(
             MPI_ERR_COMM,
@@ -54,8 +54,8 @@ fn count(n: c_int, what: &str) -> MpiResult<usize> {
     })
 }
 
-fn root(rt: &Runtime, idx: CommIdx, root: c_int) -> MpiResult<usize> {
-    let size = rt.comms.get(idx).size;
+fn root(cx: &Cx<'_>, idx: CommIdx, root: c_int) -> MpiResult<usize> {
+    let size = cx.comms.get(idx).size;
     match usize::try_from(root) {
         Ok(r) if r < size => Ok(r),
         _ => Err(MpiError::new(
@@ -71,13 +71,13 @@ fn root(rt: &Runtime, idx: CommIdx, root: c_int) -> MpiResult<usize> {
 /// A buffer of `n` elements of `dt`: its layout, after checking the type and that the buffer
 /// is neither `MPI_IN_PLACE` (the caller handles where it is allowed) nor NULL with data.
 fn data(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *const c_void,
     n: usize,
     dt: MPI_Datatype,
     what: &str,
 ) -> MpiResult<Layout> {
-    let lay = Layout::of(rt, dt)?;
+    let lay = Layout::of(cx.types, dt)?;
     if in_place(buf) {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,
@@ -145,7 +145,7 @@ const RECV: Side = Side {
 /// `n` elements of `dt` at `buf`, the count and buffer of `side`: the buffer is checked as
 /// `blocks` such parts end to end (a root's or an alltoall's buffer has one per process).
 fn part(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *const c_void,
     n: c_int,
     dt: MPI_Datatype,
@@ -153,7 +153,7 @@ fn part(
     side: &Side,
 ) -> MpiResult<Part> {
     let n = count(n, side.count)?;
-    let lay = data(rt, buf, n * blocks, dt, side.buf)?;
+    let lay = data(cx, buf, n * blocks, dt, side.buf)?;
     Ok(Part {
         base: buf.cast_mut().cast(),
         count: n,
@@ -164,7 +164,7 @@ fn part(
 /// [`part`], or `None` if `buf` is `MPI_IN_PLACE` where `in_place_ok` (elsewhere
 /// `MPI_IN_PLACE` is an error).
 fn unless_in_place(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     in_place_ok: bool,
     buf: *const c_void,
     n: c_int,
@@ -175,14 +175,14 @@ fn unless_in_place(
     if in_place_ok && in_place(buf) {
         return Ok(None);
     }
-    part(rt, buf, n, dt, blocks, side).map(Some)
+    part(cx, buf, n, dt, blocks, side).map(Some)
 }
 
 /// One block per process of `buf` from the `counts_` and `displs` arrays (displacements in
 /// extents of `dt`): each block's address and count, and the layout of `dt`.
 #[allow(clippy::too_many_arguments)]
 fn v_blocks(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *const c_void,
     counts_: *const c_int,
     displs: *const c_int,
@@ -193,7 +193,7 @@ fn v_blocks(
 ) -> MpiResult<(Vec<(*mut u8, usize)>, Layout)> {
     let c = counts(counts_, size, side.counts)?;
     let d = ints(displs, size, displs_name)?;
-    let lay = data(rt, buf, c.iter().sum(), dt, side.buf)?;
+    let lay = data(cx, buf, c.iter().sum(), dt, side.buf)?;
     let blocks = (0..size).map(|i| (elem(buf, &lay, d[i]), c[i])).collect();
     Ok((blocks, lay))
 }
@@ -207,9 +207,9 @@ fn typed((blocks, lay): (Vec<(*mut u8, usize)>, Layout)) -> Vec<Block> {
 }
 
 /// A rooted collective's root (checked), this process's rank and the communicator's size.
-fn rooted(rt: &Runtime, idx: CommIdx, r: c_int) -> MpiResult<(usize, usize, usize)> {
-    let r = root(rt, idx, r)?;
-    let c = rt.comms.get(idx);
+fn rooted(cx: &Cx<'_>, idx: CommIdx, r: c_int) -> MpiResult<(usize, usize, usize)> {
+    let r = root(cx, idx, r)?;
+    let c = cx.comms.get(idx);
     Ok((r, c.rank, c.size))
 }
 
@@ -221,23 +221,23 @@ fn on<T>(idx: CommIdx, r: MpiResult<T>) -> MpiResult<T> {
 /// The intracommunicator `comm` and what `check` makes of the other arguments; the errors
 /// of `check` go to the communicator's handler.
 fn checked<T>(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     comm: MPI_Comm,
-    check: impl FnOnce(&Runtime, CommIdx) -> MpiResult<T>,
+    check: impl FnOnce(&Cx<'_>, CommIdx) -> MpiResult<T>,
 ) -> MpiResult<(CommIdx, T)> {
-    let idx = intra(rt, comm)?;
-    Ok((idx, on(idx, check(rt, idx))?))
+    let idx = intra(cx, comm)?;
+    Ok((idx, on(idx, check(cx, idx))?))
 }
 
-fn builder(rt: &mut Runtime, idx: CommIdx) -> Builder {
-    Builder::new(rt, idx)
+fn builder(cx: &mut Cx<'_>, idx: CommIdx) -> Builder {
+    cx.builder(idx)
 }
 
 /// Starts a nonblocking collective and stores its request in `request`.
-fn begin(rt: &mut Runtime, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
+fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
     let comm = s.comm;
-    let id = on(comm, super::start(rt, s))?;
-    request.set(crate::p2p::request::handle(&rt.engine, id));
+    let id = on(comm, super::start(cx.engine, s))?;
+    request.set(crate::p2p::request::handle(&cx.engine, id));
     Ok(())
 }
 
@@ -251,20 +251,20 @@ macro_rules! collective {
         mpi_fn! {
             $(#[$doc])*
             fn $mpi / $pmpi($($arg: $ty),*) |st| {
-                let rt = st.runtime()?;
-                let s = $build(rt, $($arg),*)?;
+                let cx = &mut st.runtime()?.coll();
+                let s = $build(cx, $($arg),*)?;
                 let idx = s.comm;
-                on(idx, s.run(rt))
+                on(idx, cx.run(s))
             }
         }
         mpi_fn! {
             $(#[$idoc])*
             fn $impi / $ipmpi($($arg: $ty,)* request: *mut MPI_Request) |st| {
-                let rt = st.runtime()?;
-                let (idx, _) = rt.comms.lookup($comm)?;
+                let cx = &mut st.runtime()?.coll();
+                let (idx, _) = cx.comms.lookup($comm)?;
                 let out = on(idx, Out::new(request, "request"))?;
-                let s = $build(rt, $($arg),*)?;
-                begin(rt, s, out)
+                let s = $build(cx, $($arg),*)?;
+                begin(cx, s, out)
             }
         }
     };
@@ -272,9 +272,9 @@ macro_rules! collective {
 
 // ---- Barrier and broadcast ----
 
-fn barrier_s(rt: &mut Runtime, comm: MPI_Comm) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let mut b = builder(rt, idx);
+fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
+    let idx = intra(cx, comm)?;
+    let mut b = builder(cx, idx);
     bcast::barrier(&mut b);
     Ok(b.finish())
 }
@@ -288,19 +288,19 @@ collective! {
 }
 
 fn bcast_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     buffer: *mut c_void,
     n: c_int,
     datatype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (n, lay, r)) = checked(rt, comm, |rt, idx| {
+    let (idx, (n, lay, r)) = checked(cx, comm, |cx, idx| {
         let n = count(n, "count")?;
-        let lay = data(rt, buffer, n, datatype, "buffer")?;
-        Ok((n, lay, root(rt, idx, r)?))
+        let lay = data(cx, buffer, n, datatype, "buffer")?;
+        Ok((n, lay, root(cx, idx, r)?))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
     Ok(b.finish())
 }
@@ -317,7 +317,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn gather_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -327,10 +327,10 @@ fn gather_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (mine, recv, r)) = checked(rt, comm, |rt, idx| {
-        let (r, me, size) = rooted(rt, idx, r)?;
+    let (idx, (mine, recv, r)) = checked(cx, comm, |cx, idx| {
+        let (r, me, size) = rooted(cx, idx, r)?;
         let recv = (me == r)
-            .then(|| part(rt, recvbuf, recvcount, recvtype, size, &RECV))
+            .then(|| part(cx, recvbuf, recvcount, recvtype, size, &RECV))
             .transpose()?;
         let mine = match &recv {
             // In place: the root's own block is already in its receive buffer.
@@ -340,7 +340,7 @@ fn gather_s(
                 lay: rp.lay.clone(),
             },
             _ => {
-                let m = part(rt, sendbuf, sendcount, sendtype, 1, &SEND)?;
+                let m = part(cx, sendbuf, sendcount, sendtype, 1, &SEND)?;
                 if let Some(rp) = &recv {
                     aliased(sendbuf, recvbuf, m.count.min(rp.count))?;
                 }
@@ -349,7 +349,7 @@ fn gather_s(
         };
         Ok((mine, recv, r))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     gather::gather(&mut b, &mine, recv.as_ref(), r);
     Ok(b.finish())
 }
@@ -364,7 +364,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn gatherv_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -375,19 +375,19 @@ fn gatherv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (mine, recv, r)) = checked(rt, comm, |rt, idx| {
-        let (r, me, size) = rooted(rt, idx, r)?;
+    let (idx, (mine, recv, r)) = checked(cx, comm, |cx, idx| {
+        let (r, me, size) = rooted(cx, idx, r)?;
         let recv = (me == r)
             .then(|| {
                 v_blocks(
-                    rt, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
+                    cx, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
                 )
             })
             .transpose()?;
-        let mine = unless_in_place(rt, me == r, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let mine = unless_in_place(cx, me == r, sendbuf, sendcount, sendtype, 1, &SEND)?;
         Ok((mine, recv, r))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     let recv = recv.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
     gather::gatherv(&mut b, mine.as_ref(), recv, r);
     Ok(b.finish())
@@ -403,7 +403,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn scatter_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -413,18 +413,18 @@ fn scatter_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (send, mine, r)) = checked(rt, comm, |rt, idx| {
-        let (r, me, size) = rooted(rt, idx, r)?;
+    let (idx, (send, mine, r)) = checked(cx, comm, |cx, idx| {
+        let (r, me, size) = rooted(cx, idx, r)?;
         let send = (me == r)
-            .then(|| part(rt, sendbuf, sendcount, sendtype, size, &SEND))
+            .then(|| part(cx, sendbuf, sendcount, sendtype, size, &SEND))
             .transpose()?;
-        let mine = unless_in_place(rt, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
+        let mine = unless_in_place(cx, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
         if let (Some(sp), Some(m)) = (&send, &mine) {
             aliased(sendbuf, recvbuf, m.count.min(sp.count))?;
         }
         Ok((send, mine, r))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     gather::scatter(&mut b, send.as_ref(), mine.as_ref(), r);
     Ok(b.finish())
 }
@@ -439,7 +439,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn scatterv_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
     displs: *const c_int,
@@ -450,19 +450,19 @@ fn scatterv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (send, mine, r)) = checked(rt, comm, |rt, idx| {
-        let (r, me, size) = rooted(rt, idx, r)?;
+    let (idx, (send, mine, r)) = checked(cx, comm, |cx, idx| {
+        let (r, me, size) = rooted(cx, idx, r)?;
         let send = (me == r)
             .then(|| {
                 v_blocks(
-                    rt, sendbuf, sendcounts, displs, "displs", sendtype, size, &SEND,
+                    cx, sendbuf, sendcounts, displs, "displs", sendtype, size, &SEND,
                 )
             })
             .transpose()?;
-        let mine = unless_in_place(rt, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
+        let mine = unless_in_place(cx, me == r, recvbuf, recvcount, recvtype, 1, &RECV)?;
         Ok((send, mine, r))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     let send = send.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
     gather::scatterv(&mut b, send, mine.as_ref(), r);
     Ok(b.finish())
@@ -480,7 +480,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn allgather_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -489,16 +489,16 @@ fn allgather_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (mine, recv)) = checked(rt, comm, |rt, idx| {
-        let size = rt.comms.get(idx).size;
-        let mine = unless_in_place(rt, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
-        let recv = part(rt, recvbuf, recvcount, recvtype, size, &RECV)?;
+    let (idx, (mine, recv)) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
+        let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let recv = part(cx, recvbuf, recvcount, recvtype, size, &RECV)?;
         if let Some(m) = &mine {
             aliased(sendbuf, recvbuf, m.count.min(recv.count))?;
         }
         Ok((mine, recv))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     allgather::allgather(&mut b, mine.as_ref(), &recv);
     Ok(b.finish())
 }
@@ -513,7 +513,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn allgatherv_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -523,18 +523,18 @@ fn allgatherv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (mine, (blocks, lay))) = checked(rt, comm, |rt, idx| {
-        let size = rt.comms.get(idx).size;
-        let mine = unless_in_place(rt, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+    let (idx, (mine, (blocks, lay))) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
+        let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
         let recv = v_blocks(
-            rt, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
+            cx, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
         )?;
         if mine.is_some() {
             aliased(sendbuf, recvbuf, 1)?;
         }
         Ok((mine, recv))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     allgather::allgatherv(&mut b, mine.as_ref(), &blocks, &lay);
     Ok(b.finish())
 }
@@ -551,7 +551,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn alltoall_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: MPI_Datatype,
@@ -560,18 +560,18 @@ fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (send, recv)) = checked(rt, comm, |rt, idx| {
-        let size = rt.comms.get(idx).size;
-        let recv = part(rt, recvbuf, recvcount, recvtype, size, &RECV)?;
-        let send = unless_in_place(rt, true, sendbuf, sendcount, sendtype, size, &SEND)?;
+    let (idx, (send, recv)) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
+        let recv = part(cx, recvbuf, recvcount, recvtype, size, &RECV)?;
+        let send = unless_in_place(cx, true, sendbuf, sendcount, sendtype, size, &SEND)?;
         if let Some(s) = &send {
             aliased(sendbuf, recvbuf, s.count.min(recv.count))?;
         }
         Ok((send, recv))
     })?;
-    let size = rt.comms.get(idx).size;
+    let size = cx.comms.get(idx).size;
     let (rc, rlay) = (recv.count, recv.lay);
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     let (sbase, sc, slay) = match send {
         Some(s) => (s.base, s.count, s.lay),
         None => {
@@ -629,7 +629,7 @@ fn in_place_copy(b: &mut Builder, blocks: &[Block]) -> Vec<Block> {
 
 #[allow(clippy::too_many_arguments)]
 fn alltoallv_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
     sdispls: *const c_int,
@@ -640,16 +640,16 @@ fn alltoallv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (sblocks, rblocks)) = checked(rt, comm, |rt, idx| {
-        let size = rt.comms.get(idx).size;
+    let (idx, (sblocks, rblocks)) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
         let rblocks = typed(v_blocks(
-            rt, recvbuf, recvcounts, rdispls, "rdispls", recvtype, size, &RECV,
+            cx, recvbuf, recvcounts, rdispls, "rdispls", recvtype, size, &RECV,
         )?);
         let sblocks = if in_place(sendbuf) {
             None
         } else {
             let sblocks = typed(v_blocks(
-                rt, sendbuf, sendcounts, sdispls, "sdispls", sendtype, size, &SEND,
+                cx, sendbuf, sendcounts, sdispls, "sdispls", sendtype, size, &SEND,
             )?);
             let sent: usize = sblocks.iter().map(|x| x.1).sum();
             aliased(sendbuf, recvbuf, sent.min(1))?;
@@ -657,7 +657,7 @@ fn alltoallv_s(
         };
         Ok((sblocks, rblocks))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
     Ok(b.finish())
@@ -682,7 +682,7 @@ fn types<'a>(p: *const MPI_Datatype, n: usize, what: &str) -> MpiResult<&'a [MPI
 
 #[allow(clippy::too_many_arguments)]
 fn w_blocks(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *const c_void,
     counts_: &[usize],
     displs: &[c_int],
@@ -691,7 +691,7 @@ fn w_blocks(
 ) -> MpiResult<Vec<Block>> {
     (0..counts_.len())
         .map(|i| {
-            let lay = data(rt, buf, counts_[i], tys[i], what)?;
+            let lay = data(cx, buf, counts_[i], tys[i], what)?;
             Ok((
                 buf.cast::<u8>()
                     .cast_mut()
@@ -705,7 +705,7 @@ fn w_blocks(
 
 #[allow(clippy::too_many_arguments)]
 fn alltoallw_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
     sdispls: *const c_int,
@@ -716,12 +716,12 @@ fn alltoallw_s(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (sblocks, rblocks)) = checked(rt, comm, |rt, idx| {
-        let size = rt.comms.get(idx).size;
+    let (idx, (sblocks, rblocks)) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
         let rc = counts(recvcounts, size, RECV.counts)?;
         let rd = ints(rdispls, size, "rdispls")?;
         let rt_ = types(recvtypes, size, "recvtypes")?;
-        let rblocks = w_blocks(rt, recvbuf, &rc, rd, rt_, RECV.buf)?;
+        let rblocks = w_blocks(cx, recvbuf, &rc, rd, rt_, RECV.buf)?;
         let sblocks = if in_place(sendbuf) {
             None
         } else {
@@ -729,11 +729,11 @@ fn alltoallw_s(
             let sd = ints(sdispls, size, "sdispls")?;
             let st_ = types(sendtypes, size, "sendtypes")?;
             aliased(sendbuf, recvbuf, sc.iter().sum::<usize>().min(1))?;
-            Some(w_blocks(rt, sendbuf, &sc, sd, st_, SEND.buf)?)
+            Some(w_blocks(cx, sendbuf, &sc, sd, st_, SEND.buf)?)
         };
         Ok((sblocks, rblocks))
     })?;
-    let mut b = builder(rt, idx);
+    let mut b = builder(cx, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
     Ok(b.finish())
@@ -763,7 +763,7 @@ struct Red {
 /// `in_place_ok`: whether `MPI_IN_PLACE` is allowed here.
 #[allow(clippy::too_many_arguments)]
 fn red(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: c_int,
@@ -773,10 +773,10 @@ fn red(
     in_place_ok: bool,
 ) -> MpiResult<Red> {
     let n = count(n, "count")?;
-    let lay = Layout::of(rt, datatype)?;
-    let commutative = check_op(rt, op, datatype)?;
+    let lay = Layout::of(cx.types, datatype)?;
+    let commutative = check_op(cx.ops, cx.types, op, datatype)?;
     if let Some(rn) = recv_n {
-        data(rt, recvbuf, rn, datatype, "recvbuf")?;
+        data(cx, recvbuf, rn, datatype, "recvbuf")?;
     }
     let in_place = in_place(sendbuf);
     let send = if in_place {
@@ -788,7 +788,7 @@ fn red(
         }
         recvbuf.cast_const().cast()
     } else {
-        data(rt, sendbuf, n, datatype, "sendbuf")?;
+        data(cx, sendbuf, n, datatype, "sendbuf")?;
         if recv_n.is_some() {
             aliased(sendbuf, recvbuf, n)?;
         }
@@ -804,9 +804,9 @@ fn red(
 }
 
 /// The schedule builder of a reduction with `op` on `dt`.
-fn reducer(rt: &mut Runtime, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
-    let r = on(idx, crate::op::Reduction::new(&rt.ops, &rt.types, op, dt))?;
-    let mut b = builder(rt, idx);
+fn reducer(cx: &mut Cx<'_>, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
+    let r = on(idx, crate::op::Reduction::new(&cx.ops, &cx.types, op, dt))?;
+    let mut b = builder(cx, idx);
     b.set_reducer(Reducer::Op(r));
     Ok(b)
 }
@@ -814,7 +814,7 @@ fn reducer(rt: &mut Runtime, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiR
 /// Checks a reduction whose result every process receives (`MPI_IN_PLACE` allowed) and
 /// starts its schedule.
 fn red_everywhere(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: c_int,
@@ -822,16 +822,16 @@ fn red_everywhere(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<(Red, Builder)> {
-    let (idx, x) = checked(rt, comm, |rt, _| {
+    let (idx, x) = checked(cx, comm, |cx, _| {
         let cnt = count(n, "count")?;
-        red(rt, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
+        red(cx, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
     })?;
-    Ok((x, reducer(rt, idx, op, datatype)?))
+    Ok((x, reducer(cx, idx, op, datatype)?))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn reduce_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: c_int,
@@ -840,15 +840,15 @@ fn reduce_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (x, r)) = checked(rt, comm, |rt, idx| {
-        let (r, me, _) = rooted(rt, idx, r)?;
+    let (idx, (x, r)) = checked(cx, comm, |cx, idx| {
+        let (r, me, _) = rooted(cx, idx, r)?;
         let at_root = me == r;
         let cnt = count(n, "count")?;
         let recv_n = at_root.then_some(cnt);
-        let x = red(rt, sendbuf, recvbuf, n, recv_n, datatype, op, at_root)?;
+        let x = red(cx, sendbuf, recvbuf, n, recv_n, datatype, op, at_root)?;
         Ok((x, r))
     })?;
-    let mut b = reducer(rt, idx, op, datatype)?;
+    let mut b = reducer(cx, idx, op, datatype)?;
     if x.n > 0 {
         reduce::reduce(
             &mut b,
@@ -872,7 +872,7 @@ collective! {
 }
 
 fn allreduce_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: c_int,
@@ -880,7 +880,7 @@ fn allreduce_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (x, mut b) = red_everywhere(rt, sendbuf, recvbuf, n, datatype, op, comm)?;
+    let (x, mut b) = red_everywhere(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
     let send = (!x.in_place).then_some(x.send);
     reduce::allreduce(&mut b, send, recvbuf.cast(), x.n, &x.lay, x.commutative);
     Ok(b.finish())
@@ -895,7 +895,7 @@ collective! {
 }
 
 fn reduce_scatter_counts(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -907,10 +907,10 @@ fn reduce_scatter_counts(
         idx,
         (|| {
             let rc = rc?;
-            let me = rt.comms.get(idx).rank;
+            let me = cx.comms.get(idx).rank;
             let total: usize = rc.iter().sum();
             let x = red(
-                rt,
+                cx,
                 sendbuf,
                 recvbuf,
                 total.min(c_int::MAX as usize) as c_int,
@@ -922,13 +922,13 @@ fn reduce_scatter_counts(
             Ok((x, rc))
         })(),
     )?;
-    let mut b = reducer(rt, idx, op, datatype)?;
+    let mut b = reducer(cx, idx, op, datatype)?;
     reduce::reduce_scatter(&mut b, x.send, recvbuf.cast(), &rc, &x.lay, x.commutative);
     Ok(b.finish())
 }
 
 fn reduce_scatter_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcounts: *const c_int,
@@ -936,10 +936,10 @@ fn reduce_scatter_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let size = rt.comms.get(idx).size;
+    let idx = intra(cx, comm)?;
+    let size = cx.comms.get(idx).size;
     let rc = counts(recvcounts, size, "recvcounts");
-    reduce_scatter_counts(rt, idx, sendbuf, recvbuf, rc, datatype, op)
+    reduce_scatter_counts(cx, idx, sendbuf, recvbuf, rc, datatype, op)
 }
 
 collective! {
@@ -952,7 +952,7 @@ collective! {
 }
 
 fn reduce_scatter_block_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcount: c_int,
@@ -960,10 +960,10 @@ fn reduce_scatter_block_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(rt, comm)?;
-    let size = rt.comms.get(idx).size;
+    let idx = intra(cx, comm)?;
+    let size = cx.comms.get(idx).size;
     let rc = count(recvcount, "recvcount").map(|c| vec![c; size]);
-    reduce_scatter_counts(rt, idx, sendbuf, recvbuf, rc, datatype, op)
+    reduce_scatter_counts(cx, idx, sendbuf, recvbuf, rc, datatype, op)
 }
 
 collective! {
@@ -976,7 +976,7 @@ collective! {
 
 #[allow(clippy::too_many_arguments)]
 fn scan_any(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: c_int,
@@ -985,7 +985,7 @@ fn scan_any(
     comm: MPI_Comm,
     exclusive: bool,
 ) -> MpiResult<Schedule> {
-    let (x, mut b) = red_everywhere(rt, sendbuf, recvbuf, n, datatype, op, comm)?;
+    let (x, mut b) = red_everywhere(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
     reduce::scan(
         &mut b,
         x.send,
@@ -999,7 +999,7 @@ fn scan_any(
 }
 
 fn scan_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1007,11 +1007,11 @@ fn scan_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    scan_any(rt, sendbuf, recvbuf, count, datatype, op, comm, false)
+    scan_any(cx, sendbuf, recvbuf, count, datatype, op, comm, false)
 }
 
 fn exscan_s(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: c_int,
@@ -1019,7 +1019,7 @@ fn exscan_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    scan_any(rt, sendbuf, recvbuf, count, datatype, op, comm, true)
+    scan_any(cx, sendbuf, recvbuf, count, datatype, op, comm, true)
 }
 
 collective! {

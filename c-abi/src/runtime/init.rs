@@ -124,7 +124,7 @@ mpi_fn! {
     /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let rt = st.runtime()?;
-        crate::attr::finalize(rt)?;
+        crate::attr::comm_attrs::finalize(&mut rt.comms, &rt.keyvals)?;
         rt.bsend.drain(&mut rt.engine)?;
         let live = rt.engine.p2p_ref().requests_live();
         if live > 0 {

@@ -108,4 +108,27 @@ impl Runtime {
             bsend: &mut self.bsend,
         }
     }
+
+    /// The collectives' context: borrows of the fields the collectives work on.
+    #[inline(always)]
+    pub fn coll(&mut self) -> crate::coll::Cx<'_> {
+        crate::coll::Cx {
+            engine: &mut self.engine,
+            comms: &mut self.comms,
+            types: &self.types,
+            ops: &self.ops,
+            spare: &mut self.coll_spare,
+        }
+    }
+
+    /// The context of the calls that create and free communicators.
+    #[inline(always)]
+    pub fn comm(&mut self) -> crate::comm::make::Cx<'_> {
+        crate::comm::make::Cx {
+            engine: &mut self.engine,
+            comms: &mut self.comms,
+            keyvals: &self.keyvals,
+            spare: &mut self.coll_spare,
+        }
+    }
 }
