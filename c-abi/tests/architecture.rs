@@ -30,15 +30,26 @@ fn sources(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
         if path.is_dir() {
             sources(root, &path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-            out.insert(rel, std::fs::read_to_string(&path).expect("a readable source"));
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.insert(
+                rel,
+                std::fs::read_to_string(&path).expect("a readable source"),
+            );
         }
     }
 }
 
 /// The module path of a file: `comm/mod.rs` and `comm.rs` are `comm`, `lib.rs` the root.
 fn module_of(file: &str) -> Vec<String> {
-    let mut segs: Vec<String> = file.trim_end_matches(".rs").split('/').map(String::from).collect();
+    let mut segs: Vec<String> = file
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
     if segs.last().is_some_and(|s| s == "mod" || s == "lib") {
         segs.pop();
     }
@@ -116,20 +127,30 @@ fn expand(tree: &str) -> Vec<String> {
     }
     parts.push(&inner[start..]);
     let parts = parts.into_iter().filter(|p| !p.is_empty());
-    parts.flat_map(|p| expand(&format!("{prefix}{p}"))).map(|p| p.trim_end_matches("::self").into()).collect()
+    parts
+        .flat_map(|p| expand(&format!("{prefix}{p}")))
+        .map(|p| p.trim_end_matches("::self").into())
+        .collect()
 }
 
 /// Every path of `code` that names a module of this crate, as written.
 fn paths(code: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for stmt in code.split(';') {
-        if let Some(at) = stmt.find("use ").filter(|&at| at == 0 || !is_ident(stmt.as_bytes()[at - 1])) {
+        if let Some(at) = stmt
+            .find("use ")
+            .filter(|&at| at == 0 || !is_ident(stmt.as_bytes()[at - 1]))
+        {
             found.extend(expand(&stmt[at + 4..]));
         }
     }
     for start in ["crate::", "super::", "self::"] {
         for (at, _) in code.match_indices(start) {
-            let at = if code[..at].ends_with('$') { at - 1 } else { at };
+            let at = if code[..at].ends_with('$') {
+                at - 1
+            } else {
+                at
+            };
             if at > 0 && (is_ident(code.as_bytes()[at - 1]) || code[..at].ends_with("::")) {
                 continue;
             }
@@ -161,14 +182,17 @@ fn resolve(file: &str, path: &str, files: &BTreeMap<Vec<String>, String>) -> Opt
             _ => module.push(s.to_string()),
         }
     }
-    (0..=module.len()).rev().find_map(|n| files.get(&module[..n]).cloned())
+    (0..=module.len())
+        .rev()
+        .find_map(|n| files.get(&module[..n]).cloned())
 }
 
 fn graph() -> (Graph, BTreeMap<String, String>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut texts = BTreeMap::new();
     sources(&root, &root, &mut texts);
-    let code: BTreeMap<String, String> = texts.iter().map(|(f, t)| (f.clone(), code_of(t))).collect();
+    let code: BTreeMap<String, String> =
+        texts.iter().map(|(f, t)| (f.clone(), code_of(t))).collect();
     let files = code.keys().map(|f| (module_of(f), f.clone())).collect();
     let graph = code
         .iter()
@@ -183,7 +207,12 @@ fn graph() -> (Graph, BTreeMap<String, String>) {
 
 /// A cycle of the graph, as its files in order, if there is one.
 fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
-    fn visit(f: &str, g: &Graph, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
+    fn visit(
+        f: &str,
+        g: &Graph,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
         if let Some(at) = path.iter().position(|p| p == f) {
             return Some(path[at..].to_vec());
         }
@@ -196,15 +225,25 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
         found
     }
     let mut done = BTreeSet::new();
-    graph.keys().find_map(|f| visit(f, graph, &mut Vec::new(), &mut done))
+    graph
+        .keys()
+        .find_map(|f| visit(f, graph, &mut Vec::new(), &mut done))
 }
 
 #[test]
 fn the_module_graph_has_no_cycle() {
     let (graph, _) = graph();
-    assert!(graph.len() > 50, "the sources were found ({} files)", graph.len());
+    assert!(
+        graph.len() > 50,
+        "the sources were found ({} files)",
+        graph.len()
+    );
     if let Some(cycle) = find_cycle(&graph) {
-        panic!("the files depend on each other in a circle: {} -> {}", cycle.join(" -> "), cycle[0]);
+        panic!(
+            "the files depend on each other in a circle: {} -> {}",
+            cycle.join(" -> "),
+            cycle[0]
+        );
     }
 }
 
@@ -220,13 +259,20 @@ fn only_entry_points_and_the_runtime_name_the_running_state() {
     let word = |code: &str, w: &str| {
         code.match_indices(w).any(|(at, _)| {
             let before = code[..at].bytes().last().is_none_or(|c| !is_ident(c));
-            before && code[at + w.len()..].bytes().next().is_none_or(|c| !is_ident(c))
+            before
+                && code[at + w.len()..]
+                    .bytes()
+                    .next()
+                    .is_none_or(|c| !is_ident(c))
         })
     };
     let (_, code) = graph();
     let offenders: Vec<&String> = code
         .iter()
-        .filter(|(f, c)| !entry(f) && (word(c, "Runtime") || c.contains("crate::runtime") || c.contains("mpi_fn!")))
+        .filter(|(f, c)| {
+            !entry(f)
+                && (word(c, "Runtime") || c.contains("crate::runtime") || c.contains("mpi_fn!"))
+        })
         .map(|(f, _)| f)
         .collect();
     assert!(offenders.is_empty(), "these files name Runtime, crate::runtime or mpi_fn! but are not entry points: {offenders:?}");
@@ -234,10 +280,27 @@ fn only_entry_points_and_the_runtime_name_the_running_state() {
 
 #[test]
 fn the_checker_sees_paths_and_cycles() {
-    assert_eq!(expand("crate::a::{b, c::{d, self}}"), ["crate::a::b", "crate::a::c::d", "crate::a::c"]);
-    let found: BTreeSet<String> = paths("use super::x::{self, Y}; fn f() { $crate::z::g(); }").into_iter().collect();
-    assert_eq!(found, ["super::x", "super::x::Y", "$crate::z::g"].map(String::from).into());
-    assert!(code_of("a // crate::x\n\"crate::y\" #[cfg(test)] mod t { crate::z }").find("crate").is_none());
-    let g: Graph = [("a", "b"), ("b", "a")].iter().map(|(f, d)| (f.to_string(), [d.to_string()].into())).collect();
+    assert_eq!(
+        expand("crate::a::{b, c::{d, self}}"),
+        ["crate::a::b", "crate::a::c::d", "crate::a::c"]
+    );
+    let found: BTreeSet<String> = paths("use super::x::{self, Y}; fn f() { $crate::z::g(); }")
+        .into_iter()
+        .collect();
+    assert_eq!(
+        found,
+        ["super::x", "super::x::Y", "$crate::z::g"]
+            .map(String::from)
+            .into()
+    );
+    assert!(
+        code_of("a // crate::x\n\"crate::y\" #[cfg(test)] mod t { crate::z }")
+            .find("crate")
+            .is_none()
+    );
+    let g: Graph = [("a", "b"), ("b", "a")]
+        .iter()
+        .map(|(f, d)| (f.to_string(), [d.to_string()].into()))
+        .collect();
     assert_eq!(find_cycle(&g), Some(vec!["a".to_string(), "b".to_string()]));
 }

@@ -11,7 +11,10 @@ use std::ffi::{c_int, c_void};
 /// Runs the delete callback of `keyval` on `value`, an attribute of `comm`.
 fn run_delete(
     keyvals: &KeyvalTable,
-    comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult<()> {
+    comm: MPI_Comm,
+    keyval: c_int,
+    value: *mut c_void,
+) -> MpiResult<()> {
     let Some(k) = keyvals.any(keyval) else {
         return Ok(());
     };
@@ -69,7 +72,11 @@ pub(crate) fn copy_all(
 }
 
 /// Deletes every attribute of `idx` (its communicator is being freed), latest first.
-pub(crate) fn delete_all(comms: &mut CommTable, keyvals: &KeyvalTable, idx: CommIdx) -> MpiResult<()> {
+pub(crate) fn delete_all(
+    comms: &mut CommTable,
+    keyvals: &KeyvalTable,
+    idx: CommIdx,
+) -> MpiResult<()> {
     while let Some(&(keyval, value)) = comms.get(idx).attrs.list.last() {
         let handle = comms.get(idx).handle;
         run_delete(keyvals, handle, keyval, value)?;
@@ -87,7 +94,10 @@ pub(crate) fn finalize(comms: &mut CommTable, keyvals: &KeyvalTable) -> MpiResul
 pub(crate) fn set(
     comms: &mut CommTable,
     keyvals: &KeyvalTable,
-    comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult<()> {
+    comm: MPI_Comm,
+    keyval: c_int,
+    value: *mut c_void,
+) -> MpiResult<()> {
     let (idx, c) = comms.lookup(comm)?;
     let handle = c.handle;
     let on = |e: MpiError| e.on(idx);
@@ -121,11 +131,7 @@ pub(crate) fn delete(
         return Ok(());
     };
     run_delete(keyvals, handle, keyval, value).map_err(|e| e.on(idx))?;
-    comms
-        .get_mut(idx)
-        .attrs
-        .list
-        .retain(|&(k, _)| k != keyval);
+    comms.get_mut(idx).attrs.list.retain(|&(k, _)| k != keyval);
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 //! Attributes on communicators: keyvals with copy and delete callbacks, the predefined
-//! attributes, and their calls (`MPI_Comm_create_keyval`, `MPI_Comm_free_keyval`,
+//! attributes, and their calls in `api` (`MPI_Comm_create_keyval`, `MPI_Comm_free_keyval`,
 //! `MPI_Comm_set_attr`, `MPI_Comm_get_attr`, `MPI_Comm_delete_attr`, and the MPI-1 names
 //! `MPI_Keyval_create`, `MPI_Keyval_free`, `MPI_Attr_put`, `MPI_Attr_get`, `MPI_Attr_delete`).
 //!
@@ -20,13 +20,18 @@
 //! The predefined attributes (`MPI_TAG_UB`, `MPI_HOST`, `MPI_IO`, `MPI_WTIME_IS_GLOBAL`,
 //! `MPI_UNIVERSE_SIZE`, `MPI_APPNUM`, `MPI_LASTUSEDCODE`) are read-only values every
 //! communicator answers; `MPI_Comm_get_attr` hands out their addresses, as MPI's C binding says.
+//!
+//! **Owns** the keyval table and each communicator's attribute list ([`Attrs`]). **Entry:**
+//! [`comm_attrs`], which works on the communicator table and the keyvals it is given (the
+//! communicator code copies and deletes attributes through it); the C functions, and
+//! `MPIR_Dup_fn`, are in `api`.
 
 mod api;
 pub(crate) mod comm_attrs;
 
 use crate::abi::*;
-use crate::handle::{index_of, Kind, Table};
 use crate::error::{class_info, MpiError, MpiResult};
+use crate::handle::{index_of, Kind, Table};
 use std::ffi::{c_int, c_void};
 
 /// The attributes set on one communicator, in the order they were set.
@@ -50,7 +55,9 @@ pub(crate) struct KeyvalTable {
 
 impl KeyvalTable {
     pub fn new() -> KeyvalTable {
-        KeyvalTable { keys: Table::new(Kind::Keyval) }
+        KeyvalTable {
+            keys: Table::new(Kind::Keyval),
+        }
     }
 
     fn create(
@@ -60,9 +67,18 @@ impl KeyvalTable {
         extra: *mut c_void,
     ) -> MpiResult<c_int> {
         self.keys
-            .insert(Keyval { copy, delete, extra })
+            .insert(Keyval {
+                copy,
+                delete,
+                extra,
+            })
             .map(|(_, h)| h)
-            .ok_or_else(|| MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 keyvals, the most MPICH's handles can name"))
+            .ok_or_else(|| {
+                MpiError::new(
+                    MPI_ERR_NO_MEM,
+                    "the process has made 2^26 keyvals, the most MPICH's handles can name",
+                )
+            })
     }
 
     /// A keyval the program may use (not freed, not predefined).

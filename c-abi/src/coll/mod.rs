@@ -32,7 +32,13 @@
 //! Modules: [`sched`] (the engine), [`buf`] (datatype layouts, packing, the bridge to the
 //! reduction operations), [`bcast`] (barrier, broadcast), [`gather`] (gather, scatter and
 //! their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (reduce, allreduce,
-//! reduce-scatter, scan, exscan), and `api` (the MPI functions and their argument checks).
+//! reduce-scatter, scan, exscan), and `api` (the MPI functions
+//! and their argument checks, by family).
+//!
+//! **Owns** the spare schedule a blocking collective reuses (kept in the running state).
+//! **Entry:** [`Cx`], the engine and the tables a collective reads (`Runtime::coll` makes one
+//! per call); the library's own collectives ([`allreduce_band_u64`], [`allgather_bytes`]) take
+//! only the pieces communicator creation has.
 
 mod allgather;
 mod alltoall;
@@ -45,13 +51,13 @@ mod sched;
 
 use crate::comm::{CommIdx, CommTable};
 use crate::datatype::TypeTable;
-use crate::op::OpTable;
 use crate::error::{MpiError, MpiResult};
+use crate::op::OpTable;
 use crate::p2p::request::Outcome;
 use buf::Layout;
 use mpich_channel::{Adi, AdiError, Engine, Operation, ReqId, Status};
-use sched::{Builder, Reducer};
 pub(crate) use sched::Schedule;
+use sched::{Builder, Reducer};
 
 /// What the collectives work on: the progress engine, the communicators (whose sequence
 /// numbers they take), the datatypes and operations their arguments name, and the allocations
@@ -103,8 +109,13 @@ impl Operation for Collective {
 fn start(engine: &mut Engine, s: Schedule) -> MpiResult<ReqId> {
     let comm = s.comm;
     let outcome = Outcome::default();
-    let op = Box::new(Collective { plan: s, outcome: outcome.clone() });
-    let id = engine.start(op, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
+    let op = Box::new(Collective {
+        plan: s,
+        outcome: outcome.clone(),
+    });
+    let id = engine
+        .start(op, comm as u32)
+        .map_err(|e| MpiError::from(e).on(comm))?;
     engine.p2p().attach(id, Box::new(outcome));
     Ok(id)
 }

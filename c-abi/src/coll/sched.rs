@@ -303,7 +303,11 @@ impl Plan {
     /// Runs the schedule to completion (a blocking collective) in the progress engine's one
     /// waiting loop, so every other operation in flight moves on meanwhile: a peer may be
     /// waiting in one of them for this rank's next round before it can serve this schedule.
-    pub fn run(mut self: Box<Self>, engine: &mut Engine, spare: &mut Option<Schedule>) -> MpiResult<()> {
+    pub fn run(
+        mut self: Box<Self>,
+        engine: &mut Engine,
+        spare: &mut Option<Schedule>,
+    ) -> MpiResult<()> {
         engine.block_on(|e| Ok::<_, MpiError>(self.poll(e.p2p())?.then_some(())))?;
         match self.error.take() {
             Some(e) => Err(e),
@@ -410,7 +414,17 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr);
                 // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
                 // the schedule or the staging buffer, all alive until the transfer completes).
-                let req = unsafe { adi.isend(ptr, bytes, x.peer, tag, self.ctx, SendMode::Standard, self.comm as u32) }?;
+                let req = unsafe {
+                    adi.isend(
+                        ptr,
+                        bytes,
+                        x.peer,
+                        tag,
+                        self.ctx,
+                        SendMode::Standard,
+                        self.comm as u32,
+                    )
+                }?;
                 Active {
                     req,
                     staging,
@@ -431,7 +445,9 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
                 // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
                 // transfer completes (as for the send).
-                let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm as u32) }?;
+                let req = unsafe {
+                    adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm as u32)
+                }?;
                 Active {
                     req,
                     staging,

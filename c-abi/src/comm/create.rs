@@ -18,7 +18,6 @@ use crate::error::{MpiError, MpiResult};
 use crate::group::{Group, GroupData};
 use std::ffi::c_int;
 
-
 /// The collective part of every intracommunicator-creating call over `parent`: agree on a
 /// context pair, then build this process's communicator over `group` if it has one.
 pub(crate) fn create_from(
@@ -55,7 +54,6 @@ pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_C
     }
     Ok((idx, handle))
 }
-
 
 /// The members of `parent`'s group with color `color`, ordered by (key, rank in `parent`),
 /// from everyone's `(color, key)`.
@@ -168,4 +166,3 @@ pub(crate) fn free(cx: &mut Cx<'_>, idx: CommIdx) -> MpiResult<()> {
     cx.comms.remove(idx);
     Ok(())
 }
-

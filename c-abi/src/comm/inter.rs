@@ -10,13 +10,14 @@
 
 use super::context::MASK_WORDS;
 use super::make::{self, agree_across, by_key, install, Cx};
-use super::net::{as_bytes, as_bytes_mut, Net, TAG_ALLGATHER, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
+use super::net::{
+    as_bytes, as_bytes_mut, Net, TAG_ALLGATHER, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS,
+};
 use super::{Comm, CommIdx, Members};
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
 use crate::group::GroupData;
 use std::ffi::c_int;
-
 
 /// What the leader of `Intercomm_create` learns from the remote leader and tells its group:
 /// the remote group's engine ranks, then the agreed mask.

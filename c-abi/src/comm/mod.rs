@@ -1,7 +1,6 @@
-//! Communicators: the handle table, rank translation, and the calls that ask about a
-//! communicator (`MPI_Comm_size`, `MPI_Comm_rank`, `MPI_Comm_compare`, `MPI_Comm_set_name`,
-//! `MPI_Comm_get_name`, `MPI_Comm_test_inter`, `MPI_Comm_remote_size`,
-//! `MPI_Comm_remote_group`, `MPI_Comm_set_info`, `MPI_Comm_get_info`).
+//! Communicators: the handle table, rank translation, creation and freeing (the calls that
+//! ask about a communicator, `MPI_Comm_size` ... `MPI_Comm_get_info`, and the creating calls
+//! are in `api`).
 //!
 //! ```text
 //!   handle 0x44000000 (WORLD) / 0x44000001 (SELF) / 0x84000000|slot ──▶ slots[slot]: Comm
@@ -13,7 +12,7 @@
 //! pair of engine context ids: one for point-to-point traffic and one for the library's own
 //! collective traffic (so a barrier never matches a user's receive). `MPI_COMM_WORLD` uses
 //! contexts 0 and 1, `MPI_COMM_SELF` 2 and 3; communicators created later take the lowest pair
-//! free on every member ([`context`]). Ranks in a communicator ("local") are translated to
+//! free on every member (`make::agree`). Ranks in a communicator ("local") are translated to
 //! ranks in the job ("global", the engine's) on the way down, and back in statuses on the way
 //! up: identity for `MPI_COMM_WORLD`, a list and its reverse map for the others.
 //!
@@ -24,6 +23,14 @@
 //!
 //! **Lookup** stays a couple of compares for the predefined handles (fixed slots 0 and 1); a
 //! created handle's low bits are its slot. A freed slot is reused by a later communicator.
+//!
+//! **Owns** the communicator table ([`CommTable`]) and the context ids in use. **Entry:** the
+//! table's lookups for every other subsystem; creating and freeing communicators goes through
+//! [`make::Cx`] (the engine, the table, the keyvals and the collectives' spare schedule;
+//! `Runtime::comm`). Modules: [`idx`] (indices, below everything), [`context`] (context masks),
+//! [`net`] (exchanges among processes no intracommunicator spans), [`make`] (the context,
+//! agreement and installation every creating call shares), [`create`] (intracommunicators),
+//! [`inter`] (intercommunicators), `api` (the C functions).
 
 mod api;
 pub(crate) mod context;
@@ -34,10 +41,10 @@ pub(crate) mod make;
 pub(crate) mod net;
 
 use crate::abi::*;
-use crate::handle::{Kind, Table};
 use crate::attr::Attrs;
 use crate::error::{MpiError, MpiResult};
 use crate::group::{Group, GroupData};
+use crate::handle::{Kind, Table};
 use crate::info::Hints;
 use crate::topo::Topology;
 use mpich_channel::ANY_SOURCE;
@@ -324,11 +331,15 @@ impl CommTable {
     /// The communicator at `idx`, freed ones included.
     #[inline(always)]
     pub fn get(&self, idx: CommIdx) -> &Comm {
-        self.table.at(idx).expect("a communicator index names a live communicator")
+        self.table
+            .at(idx)
+            .expect("a communicator index names a live communicator")
     }
 
     pub fn get_mut(&mut self, idx: CommIdx) -> &mut Comm {
-        self.table.at_mut(idx).expect("a communicator index names a live communicator")
+        self.table
+            .at_mut(idx)
+            .expect("a communicator index names a live communicator")
     }
 
     /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,

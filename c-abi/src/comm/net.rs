@@ -85,7 +85,12 @@ impl Net {
 
     /// Bitwise AND of every member's `words`, left in everyone's `words` (recursive doubling;
     /// the members beyond the largest power of two fold in first and get the result last).
-    pub fn allreduce_band(&self, engine: &mut Engine, words: &mut [u64], tag: c_int) -> MpiResult<()> {
+    pub fn allreduce_band(
+        &self,
+        engine: &mut Engine,
+        words: &mut [u64],
+        tag: c_int,
+    ) -> MpiResult<()> {
         let n = self.size();
         let p = if n.is_power_of_two() {
             n
@@ -96,11 +101,25 @@ impl Net {
         let mut theirs = vec![0u64; words.len()];
         if me >= p {
             self.sendrecv(engine, Some(me - p), as_bytes(words), None, &mut [], tag)?;
-            self.sendrecv(engine, None, &[], Some(me - p), as_bytes_mut(words), tag + 1)?;
+            self.sendrecv(
+                engine,
+                None,
+                &[],
+                Some(me - p),
+                as_bytes_mut(words),
+                tag + 1,
+            )?;
             return Ok(());
         }
         if me + p < n {
-            self.sendrecv(engine, None, &[], Some(me + p), as_bytes_mut(&mut theirs), tag)?;
+            self.sendrecv(
+                engine,
+                None,
+                &[],
+                Some(me + p),
+                as_bytes_mut(&mut theirs),
+                tag,
+            )?;
             and_into(words, &theirs);
         }
         let mut distance = 1;
@@ -120,13 +139,26 @@ impl Net {
             round += 1;
         }
         if me + p < n {
-            self.sendrecv(engine, Some(me + p), as_bytes(words), None, &mut [], tag + 1)?;
+            self.sendrecv(
+                engine,
+                Some(me + p),
+                as_bytes(words),
+                None,
+                &mut [],
+                tag + 1,
+            )?;
         }
         Ok(())
     }
 
     /// Copies `root`'s `buf` into everyone's (binomial tree).
-    pub fn bcast(&self, engine: &mut Engine, root: usize, buf: &mut [u8], tag: c_int) -> MpiResult<()> {
+    pub fn bcast(
+        &self,
+        engine: &mut Engine,
+        root: usize,
+        buf: &mut [u8],
+        tag: c_int,
+    ) -> MpiResult<()> {
         let n = self.size();
         let rel = (self.me + n - root) % n;
         let mut mask = 1;
@@ -196,4 +228,3 @@ pub(crate) fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
         std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), std::mem::size_of_val(words))
     }
 }
-

@@ -434,4 +434,3 @@ pub(crate) fn darray(
         contents(MPI_COMBINER_DARRAY, ints, vec![], vec![oldtype]),
     ))
 }
-

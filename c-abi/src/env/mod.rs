@@ -1,5 +1,9 @@
-//! The environment: `MPI_Wtime`, `MPI_Wtick`, `MPI_Get_processor_name`, `MPI_Get_version`,
-//! `MPI_Get_library_version`, `MPI_Pcontrol`.
+//! The environment: what `MPI_Wtime`, `MPI_Wtick`, `MPI_Get_processor_name`,
+//! `MPI_Get_version`, `MPI_Get_library_version`, `MPI_Pcontrol`, `MPI_Alloc_mem` and
+//! `MPI_Free_mem` answer.
+//!
+//! **Owns** the blocks of `MPI_Alloc_mem` ([`mem`]). **Entry:** the clock and the host name
+//! here; the C functions (with `MPI_Alloc_mem` and `MPI_Free_mem`) are in `api`.
 
 pub(crate) mod mem;
 
@@ -36,4 +40,3 @@ pub(crate) fn host_name() -> String {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
-

@@ -12,11 +12,7 @@ use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
 use std::ffi::{c_char, c_int};
 
-fn set_errhandler(
-    st: &mut Mpi,
-    comm: MPI_Comm,
-    errhandler: MPI_Errhandler,
-) -> MpiResult<()> {
+fn set_errhandler(st: &mut Mpi, comm: MPI_Comm, errhandler: MPI_Errhandler) -> MpiResult<()> {
     let rt = st.runtime()?;
     let (idx, _) = rt.comms.lookup(comm)?;
     let h = check_errhandler(&rt.errhandlers, errhandler).map_err(|e| e.on(idx))?;
@@ -24,11 +20,7 @@ fn set_errhandler(
     Ok(())
 }
 
-fn get_errhandler(
-    st: &mut Mpi,
-    comm: MPI_Comm,
-    errhandler: *mut MPI_Errhandler,
-) -> MpiResult<()> {
+fn get_errhandler(st: &mut Mpi, comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> MpiResult<()> {
     let rt = st.runtime()?;
     let (idx, c) = rt.comms.lookup(comm)?;
     Out::new(errhandler, "errhandler")

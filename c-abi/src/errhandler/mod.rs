@@ -1,5 +1,5 @@
 //! Error handlers: what happens to an error once a call has found it, and the functions that
-//! manage handlers and describe errors (`MPI_Comm_create_errhandler`, `MPI_Errhandler_free`,
+//! manage handlers and describe errors (in `api`: `MPI_Comm_create_errhandler`, `MPI_Errhandler_free`,
 //! `MPI_Comm_set_errhandler`, `MPI_Comm_get_errhandler`, `MPI_Comm_call_errhandler`, the
 //! MPI-1 `MPI_Errhandler_create`/`set`/`get`, `MPI_Error_string`, `MPI_Error_class`,
 //! `MPI_Add_error_class`, `MPI_Add_error_code`, `MPI_Add_error_string`).
@@ -29,13 +29,18 @@
 //! An error is raised on the communicator the call was about; an error with no communicator
 //! (a bad request handle, an invalid communicator handle) on `MPI_COMM_WORLD`'s handler.
 //! Before `MPI_Init` and after `MPI_Finalize` there are no handlers, and errors are fatal.
+//!
+//! **Owns** the table of the program's handlers and the error classes and codes it added
+//! ([`ErrhandlerTable`]). **Entry:** [`handle`], what a communicator's handler makes of an
+//! error (the raise path of `runtime::export`, which finds the communicator in the running
+//! state, calls it), and [`fatal`]; the C functions are in `api`.
 
 mod api;
 
 use crate::abi::*;
-use crate::handle::{index_of, Kind, Table};
 use crate::comm::{CommTable, WORLD};
 use crate::error::{class_info, MpiError, MpiResult};
+use crate::handle::{index_of, Kind, Table};
 use std::ffi::c_int;
 use std::io::Write;
 
@@ -123,10 +128,12 @@ impl ErrhandlerTable {
     }
 
     fn create(&mut self, f: HandlerFn) -> MpiResult<MPI_Errhandler> {
-        self.functions
-            .insert(f)
-            .map(|(_, h)| h)
-            .ok_or_else(|| MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 error handlers, the most MPICH's handles can name"))
+        self.functions.insert(f).map(|(_, h)| h).ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_NO_MEM,
+                "the process has made 2^26 error handlers, the most MPICH's handles can name",
+            )
+        })
     }
 }
 

@@ -1,4 +1,4 @@
-//! Process groups: the handle table and the group algebra (`MPI_Comm_group`, `MPI_Group_size`,
+//! Process groups: the handle table and the group algebra (their calls, in `api`: `MPI_Comm_group`, `MPI_Group_size`,
 //! `MPI_Group_rank`, `MPI_Group_incl`/`excl`/`range_incl`/`range_excl`, `MPI_Group_union`,
 //! `MPI_Group_intersection`, `MPI_Group_difference`, `MPI_Group_translate_ranks`,
 //! `MPI_Group_compare`, `MPI_Group_free`).
@@ -8,13 +8,17 @@
 //! point to the same list, and the reverse map (engine rank -> group rank, which statuses
 //! need) is built once with it. Handles are MPICH's: `0x88000000 | slot`, and the predefined
 //! `MPI_GROUP_EMPTY`; a freed slot is reused.
+//!
+//! **Owns** the group table ([`GroupTable`]) and the group algebra ([`GroupData`]), which
+//! communicators and topologies use. **Entry:** the table and the algebra; the C functions are
+//! in `api`.
 
 mod api;
 
 use crate::abi::*;
-use crate::handle::{Kind, Table};
 use crate::cptr::Array;
 use crate::error::{MpiError, MpiResult};
+use crate::handle::{Kind, Table};
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::rc::Rc;
@@ -121,7 +125,10 @@ pub(crate) struct GroupTable {
 
 impl GroupTable {
     pub fn new() -> GroupTable {
-        GroupTable { table: Table::new(Kind::Group), empty: GroupData::new(Vec::new()) }
+        GroupTable {
+            table: Table::new(Kind::Group),
+            empty: GroupData::new(Vec::new()),
+        }
     }
 
     /// The group a handle names: `MPI_ERR_GROUP` unless it is a live group.
@@ -137,7 +144,12 @@ impl GroupTable {
         if g.size() == 0 {
             return Ok(MPI_GROUP_EMPTY);
         }
-        self.table.insert(g).map(|(_, h)| h).ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "too many groups exist at once; free some with MPI_Group_free"))
+        self.table.insert(g).map(|(_, h)| h).ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_INTERN,
+                "too many groups exist at once; free some with MPI_Group_free",
+            )
+        })
     }
 
     /// Frees a handle (`MPI_GROUP_EMPTY` is predefined: freeing it only clears the variable).
@@ -236,7 +248,6 @@ fn read_ranges(ranges: *mut [c_int; 3], n: c_int) -> MpiResult<Vec<[c_int; 3]>> 
 fn count(n: c_int) -> MpiResult<usize> {
     usize::try_from(n).map_err(|_| MpiError::arg(format!("n is {n}; it must be >= 0")))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,4 @@
-//! Info objects: ordered `key -> value` string maps (`MPI_Info_create`, `MPI_Info_set`,
+//! Info objects: ordered `key -> value` string maps (their calls, in `api`: `MPI_Info_create`, `MPI_Info_set`,
 //! `MPI_Info_get`, `MPI_Info_get_string`, `MPI_Info_get_valuelen`, `MPI_Info_get_nkeys`,
 //! `MPI_Info_get_nthkey`, `MPI_Info_delete`, `MPI_Info_dup`, `MPI_Info_free`), and
 //! `MPI_INFO_ENV` (`MPI_Info_create_env` copies it).
@@ -9,12 +9,15 @@
 //! must be stable. Keys are at most `MPI_MAX_INFO_KEY` bytes (else `MPI_ERR_INFO_KEY`), values
 //! at most `MPI_MAX_INFO_VAL` (else `MPI_ERR_INFO_VALUE`). The library acts on no hint: it
 //! stores what it is given (communicators keep theirs for `MPI_Comm_get_info`).
+//!
+//! **Owns** the info table ([`InfoTable`]) and the hints a communicator keeps ([`Hints`]).
+//! **Entry:** the table; the C functions are in `api`.
 
 mod api;
 
 use crate::abi::*;
-use crate::handle::{Kind, Table};
 use crate::error::{MpiError, MpiResult};
+use crate::handle::{Kind, Table};
 use std::ffi::{c_char, CStr};
 
 /// The contents of one info object.
@@ -54,7 +57,10 @@ pub(crate) struct InfoTable {
 impl InfoTable {
     /// The table, with `MPI_INFO_ENV` for a job of `size` processes.
     pub fn new(size: usize) -> InfoTable {
-        InfoTable { table: Table::new(Kind::Info), env: environment(size) }
+        InfoTable {
+            table: Table::new(Kind::Info),
+            env: environment(size),
+        }
     }
 
     /// The object a handle names: `MPI_ERR_INFO` unless it is live.
@@ -69,7 +75,9 @@ impl InfoTable {
         if handle == MPI_INFO_ENV {
             return Ok(&mut self.env);
         }
-        self.table.get_mut(handle).ok_or_else(|| invalid_info(handle))
+        self.table
+            .get_mut(handle)
+            .ok_or_else(|| invalid_info(handle))
     }
 
     /// The hints of an info argument that may be `MPI_INFO_NULL` (no hints).
@@ -82,7 +90,12 @@ impl InfoTable {
 
     /// A new handle for `hints`.
     pub fn insert(&mut self, hints: Hints) -> MpiResult<MPI_Info> {
-        self.table.insert(hints).map(|(_, h)| h).ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "too many info objects exist at once; free some with MPI_Info_free"))
+        self.table.insert(hints).map(|(_, h)| h).ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_INTERN,
+                "too many info objects exist at once; free some with MPI_Info_free",
+            )
+        })
     }
 
     fn free(&mut self, handle: MPI_Info) -> MpiResult<()> {

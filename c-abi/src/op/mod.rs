@@ -30,6 +30,10 @@
 //!
 //! **Speed.** A predefined operation on a predefined type is one call of a monomorphized,
 //! vectorized loop ([`kernels`]): no function pointer call or branch per element.
+//!
+//! **Owns** the table of user operations ([`OpTable`]). **Entry:** [`check`],
+//! [`is_commutative`], [`reduce`] and [`Reduction`] on the tables they are given; the C
+//! functions are in `api`.
 
 mod api;
 mod kernels;
@@ -276,7 +280,12 @@ impl std::fmt::Debug for Reduction {
 impl Reduction {
     /// Resolves `op` on `dt`: `MPI_ERR_OP` for an invalid operation, `MPI_ERR_TYPE` for a
     /// type that is not committed.
-    pub fn new(ops: &OpTable, types: &TypeTable, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
+    pub fn new(
+        ops: &OpTable,
+        types: &TypeTable,
+        op: MPI_Op,
+        dt: MPI_Datatype,
+    ) -> MpiResult<Reduction> {
         let user = match predefined(op) {
             Some(_) => None,
             // A nonblocking collective may apply an operation freed since it checked it.
@@ -300,7 +309,8 @@ impl Reduction {
         let action = predefined(op).ok_or_else(|| bad_op(op))?;
         if let (Predefined::Compute(b), Some(kind)) = (action, kind_of(dt)) {
             // The fast path: a predefined operation on a predefined type, one block of elements.
-            let kernel = kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| undefined_on(op, dt, t))?;
+            let kernel =
+                kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| undefined_on(op, dt, t))?;
             // SAFETY: a predefined type's elements lie one after another from the buffer's
             // start, one kernel stride each; the caller's contract covers `count` of them.
             unsafe { kernel(inbuf, inoutbuf, count) };
@@ -310,7 +320,9 @@ impl Reduction {
             Predefined::NoOp => Ok(()),
             // SAFETY: the caller's contract is passed on.
             Predefined::Replace => unsafe {
-                for_each_run(t, count, |off, len| std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len));
+                for_each_run(t, count, |off, len| {
+                    std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len)
+                });
                 Ok(())
             },
             Predefined::Compute(b) => {
@@ -319,7 +331,8 @@ impl Reduction {
                     Kind::Pair(_) => Layout::Packed,
                     _ => Layout::Natural,
                 };
-                let kernel = kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
+                let kernel =
+                    kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
                 let stride = kernels::stride(kind, layout);
                 // SAFETY: the caller's contract is passed on.
                 unsafe {

@@ -16,8 +16,8 @@
 
 use super::{bad_op, builtin_index};
 use crate::abi::*;
-use crate::handle::{index_of, Kind, Table};
 use crate::error::{MpiError, MpiResult};
+use crate::handle::{index_of, Kind, Table};
 use std::ffi::{c_int, c_void};
 
 /// The C function of a user operation (`MPI_User_function *`, never NULL here).
@@ -38,7 +38,9 @@ pub(crate) struct OpTable {
 
 impl OpTable {
     pub fn new() -> OpTable {
-        OpTable { table: Table::new(Kind::Op) }
+        OpTable {
+            table: Table::new(Kind::Op),
+        }
     }
 
     /// The user operation behind `op`, or `None` if `op` is not a valid user handle (never
@@ -62,7 +64,10 @@ impl OpTable {
     }
 
     pub(crate) fn remove(&mut self, op: MPI_Op) -> MpiResult<()> {
-        self.table.retire(op).map(drop).ok_or_else(|| not_freeable(op))
+        self.table
+            .retire(op)
+            .map(drop)
+            .ok_or_else(|| not_freeable(op))
     }
 }
 

@@ -8,11 +8,11 @@
 //! Scattered data (a non-contiguous derived type) takes a separate, out-of-line path: a send
 //! packs it into a temporary buffer, a receive lands in one and is unpacked (see [`args`]).
 
-use crate::p2p::args::{RecvOp, SendKind, SendOp};
 use crate::cptr::{self};
 use crate::error::{MpiError, MpiResult};
-use crate::p2p::Cx;
+use crate::p2p::args::{RecvOp, SendKind, SendOp};
 use crate::p2p::status::Completion;
+use crate::p2p::Cx;
 use mpich_channel::SendMode;
 use std::ffi::c_int;
 
@@ -46,7 +46,12 @@ pub(crate) fn send_bytes(
 
 /// A send of scattered data: packed into a temporary buffer, sent from there.
 #[inline(never)]
-pub(crate) fn send_packed(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind, dest: usize) -> MpiResult<()> {
+pub(crate) fn send_packed(
+    cx: &mut Cx<'_>,
+    op: &SendOp,
+    kind: SendKind,
+    dest: usize,
+) -> MpiResult<()> {
     let data = op.outgoing();
     send_bytes(cx, op, kind, dest, data.bytes())
 }
@@ -117,4 +122,3 @@ pub(crate) fn sendrecv(cx: &mut Cx<'_>, s: &SendOp, r: &RecvOp) -> MpiResult<Com
     }
     received
 }
-

@@ -119,7 +119,11 @@ impl BsendBuffer {
         // SAFETY: `copy` is non-NULL (inside the attached buffer), and its `data.len()` bytes
         // stay valid and unmodified until the send completes: this allocation is kept until
         // then, and detach waits for it.
-        let req = unsafe { engine.p2p().isend(copy, data.len(), dest, tag, ctx, SendMode::Standard, 0) }?;
+        let req = unsafe {
+            engine
+                .p2p()
+                .isend(copy, data.len(), dest, tag, ctx, SendMode::Standard, 0)
+        }?;
         self.pending.insert(
             position,
             Pending {

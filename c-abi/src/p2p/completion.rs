@@ -16,11 +16,11 @@
 use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::cptr::{Array, Out};
-use crate::p2p::status::Statuses;
 use crate::error::{MpiError, MpiResult};
 use crate::p2p::request;
-use crate::p2p::Cx;
 use crate::p2p::status::Completion;
+use crate::p2p::status::Statuses;
+use crate::p2p::Cx;
 use mpich_channel::{ReqId, Standing};
 use std::ffi::c_int;
 
@@ -34,7 +34,11 @@ pub(crate) struct Finished {
 }
 
 impl Finished {
-    pub const EMPTY: Finished = Finished { c: Completion::EMPTY, comm: None, detail: None };
+    pub const EMPTY: Finished = Finished {
+        c: Completion::EMPTY,
+        comm: None,
+        detail: None,
+    };
 
     /// The error this completion must raise, if the operation failed.
     pub fn check(&self) -> MpiResult<()> {
@@ -88,11 +92,18 @@ pub(crate) fn is_over(cx: &Cx<'_>, id: Option<ReqId>) -> bool {
 /// the handle to `MPI_REQUEST_NULL`, or makes a persistent one inactive.
 #[inline(always)]
 pub(crate) fn retire(cx: &mut Cx<'_>, handle: &mut MPI_Request, id: ReqId) -> MpiResult<Finished> {
-    let retired = cx.engine.p2p().retire(id).map_err(|e| MpiError::from(e).on(request::comm_of(&cx.engine, id)))?;
+    let retired = cx
+        .engine
+        .p2p()
+        .retire(id)
+        .map_err(|e| MpiError::from(e).on(request::comm_of(&cx.engine, id)))?;
     let Some(r) = retired else {
         // An inactive persistent request.
         let comm = request::comm_of(&cx.engine, id);
-        return Ok(Finished { comm: Some(comm), ..Finished::EMPTY });
+        return Ok(Finished {
+            comm: Some(comm),
+            ..Finished::EMPTY
+        });
     };
     if !r.persistent {
         *handle = MPI_REQUEST_NULL;
@@ -100,7 +111,11 @@ pub(crate) fn retire(cx: &mut Cx<'_>, handle: &mut MPI_Request, id: ReqId) -> Mp
     let comm = r.owner as CommIdx;
     let detail = r.attachment.and_then(request::outcome_of);
     let c = Completion::from_engine(&r.status, cx.comms.get(comm));
-    Ok(Finished { c, comm: Some(comm), detail })
+    Ok(Finished {
+        c,
+        comm: Some(comm),
+        detail,
+    })
 }
 
 /// How [`poll`] treats a request still running.
@@ -117,8 +132,14 @@ pub(crate) enum How {
 /// Completes the request behind `*handle` if it is complete (or, with `How::Block`, once it
 /// is), retiring it; `None` while it is still running.
 #[inline(always)]
-pub(crate) fn poll(cx: &mut Cx<'_>, handle: &mut MPI_Request, how: How) -> MpiResult<Option<Finished>> {
-    let Some(id) = resolve(cx, *handle)? else { return Ok(Some(Finished::EMPTY)) };
+pub(crate) fn poll(
+    cx: &mut Cx<'_>,
+    handle: &mut MPI_Request,
+    how: How,
+) -> MpiResult<Option<Finished>> {
+    let Some(id) = resolve(cx, *handle)? else {
+        return Ok(Some(Finished::EMPTY));
+    };
     if !is_over(cx, Some(id)) {
         let comm = request::comm_of(&cx.engine, id);
         let on = |e: mpich_channel::AdiError| MpiError::from(e).on(comm);
@@ -137,13 +158,21 @@ pub(crate) fn poll(cx: &mut Cx<'_>, handle: &mut MPI_Request, how: How) -> MpiRe
 }
 
 pub(crate) fn count_arg(count: c_int) -> MpiResult<usize> {
-    usize::try_from(count).map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))
+    usize::try_from(count).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("the count is {count}; it must be 0 or more"),
+        )
+    })
 }
 
 /// Checks every handle of an array before any is used.
 pub(crate) fn check_all(cx: &Cx<'_>, requests: &Array<MPI_Request>) -> MpiResult<()> {
     for i in 0..requests.len() {
-        resolve(cx, requests.get(i)).map_err(|e| MpiError { detail: format!("array_of_requests[{i}]: {}", e.detail), ..e })?;
+        resolve(cx, requests.get(i)).map_err(|e| MpiError {
+            detail: format!("array_of_requests[{i}]: {}", e.detail),
+            ..e
+        })?;
     }
     Ok(())
 }
@@ -164,7 +193,10 @@ impl Failures {
     /// Records the outcome of request `i` (written into its status by the caller).
     fn note(&mut self, i: usize, e: MpiError) {
         if self.first.is_none() {
-            self.first = Some(MpiError { detail: format!("request {i}: {}", e.detail), ..e });
+            self.first = Some(MpiError {
+                detail: format!("request {i}: {}", e.detail),
+                ..e
+            });
         }
     }
 
@@ -182,7 +214,13 @@ impl Failures {
 
 /// Retires request `i` of a multiple-completion call (it is over), writing its status;
 /// failures are noted (their status's `MPI_ERROR` says what).
-pub(crate) fn complete_into(cx: &mut Cx<'_>, requests: &Array<MPI_Request>, i: usize, out: impl FnOnce(&Completion), failures: &mut Failures) {
+pub(crate) fn complete_into(
+    cx: &mut Cx<'_>,
+    requests: &Array<MPI_Request>,
+    i: usize,
+    out: impl FnOnce(&Completion),
+    failures: &mut Failures,
+) {
     let mut h = requests.get(i);
     let polled = poll(cx, &mut h, How::Look);
     requests.set(i, h);
@@ -197,7 +235,10 @@ pub(crate) fn complete_into(cx: &mut Cx<'_>, requests: &Array<MPI_Request>, i: u
             out(&c);
         }
         Err(e) => {
-            out(&Completion { error: e.class, ..Completion::EMPTY });
+            out(&Completion {
+                error: e.class,
+                ..Completion::EMPTY
+            });
             failures.note(i, e);
         }
     }
@@ -241,7 +282,9 @@ pub(crate) fn some(
         cx.engine.block_on(|e| {
             let mut any_active = false;
             for i in 0..n {
-                let Some(id) = resolve_in(e, requests.get(i)) else { continue };
+                let Some(id) = resolve_in(e, requests.get(i)) else {
+                    continue;
+                };
                 match e.p2p_ref().standing(id) {
                     Some(Standing::Complete) => return Ok::<_, MpiError>(Some(())),
                     Some(Standing::Pending) => any_active = true,
@@ -275,7 +318,10 @@ pub(crate) fn some(
 
 /// Whether request `id` is a nonblocking collective's (which MPI lets no one free or cancel).
 pub(crate) fn is_collective(cx: &mut Cx<'_>, id: ReqId) -> bool {
-    cx.engine.p2p().attachment(id).is_some_and(|a| a.as_any_mut().is::<request::Outcome>())
+    cx.engine
+        .p2p()
+        .attachment(id)
+        .is_some_and(|a| a.as_any_mut().is::<request::Outcome>())
 }
 
 /// The error for freeing or cancelling a nonblocking collective, which MPI forbids.

@@ -7,10 +7,17 @@
 //!   MPI_Wait / MPI_Test ... ──▶ completion ──▶ Engine::block_on / test ──▶ status
 //! ```
 //!
-//! Modules: [`args`] (argument checks into checked operations), [`blocking`] (the blocking
-//! calls), [`nonblocking`] (nonblocking and persistent starts), [`completion`] (wait and
-//! test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
-//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes).
+//! Modules: [`args`] (argument checks into checked operations), [`blocking`] (blocking
+//! sends and receives), [`nonblocking`] (nonblocking and persistent starts), [`completion`]
+//! (wait and test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
+//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes); `api`, the C functions:
+//! `api::blocking`, `api::nonblocking`, `api::completion`, `api::mprobe`, `api::status`,
+//! `api::bsend`.
+//!
+//! **Owns** no table (requests are the engine's): the attached buffer of buffered sends
+//! ([`bsend`]) and what a request keeps ([`request`]). **Entry:** [`Cx`], the engine and the
+//! tables point-to-point reads, which every operation takes (the running state makes one per
+//! call: `Runtime::p2p`); the C functions are in `api` (one file per group above).
 
 mod api;
 pub(crate) mod args;

@@ -15,12 +15,12 @@
 //! `MPI_MESSAGE_NO_PROC` (a probe of `MPI_PROC_NULL`) as in `mpi.h`.
 
 use crate::abi::*;
-use crate::p2p::args::{ProbeOp, RecvOp};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
+use crate::p2p::args::{ProbeOp, RecvOp};
 use crate::p2p::blocking;
-use crate::p2p::Cx;
 use crate::p2p::status::Completion;
+use crate::p2p::Cx;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
@@ -93,7 +93,11 @@ pub(crate) fn take(handle: MPI_Message) -> MpiResult<Named> {
 }
 
 /// Receives the message a probe found (engine status `found`) into a buffer of its own.
-pub(crate) fn take_found(cx: &mut Cx<'_>, op: &ProbeOp, found: &mpich_channel::Status) -> MpiResult<Held> {
+pub(crate) fn take_found(
+    cx: &mut Cx<'_>,
+    op: &ProbeOp,
+    found: &mpich_channel::Status,
+) -> MpiResult<Held> {
     let mut data = vec![0u8; found.len];
     let exact = RecvOp {
         comm: op.comm,
@@ -166,4 +170,3 @@ pub(crate) fn deliver(
     }
     Ok(c)
 }
-

@@ -10,18 +10,22 @@
 //! receive's data is unpacked the moment it does.
 
 use crate::abi::*;
-use crate::p2p::args::{RecvOp, SendKind, SendOp};
 use crate::cptr::{self};
 use crate::error::{MpiError, MpiResult};
+use crate::p2p::args::{RecvOp, SendKind, SendOp};
 use crate::p2p::request::{self, Persistent, PersistentKind, Staging};
-use crate::p2p::Cx;
 use crate::p2p::status::Completion;
+use crate::p2p::Cx;
 use mpich_channel::{ReqId, Status};
 use std::ffi::c_int;
 
 /// The engine status of an operation complete at its start: `c` seen from `comm`.
 pub(crate) fn born_complete(c: Completion) -> Status {
-    Status { source: c.source, tag: c.tag, ..Status::default() }
+    Status {
+        source: c.source,
+        tag: c.tag,
+        ..Status::default()
+    }
 }
 
 /// Starts a checked send in mode `kind`; returns its request.
@@ -29,7 +33,11 @@ pub(crate) fn born_complete(c: Completion) -> Status {
 pub(crate) fn start_send(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind) -> MpiResult<ReqId> {
     let owner = op.comm as u32;
     let Some(dest) = op.dest else {
-        return Ok(cx.engine.p2p().completed(born_complete(Completion::PROC_NULL), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
+        return Ok(cx
+            .engine
+            .p2p()
+            .completed(born_complete(Completion::PROC_NULL), owner)
+            .map_err(|e| MpiError::from(e).on(op.comm))?);
     };
     if kind == SendKind::Buffered || op.scattered.is_some() {
         return start_send_copied(cx, op, kind, dest);
@@ -37,25 +45,53 @@ pub(crate) fn start_send(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind) -> MpiRes
     // SAFETY: the send buffer (a dangling non-NULL pointer when empty) stays valid and
     // unmodified until the request completes: MPI's rule for nonblocking and persistent sends.
     let started = unsafe {
-        cx.engine.p2p().isend(cptr::nonnull_or_dangling(op.buf), op.bytes, dest, op.tag, op.ctx, kind.engine_mode(), owner)
+        cx.engine.p2p().isend(
+            cptr::nonnull_or_dangling(op.buf),
+            op.bytes,
+            dest,
+            op.tag,
+            op.ctx,
+            kind.engine_mode(),
+            owner,
+        )
     };
     started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
 /// Starts a buffered send, or a send of scattered data from a packed copy.
 #[inline(never)]
-pub(crate) fn start_send_copied(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind, dest: usize) -> MpiResult<ReqId> {
+pub(crate) fn start_send_copied(
+    cx: &mut Cx<'_>,
+    op: &SendOp,
+    kind: SendKind,
+    dest: usize,
+) -> MpiResult<ReqId> {
     let owner = op.comm as u32;
     let data = op.outgoing();
     if kind == SendKind::Buffered {
-        cx.bsend.send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx).map_err(|e| e.on(op.comm))?;
-        return Ok(cx.engine.p2p().completed(born_complete(Completion::EMPTY), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
+        cx.bsend
+            .send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx)
+            .map_err(|e| e.on(op.comm))?;
+        return Ok(cx
+            .engine
+            .p2p()
+            .completed(born_complete(Completion::EMPTY), owner)
+            .map_err(|e| MpiError::from(e).on(op.comm))?);
     }
     let (ptr, len) = (data.ptr(), data.len());
     // SAFETY: the packed copy is owned by the request (its attachment; a Vec's heap buffer
     // does not move with it) and kept until the request is released, after the send.
     let started = unsafe {
-        cx.engine.p2p().isend_attached(ptr, len, dest, op.tag, op.ctx, kind.engine_mode(), owner, Some(Box::new(Staging::Send(data))))
+        cx.engine.p2p().isend_attached(
+            ptr,
+            len,
+            dest,
+            op.tag,
+            op.ctx,
+            kind.engine_mode(),
+            owner,
+            Some(Box::new(Staging::Send(data))),
+        )
     };
     started.map_err(|e| MpiError::from(e).on(op.comm))
 }
@@ -65,7 +101,11 @@ pub(crate) fn start_send_copied(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind, de
 pub(crate) fn start_recv(cx: &mut Cx<'_>, op: &RecvOp) -> MpiResult<ReqId> {
     let owner = op.comm as u32;
     let Some(source) = op.source else {
-        return Ok(cx.engine.p2p().completed(born_complete(Completion::PROC_NULL), owner).map_err(|e| MpiError::from(e).on(op.comm))?);
+        return Ok(cx
+            .engine
+            .p2p()
+            .completed(born_complete(Completion::PROC_NULL), owner)
+            .map_err(|e| MpiError::from(e).on(op.comm))?);
     };
     if op.scattered.is_some() {
         return start_recv_staged(cx, op, source);
@@ -73,7 +113,11 @@ pub(crate) fn start_recv(cx: &mut Cx<'_>, op: &RecvOp) -> MpiResult<ReqId> {
     let buf = cptr::nonnull_or_dangling(op.buf).cast_mut();
     // SAFETY: the receive buffer (a dangling non-NULL pointer when empty) stays valid and
     // untouched by the program until the request completes: MPI's rule for receives.
-    let started = unsafe { cx.engine.p2p().irecv(buf, op.cap, source, op.tag, op.ctx, owner) };
+    let started = unsafe {
+        cx.engine
+            .p2p()
+            .irecv(buf, op.cap, source, op.tag, op.ctx, owner)
+    };
     started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
@@ -85,7 +129,17 @@ pub(crate) fn start_recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> 
     let staged = incoming.into_staged().expect("scattered data is staged");
     // SAFETY: the staging buffer is owned by the request (its attachment; its heap buffer does
     // not move) and kept until the request is released, after the receive completed.
-    let started = unsafe { cx.engine.p2p().irecv_attached(ptr, cap, source, op.tag, op.ctx, op.comm as u32, Some(Box::new(Staging::Recv(staged)))) };
+    let started = unsafe {
+        cx.engine.p2p().irecv_attached(
+            ptr,
+            cap,
+            source,
+            op.tag,
+            op.ctx,
+            op.comm as u32,
+            Some(Box::new(Staging::Recv(staged))),
+        )
+    };
     started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
@@ -96,17 +150,39 @@ pub(crate) fn record(cx: &Cx<'_>, id: ReqId) -> MPI_Request {
 }
 
 /// Creates an inactive persistent request.
-pub(crate) fn persistent(cx: &mut Cx<'_>, comm: crate::comm::CommIdx, kind: PersistentKind) -> MpiResult<MPI_Request> {
-    let id = cx.engine.p2p().persistent(comm as u32, Box::new(Persistent { kind, staging: None })).map_err(|e| MpiError::from(e).on(comm))?;
+pub(crate) fn persistent(
+    cx: &mut Cx<'_>,
+    comm: crate::comm::CommIdx,
+    kind: PersistentKind,
+) -> MpiResult<MPI_Request> {
+    let id = cx
+        .engine
+        .p2p()
+        .persistent(
+            comm as u32,
+            Box::new(Persistent {
+                kind,
+                staging: None,
+            }),
+        )
+        .map_err(|e| MpiError::from(e).on(comm))?;
     Ok(record(cx, id))
 }
 
 /// The request and arguments of an inactive persistent request, or why it cannot be started.
-pub(crate) fn startable(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<(ReqId, PersistentKind)> {
+pub(crate) fn startable(
+    cx: &mut Cx<'_>,
+    handle: MPI_Request,
+) -> MpiResult<(ReqId, PersistentKind)> {
     let id = request::lookup(&cx.engine, handle)?;
     let comm = request::comm_of(&cx.engine, id);
     let inactive = cx.engine.p2p_ref().standing(id) == Some(mpich_channel::Standing::Inactive);
-    let kind = cx.engine.p2p().attachment(id).and_then(|a| a.as_any_mut().downcast_mut::<Persistent>()).map(|p| p.kind.clone());
+    let kind = cx
+        .engine
+        .p2p()
+        .attachment(id)
+        .and_then(|a| a.as_any_mut().downcast_mut::<Persistent>())
+        .map(|p| p.kind.clone());
     match kind {
         Some(kind) if inactive => Ok((id, kind)),
         Some(_) => Err(MpiError::new(
@@ -124,7 +200,12 @@ pub(crate) fn startable(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<(ReqI
 
 /// Sets the staging of persistent request `id`'s run (before the run can complete).
 pub(crate) fn set_staging(cx: &mut Cx<'_>, id: ReqId, staging: Option<Staging>) {
-    if let Some(p) = cx.engine.p2p().attachment(id).and_then(|a| a.as_any_mut().downcast_mut::<Persistent>()) {
+    if let Some(p) = cx
+        .engine
+        .p2p()
+        .attachment(id)
+        .and_then(|a| a.as_any_mut().downcast_mut::<Persistent>())
+    {
         p.staging = staging;
     }
 }
@@ -135,11 +216,18 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
     let comm = request::comm_of(&cx.engine, id);
     let started = match &kind {
         PersistentKind::Send(op, mode) => match op.dest {
-            None => cx.engine.p2p().start_persistent_done(id, born_complete(Completion::PROC_NULL)),
+            None => cx
+                .engine
+                .p2p()
+                .start_persistent_done(id, born_complete(Completion::PROC_NULL)),
             Some(dest) if *mode == SendKind::Buffered => {
                 let data = op.outgoing();
-                cx.bsend.send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx).map_err(|e| e.on(comm))?;
-                cx.engine.p2p().start_persistent_done(id, born_complete(Completion::EMPTY))
+                cx.bsend
+                    .send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx)
+                    .map_err(|e| e.on(comm))?;
+                cx.engine
+                    .p2p()
+                    .start_persistent_done(id, born_complete(Completion::EMPTY))
             }
             Some(dest) => {
                 let data = op.outgoing();
@@ -149,11 +237,24 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                 }
                 // SAFETY: the user's buffer stays valid and unmodified until the run completes
                 // (MPI's rule for persistent sends); a packed copy is the request's staging.
-                unsafe { cx.engine.p2p().start_persistent_send(id, ptr, len, dest, op.tag, op.ctx, mode.engine_mode()) }
+                unsafe {
+                    cx.engine.p2p().start_persistent_send(
+                        id,
+                        ptr,
+                        len,
+                        dest,
+                        op.tag,
+                        op.ctx,
+                        mode.engine_mode(),
+                    )
+                }
             }
         },
         PersistentKind::Recv(op) => match op.source {
-            None => cx.engine.p2p().start_persistent_done(id, born_complete(Completion::PROC_NULL)),
+            None => cx
+                .engine
+                .p2p()
+                .start_persistent_done(id, born_complete(Completion::PROC_NULL)),
             Some(source) => {
                 let incoming = op.incoming();
                 let (ptr, cap) = (incoming.ptr(), incoming.cap());
@@ -162,10 +263,13 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                 }
                 // SAFETY: the receive buffer (or the request's staging) stays valid and
                 // untouched until the run completes (MPI's rule for persistent receives).
-                unsafe { cx.engine.p2p().start_persistent_recv(id, ptr, cap, source, op.tag, op.ctx) }
+                unsafe {
+                    cx.engine
+                        .p2p()
+                        .start_persistent_recv(id, ptr, cap, source, op.tag, op.ctx)
+                }
             }
         },
     };
     started.map_err(|e| MpiError::from(e).on(comm))
 }
-

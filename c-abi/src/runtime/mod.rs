@@ -9,23 +9,28 @@
 //!
 //! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
 //! that the addresses of its fields (handed out by `MPI_Comm_get_attr`) stay put.
+//!
+//! **The layer.** Above every subsystem and below the entry points: [`Runtime`] owns every
+//! table, and hands each subsystem the borrows it works on (`p2p`, `coll`, `comm`), so no
+//! subsystem reaches into the aggregate. `export` is the entry-point macro and the raise path,
+//! `global` the process-wide cell, `init` `MPI_Init` and `MPI_Finalize` (entry points).
 
 pub(crate) mod export;
 pub(crate) mod global;
 pub(crate) mod init;
 
 use crate::abi::*;
-use crate::p2p::bsend::BsendBuffer;
-use crate::coll::Schedule;
 use crate::attr::KeyvalTable;
+use crate::coll::Schedule;
 use crate::comm::CommTable;
+use crate::datatype::TypeTable;
+use crate::env::mem::Allocations;
 use crate::errhandler::ErrhandlerTable;
+use crate::error::{MpiError, MpiResult};
 use crate::group::GroupTable;
 use crate::info::InfoTable;
-use crate::env::mem::Allocations;
-use crate::datatype::TypeTable;
-use crate::error::{MpiError, MpiResult};
 use crate::op::OpTable;
+use crate::p2p::bsend::BsendBuffer;
 use mpich_channel::Engine;
 use std::ffi::c_int;
 use std::thread::ThreadId;

@@ -5,7 +5,7 @@ use super::create::create_with;
 use super::{count, read_ints, Topology};
 use crate::abi::*;
 use crate::comm::make::Cx;
-use crate::comm::{CommIdx, Comm};
+use crate::comm::{Comm, CommIdx};
 use crate::error::{MpiError, MpiResult};
 use std::ffi::c_int;
 use std::rc::Rc;

@@ -11,7 +11,12 @@ use std::rc::Rc;
 
 /// Creates the communicator of the first `n` processes of `parent` (the others get
 /// `MPI_COMM_NULL`) with topology `topo`.
-pub(crate) fn create_with(cx: &mut Cx<'_>, parent: CommIdx, n: usize, topo: Topology) -> MpiResult<MPI_Comm> {
+pub(crate) fn create_with(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    n: usize,
+    topo: Topology,
+) -> MpiResult<MPI_Comm> {
     let c = cx.comms.get(parent);
     let group =
         (c.rank < n).then(|| GroupData::new((0..n).map(|i| c.local_global(i) as u32).collect()));

@@ -63,7 +63,11 @@ pub(crate) fn dist_graph(
 }
 
 /// Everyone's edge triples, in rank order (two allgathers: the counts, then padded blocks).
-pub(crate) fn exchange_edges(cx: &mut Cx<'_>, idx: CommIdx, mine: &[c_int]) -> MpiResult<Vec<c_int>> {
+pub(crate) fn exchange_edges(
+    cx: &mut Cx<'_>,
+    idx: CommIdx,
+    mine: &[c_int],
+) -> MpiResult<Vec<c_int>> {
     let net = Net::local(cx.comms.get(idx));
     let n = net.size();
     let mut counts = vec![0u8; 4 * n];

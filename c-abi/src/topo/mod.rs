@@ -1,5 +1,5 @@
 //! Virtual topologies: cartesian grids, graphs and distributed graphs attached to
-//! communicators (`MPI_Cart_create`, `MPI_Cart_coords`, `MPI_Cart_rank`, `MPI_Cart_shift`,
+//! communicators (their calls, in `api`: `MPI_Cart_create`, `MPI_Cart_coords`, `MPI_Cart_rank`, `MPI_Cart_shift`,
 //! `MPI_Cart_sub`, `MPI_Cart_get`, `MPI_Cartdim_get`, `MPI_Cart_map`, `MPI_Dims_create`,
 //! `MPI_Graph_create` and its queries, `MPI_Graph_map`, `MPI_Dist_graph_create_adjacent`,
 //! `MPI_Dist_graph_create`, `MPI_Dist_graph_neighbors(_count)`, `MPI_Topo_test`).
@@ -11,6 +11,11 @@
 //! `MPI_COMM_NULL`. Error classes follow MPICH: a communicator without the right topology is
 //! `MPI_ERR_TOPOLOGY`; a bad dimension size `MPI_ERR_DIMS`; most other bad values
 //! `MPI_ERR_ARG`.
+//!
+//! **Owns** the [`Topology`] a communicator carries. **Entry:** the queries of [`cart`],
+//! [`graph`] and `dist_graph`, [`neighbours`] for the neighbourhood collectives, and `create`,
+//! which makes a communicator with a topology through the communicator code's context; the C
+//! functions are in `api`.
 
 mod api;
 pub(crate) mod cart;

@@ -1,11 +1,11 @@
 //! `MPI_Allgather`, `MPI_Allgatherv` and their nonblocking forms.
 
-use crate::coll::allgather;
 use super::checks::*;
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::Cx;
+use crate::coll::allgather;
 use crate::coll::sched::Schedule;
+use crate::coll::Cx;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;

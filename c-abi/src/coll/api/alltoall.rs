@@ -1,15 +1,15 @@
 //! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Alltoallw` and their nonblocking forms.
 
-use crate::coll::alltoall::{self, Block};
-use crate::coll::buf::Layout;
-use crate::coll::sched::Builder;
-use crate::error::MpiError;
 use super::checks::*;
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::Cx;
+use crate::coll::alltoall::{self, Block};
+use crate::coll::buf::Layout;
+use crate::coll::sched::Builder;
 use crate::coll::sched::Schedule;
+use crate::coll::Cx;
 use crate::cptr::Out;
+use crate::error::MpiError;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};

@@ -1,11 +1,11 @@
 //! `MPI_Barrier`, `MPI_Ibarrier`, `MPI_Bcast`, `MPI_Ibcast`.
 
-use crate::coll::bcast;
 use super::checks::*;
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::Cx;
+use crate::coll::bcast;
 use crate::coll::sched::Schedule;
+use crate::coll::Cx;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;

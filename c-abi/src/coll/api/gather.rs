@@ -1,11 +1,11 @@
 //! `MPI_Gather`, `MPI_Gatherv`, `MPI_Scatter`, `MPI_Scatterv` and their nonblocking forms.
 
-use crate::coll::gather::{self, Part};
 use super::checks::*;
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::Cx;
+use crate::coll::gather::{self, Part};
 use crate::coll::sched::Schedule;
+use crate::coll::Cx;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;

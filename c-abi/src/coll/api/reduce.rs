@@ -1,17 +1,17 @@
 //! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Reduce_scatter(_block)`, `MPI_Scan`, `MPI_Exscan` and
 //! their nonblocking forms.
 
-use crate::coll::buf::{check_op, Layout};
-use crate::coll::reduce;
-use crate::coll::sched::{Builder, Reducer};
-use crate::comm::CommIdx;
-use crate::error::MpiError;
 use super::checks::*;
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::Cx;
+use crate::coll::buf::{check_op, Layout};
+use crate::coll::reduce;
 use crate::coll::sched::Schedule;
+use crate::coll::sched::{Builder, Reducer};
+use crate::coll::Cx;
+use crate::comm::CommIdx;
 use crate::cptr::Out;
+use crate::error::MpiError;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};

@@ -4,11 +4,11 @@
 //! `MPI_Type_free`: each hands its arguments to its constructor in `datatype::constructors`,
 //! which checks them and describes the new type, and stores the result.
 
+use crate::abi::*;
+use crate::cptr::Out;
 use crate::datatype::constructors::*;
 use crate::datatype::layout::resized;
 use crate::datatype::{Datatype, TypeTable};
-use crate::abi::*;
-use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
