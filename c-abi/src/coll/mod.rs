@@ -114,7 +114,7 @@ fn start(engine: &mut Engine, s: Schedule) -> MpiResult<ReqId> {
         outcome: outcome.clone(),
     });
     let id = engine
-        .start(op, comm as u32)
+        .start(op, comm)
         .map_err(|e| MpiError::from(e).on(comm))?;
     engine.p2p().attach(id, Box::new(outcome));
     Ok(id)

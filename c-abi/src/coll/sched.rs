@@ -422,7 +422,7 @@ impl Plan {
                         tag,
                         self.ctx,
                         SendMode::Standard,
-                        self.comm as u32,
+                        self.comm,
                     )
                 }?;
                 Active {
@@ -445,9 +445,8 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
                 // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
                 // transfer completes (as for the send).
-                let req = unsafe {
-                    adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm as u32)
-                }?;
+                let req =
+                    unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
                 Active {
                     req,
                     staging,

@@ -315,7 +315,7 @@ pub(crate) fn send_op(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<SendOp> {
-    send_op_in(&cx.comms, &cx.types, buf, count, datatype, dest, tag, comm)
+    send_op_in(cx.comms, cx.types, buf, count, datatype, dest, tag, comm)
 }
 
 /// [`send_op`] on the tables themselves.
@@ -376,9 +376,7 @@ pub(crate) fn recv_op(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<RecvOp> {
-    recv_op_in(
-        &cx.comms, &cx.types, buf, count, datatype, source, tag, comm,
-    )
+    recv_op_in(cx.comms, cx.types, buf, count, datatype, source, tag, comm)
 }
 
 /// [`recv_op`] on the tables themselves.

@@ -35,7 +35,7 @@ pub(crate) fn send_bytes(
     data: &[u8],
 ) -> MpiResult<()> {
     let sent = match kind {
-        SendKind::Buffered => cx.bsend.send(&mut cx.engine, data, dest, op.tag, op.ctx),
+        SendKind::Buffered => cx.bsend.send(cx.engine, data, dest, op.tag, op.ctx),
         kind => cx
             .engine
             .send(data, dest, op.tag, op.ctx, kind.engine_mode())
@@ -102,7 +102,7 @@ pub(crate) fn sendrecv(cx: &mut Cx<'_>, s: &SendOp, r: &RecvOp) -> MpiResult<Com
                     s.tag,
                     s.ctx,
                     SendMode::Standard,
-                    s.comm as u32,
+                    s.comm,
                 )
             }
             .map_err(|e| MpiError::from(e).on(s.comm))?,

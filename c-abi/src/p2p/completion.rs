@@ -62,7 +62,7 @@ pub(crate) fn resolve(cx: &Cx<'_>, handle: MPI_Request) -> MpiResult<Option<ReqI
     if handle == MPI_REQUEST_NULL {
         return Ok(None);
     }
-    request::lookup(&cx.engine, handle).map(Some)
+    request::lookup(cx.engine, handle).map(Some)
 }
 
 /// The engine request behind a handle already checked (`None` for null).
@@ -96,10 +96,10 @@ pub(crate) fn retire(cx: &mut Cx<'_>, handle: &mut MPI_Request, id: ReqId) -> Mp
         .engine
         .p2p()
         .retire(id)
-        .map_err(|e| MpiError::from(e).on(request::comm_of(&cx.engine, id)))?;
+        .map_err(|e| MpiError::from(e).on(request::comm_of(cx.engine, id)))?;
     let Some(r) = retired else {
         // An inactive persistent request.
-        let comm = request::comm_of(&cx.engine, id);
+        let comm = request::comm_of(cx.engine, id);
         return Ok(Finished {
             comm: Some(comm),
             ..Finished::EMPTY
@@ -141,7 +141,7 @@ pub(crate) fn poll(
         return Ok(Some(Finished::EMPTY));
     };
     if !is_over(cx, Some(id)) {
-        let comm = request::comm_of(&cx.engine, id);
+        let comm = request::comm_of(cx.engine, id);
         let on = |e: mpich_channel::AdiError| MpiError::from(e).on(comm);
         match how {
             How::Look => return Ok(None),

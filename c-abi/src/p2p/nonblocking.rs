@@ -31,13 +31,13 @@ pub(crate) fn born_complete(c: Completion) -> Status {
 /// Starts a checked send in mode `kind`; returns its request.
 #[inline(always)]
 pub(crate) fn start_send(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind) -> MpiResult<ReqId> {
-    let owner = op.comm as u32;
+    let owner = op.comm;
     let Some(dest) = op.dest else {
-        return Ok(cx
+        return cx
             .engine
             .p2p()
             .completed(born_complete(Completion::PROC_NULL), owner)
-            .map_err(|e| MpiError::from(e).on(op.comm))?);
+            .map_err(|e| MpiError::from(e).on(op.comm));
     };
     if kind == SendKind::Buffered || op.scattered.is_some() {
         return start_send_copied(cx, op, kind, dest);
@@ -66,17 +66,17 @@ pub(crate) fn start_send_copied(
     kind: SendKind,
     dest: usize,
 ) -> MpiResult<ReqId> {
-    let owner = op.comm as u32;
+    let owner = op.comm;
     let data = op.outgoing();
     if kind == SendKind::Buffered {
         cx.bsend
-            .send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx)
+            .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
             .map_err(|e| e.on(op.comm))?;
-        return Ok(cx
+        return cx
             .engine
             .p2p()
             .completed(born_complete(Completion::EMPTY), owner)
-            .map_err(|e| MpiError::from(e).on(op.comm))?);
+            .map_err(|e| MpiError::from(e).on(op.comm));
     }
     let (ptr, len) = (data.ptr(), data.len());
     // SAFETY: the packed copy is owned by the request (its attachment; a Vec's heap buffer
@@ -99,13 +99,13 @@ pub(crate) fn start_send_copied(
 /// Posts a checked receive; returns its request.
 #[inline(always)]
 pub(crate) fn start_recv(cx: &mut Cx<'_>, op: &RecvOp) -> MpiResult<ReqId> {
-    let owner = op.comm as u32;
+    let owner = op.comm;
     let Some(source) = op.source else {
-        return Ok(cx
+        return cx
             .engine
             .p2p()
             .completed(born_complete(Completion::PROC_NULL), owner)
-            .map_err(|e| MpiError::from(e).on(op.comm))?);
+            .map_err(|e| MpiError::from(e).on(op.comm));
     };
     if op.scattered.is_some() {
         return start_recv_staged(cx, op, source);
@@ -136,7 +136,7 @@ pub(crate) fn start_recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> 
             source,
             op.tag,
             op.ctx,
-            op.comm as u32,
+            op.comm,
             Some(Box::new(Staging::Recv(staged))),
         )
     };
@@ -146,7 +146,7 @@ pub(crate) fn start_recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> 
 /// The handle of a started request.
 #[inline(always)]
 pub(crate) fn record(cx: &Cx<'_>, id: ReqId) -> MPI_Request {
-    request::handle(&cx.engine, id)
+    request::handle(cx.engine, id)
 }
 
 /// Creates an inactive persistent request.
@@ -159,7 +159,7 @@ pub(crate) fn persistent(
         .engine
         .p2p()
         .persistent(
-            comm as u32,
+            comm,
             Box::new(Persistent {
                 kind,
                 staging: None,
@@ -174,8 +174,8 @@ pub(crate) fn startable(
     cx: &mut Cx<'_>,
     handle: MPI_Request,
 ) -> MpiResult<(ReqId, PersistentKind)> {
-    let id = request::lookup(&cx.engine, handle)?;
-    let comm = request::comm_of(&cx.engine, id);
+    let id = request::lookup(cx.engine, handle)?;
+    let comm = request::comm_of(cx.engine, id);
     let inactive = cx.engine.p2p_ref().standing(id) == Some(mpich_channel::Standing::Inactive);
     let kind = cx
         .engine
@@ -213,7 +213,7 @@ pub(crate) fn set_staging(cx: &mut Cx<'_>, id: ReqId, staging: Option<Staging>) 
 /// Starts the inactive persistent request `handle`.
 pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
     let (id, kind) = startable(cx, handle)?;
-    let comm = request::comm_of(&cx.engine, id);
+    let comm = request::comm_of(cx.engine, id);
     let started = match &kind {
         PersistentKind::Send(op, mode) => match op.dest {
             None => cx
@@ -223,7 +223,7 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
             Some(dest) if *mode == SendKind::Buffered => {
                 let data = op.outgoing();
                 cx.bsend
-                    .send(&mut cx.engine, data.bytes(), dest, op.tag, op.ctx)
+                    .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
                     .map_err(|e| e.on(comm))?;
                 cx.engine
                     .p2p()

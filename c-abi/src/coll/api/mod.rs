@@ -32,7 +32,7 @@ pub(super) fn builder(cx: &mut Cx<'_>, idx: CommIdx) -> Builder {
 pub(super) fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
     let comm = s.comm;
     let id = on(comm, super::start(cx.engine, s))?;
-    request.set(crate::p2p::request::handle(&cx.engine, id));
+    request.set(crate::p2p::request::handle(cx.engine, id));
     Ok(())
 }
 

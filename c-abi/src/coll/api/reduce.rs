@@ -72,7 +72,7 @@ fn red(
 
 /// The schedule builder of a reduction with `op` on `dt`.
 fn reducer(cx: &mut Cx<'_>, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
-    let r = on(idx, crate::op::Reduction::new(&cx.ops, &cx.types, op, dt))?;
+    let r = on(idx, crate::op::Reduction::new(cx.ops, cx.types, op, dt))?;
     let mut b = builder(cx, idx);
     b.set_reducer(Reducer::Op(r));
     Ok(b)

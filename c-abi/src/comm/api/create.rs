@@ -51,7 +51,7 @@ mpi_fn! {
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup", false)?;
         let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
         let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
-        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
         let done = done.map_err(|e| MpiError::from(e).on(idx))?;
         req.set(crate::p2p::request::handle(&rt.engine, done));
         out.set(h);
@@ -188,7 +188,7 @@ mpi_fn! {
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
         let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
         rt.comms.get_mut(new).hints = hints;
-        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx as u32);
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
         let done = done.map_err(|e| MpiError::from(e).on(idx))?;
         req.set(crate::p2p::request::handle(&rt.engine, done));
         out.set(h);

@@ -141,7 +141,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::probe_op(&cx.comms, source, tag, comm)?;
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = match op.source {
             None => Completion::PROC_NULL,
@@ -165,7 +165,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::probe_op(&cx.comms, source, tag, comm)?;
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
         let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let found = match op.source {

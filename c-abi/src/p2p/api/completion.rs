@@ -237,7 +237,7 @@ mpi_fn! {
         let Some(id) = resolve(cx, handle.get())? else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to free"));
         };
-        let comm = request::comm_of(&cx.engine, id);
+        let comm = request::comm_of(cx.engine, id);
         if is_collective(cx, id) && !cx.engine.p2p_ref().is_complete(id) {
             return Err(collective_request("free").on(comm));
         }
@@ -263,7 +263,7 @@ mpi_fn! {
             status.set(&Completion::EMPTY);
             return Ok(());
         };
-        let comm = request::comm_of(&cx.engine, id);
+        let comm = request::comm_of(cx.engine, id);
         if cx.engine.p2p_ref().standing(id) == Some(Standing::Pending) {
             cx.engine.poke().map_err(|e| MpiError::from(e).on(comm))?;
         }
@@ -293,7 +293,7 @@ mpi_fn! {
         let Some(id) = resolve(cx, h)? else {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
         };
-        let comm = request::comm_of(&cx.engine, id);
+        let comm = request::comm_of(cx.engine, id);
         if is_collective(cx, id) {
             return Err(collective_request("cancel").on(comm));
         }

@@ -21,7 +21,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::probe_op(&cx.comms, source, tag, comm)?;
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
         let message = Out::new(message, "message").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let Some(src) = op.source else {
@@ -49,7 +49,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::probe_op(&cx.comms, source, tag, comm)?;
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
         let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
         let message = Out::new(message, "message").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
@@ -119,9 +119,9 @@ mpi_fn! {
             }
         };
         let status = mpich_channel::Status { source, tag: c.tag, len: c.bytes, truncated: c.error == MPI_ERR_TRUNCATE, ..Default::default() };
-        let id = cx.engine.p2p().completed(status, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
+        let id = cx.engine.p2p().completed(status, comm).map_err(|e| MpiError::from(e).on(comm))?;
         handle.set(MPI_MESSAGE_NULL);
-        request.set(crate::p2p::request::handle(&cx.engine, id));
+        request.set(crate::p2p::request::handle(cx.engine, id));
         Ok(())
     }
 }
