@@ -1,6 +1,6 @@
 //! `MPI_Allgather`, `MPI_Allgatherv` and their nonblocking forms.
 
-use super::checks::*;
+use super::checks::{aliased, checked, on, part, unless_in_place, v_blocks, RECV, SEND};
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::allgather;

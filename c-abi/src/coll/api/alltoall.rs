@@ -1,6 +1,9 @@
 //! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Alltoallw` and their nonblocking forms.
 
-use super::checks::*;
+use super::checks::{
+    aliased, checked, counts, data, in_place, ints, on, part, typed, unless_in_place, v_blocks,
+    RECV, SEND,
+};
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::alltoall::{self, Block};

@@ -1,6 +1,6 @@
 //! `MPI_Barrier`, `MPI_Ibarrier`, `MPI_Bcast`, `MPI_Ibcast`.
 
-use super::checks::*;
+use super::checks::{checked, count, data, intra, on, root};
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::bcast;

@@ -1,6 +1,8 @@
 //! `MPI_Gather`, `MPI_Gatherv`, `MPI_Scatter`, `MPI_Scatterv` and their nonblocking forms.
 
-use super::checks::*;
+use super::checks::{
+    aliased, checked, in_place, on, part, rooted, unless_in_place, v_blocks, RECV, SEND,
+};
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::gather::{self, Part};

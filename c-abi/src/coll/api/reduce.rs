@@ -1,7 +1,7 @@
 //! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Reduce_scatter(_block)`, `MPI_Scan`, `MPI_Exscan` and
 //! their nonblocking forms.
 
-use super::checks::*;
+use super::checks::{aliased, checked, count, counts, data, in_place, intra, on, rooted};
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::buf::{check_op, Layout};

@@ -6,7 +6,10 @@
 
 use crate::abi::*;
 use crate::cptr::Out;
-use crate::datatype::constructors::*;
+use crate::datatype::constructors::{
+    blocks, contents, count_arg, darray, hindexed, hvector, indexed, indexed_block, structure,
+    subarray, subarray_shape,
+};
 use crate::datatype::layout::resized;
 use crate::datatype::{Datatype, TypeTable};
 use crate::error::{MpiError, MpiResult};

@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::MpiError;
 use crate::p2p::args::{self, ProbeOp, SendKind, SendOp};
-use crate::p2p::blocking::*;
+use crate::p2p::blocking::{recv, send, sendrecv};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;

@@ -4,8 +4,11 @@
 use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::MpiError;
-use crate::p2p::completion::*;
-use crate::p2p::request::{self};
+use crate::p2p::completion::{
+    any_over, check_all, collective_request, complete_into, count_arg, id_at, is_collective,
+    is_over, poll, resolve, resolve_in, retire, some, Failures, How,
+};
+use crate::p2p::request;
 use crate::p2p::status::{Completion, StatusOut, Statuses};
 use crate::runtime::export::mpi_fn;
 use mpich_channel::Standing;

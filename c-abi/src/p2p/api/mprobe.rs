@@ -4,8 +4,8 @@
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::MpiError;
-use crate::p2p::args::{self};
-use crate::p2p::mprobe::*;
+use crate::p2p::args;
+use crate::p2p::mprobe::{deliver, hold, probe_now, take, take_found, Named};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};

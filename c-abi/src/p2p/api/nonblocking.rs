@@ -6,7 +6,7 @@ use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::MpiError;
 use crate::p2p::args::{self, SendKind};
-use crate::p2p::nonblocking::*;
+use crate::p2p::nonblocking::{persistent, record, start, start_recv, start_send, startable};
 use crate::p2p::request::PersistentKind;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
