@@ -1,4 +1,5 @@
-//! The C caller's pointers: the one place that reads and writes through them.
+//! The C caller's pointers: where the library reads and writes through them (status
+//! arguments, which need the status encoding, are `p2p::status`'s).
 //!
 //! Every raw pointer handled here came from the C program, as an argument of an MPI function.
 //! The MPI standard makes its validity the caller's obligation (an output argument points to a
@@ -6,12 +7,10 @@
 //! `count` entries), and the C entry points are `unsafe extern "C"` functions with exactly that
 //! contract. What this module adds is the checking the library can do: NULL where an object is
 //! required is `MPI_ERR_ARG` (checked when the wrapper is made, before the call changes
-//! anything), and the `MPI_STATUS(ES)_IGNORE` sentinels are recognized. The wrappers are made
+//! anything). The wrappers are made
 //! inside an entry point from its own arguments and do not outlive it.
 
-use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::p2p::status::Completion;
 use std::ffi::{c_char, c_int};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -60,33 +59,6 @@ pub(crate) fn read<T: Copy>(p: *const T, what: &'static str) -> MpiResult<T> {
     Ok(unsafe { p.read() })
 }
 
-/// A status output argument: `MPI_STATUS_IGNORE` (nothing is written) or a status to fill.
-pub(crate) struct StatusOut(Option<NonNull<MPI_Status>>);
-
-impl StatusOut {
-    #[inline(always)]
-    pub fn new(p: *mut MPI_Status) -> MpiResult<StatusOut> {
-        if p == MPI_STATUS_IGNORE {
-            return Ok(StatusOut(None));
-        }
-        match NonNull::new(p) {
-            Some(p) => Ok(StatusOut(Some(p))),
-            None => Err(MpiError::arg(
-                "the status argument is NULL; pass MPI_STATUS_IGNORE if you do not want the status",
-            )),
-        }
-    }
-
-    #[inline(always)]
-    pub fn set(&self, c: &Completion) {
-        if let Some(p) = self.0 {
-            // SAFETY: a status argument other than MPI_STATUS_IGNORE points to a writable
-            // MPI_Status (the caller's contract).
-            unsafe { p.as_ptr().write(c.to_status()) }
-        }
-    }
-}
-
 /// An array argument of `len` entries: `MPI_Request array_of_requests[]`, the statuses and
 /// indices of the multiple-completion calls. A NULL array is allowed only when `len` is 0 (or,
 /// for statuses, as `MPI_STATUSES_IGNORE`, in which case nothing is written).
@@ -126,24 +98,6 @@ impl<'a, T: Copy> Array<'a, T> {
         let p = self.ptr.expect("a non-empty array is not NULL");
         // SAFETY: the caller's array has `len` writable entries and i < len.
         unsafe { p.as_ptr().add(i).write(value) }
-    }
-}
-
-/// The statuses of a multiple-completion call, or `MPI_STATUSES_IGNORE`.
-pub(crate) struct Statuses<'a>(Option<Array<'a, MPI_Status>>);
-
-impl<'a> Statuses<'a> {
-    pub fn new(p: *mut MPI_Status, len: usize) -> MpiResult<Statuses<'a>> {
-        if p == MPI_STATUSES_IGNORE {
-            return Ok(Statuses(None));
-        }
-        Ok(Statuses(Some(Array::new(p, len, "array_of_statuses")?)))
-    }
-
-    pub fn set(&self, i: usize, c: &Completion) {
-        if let Some(a) = &self.0 {
-            a.set(i, c.to_status());
-        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! something went wrong.
 
 use crate::abi::*;
-use crate::comm::CommIdx;
+use crate::comm::idx::CommIdx;
 use mpich_channel::AdiError;
 use std::ffi::c_int;
 

@@ -1,8 +1,8 @@
 //! # c-abi: `libmpi.so`, the MPI library with MPICH's binary interface
 //!
 //! ```text
-//!   C program ──mpi.h──▶ MPI_Send ─▶ PMPI_Send ─▶ checks ─▶ Adi::send ─▶ channel ─▶ BIP/FM
-//!                         (export)     (p2p)      (args)    (mpich-channel)
+//!   C program ──mpi.h──▶ MPI_Send ─▶ PMPI_Send ─▶ checks ─▶ Engine::send ─▶ channel ─▶ BIP/FM
+//!                      (runtime::export) (p2p::api) (p2p::args)  (mpich-channel)
 //! ```
 //!
 //! **What it does.** This crate is the MPI layer of the stack: the C functions of `mpi.h`
@@ -28,20 +28,43 @@
 //! tags and 16-bit context ids; nonblocking operations that never block; a progress call that
 //! backs off when idle.
 //!
-//! **Modules.** Plumbing: [`abi`] (the header, via bindgen), `export` (the `MPI_`/`PMPI_`
-//! entry-point macro), `global` (the process-wide state cell), `state`, `cptr` (the C
-//! caller's pointers), `error` and `errhandler`. Objects: `comm` (communicators, context ids,
-//! creation, intercommunicators), `group`, `topo`, `attr`, `info`, `datatype` (flattened
-//! layouts, constructors, queries, pack), `op` (reduction kernels, user operations),
-//! `status`, `request`, `bsend`, `mem`. Calls: `init`, `args` (argument checking), `p2p`
-//! (blocking), `nonblocking` (nonblocking and persistent), `mprobe` (matched probes),
-//! `spawn` (dynamic processes, refused), `completion` (wait and test), `coll` (every
-//! collective, as schedules: blocking ones run at once, nonblocking ones are advanced by
-//! every wait), `env` (clocks, names, versions). `fortran`: the Fortran entry
-//! points (generated from `mpi.h` by `fortran/generate.rs`) and the Fortran sentinels. The
-//! tools that build and start MPI programs (`mpicc`, `mpifort`, `mpirun`, ...) are not part of
-//! this library: they are the `mpi-tools` package (`tools/`), and find `mpi.h`, `libmpi.so`
-//! and the generated Fortran files where this package's build leaves them.
+//! **Modules.** One folder per MPI subsystem. Each owns its state (a handle table, or a few
+//! fields of the running state) and offers a Rust API that takes exactly the tables it needs,
+//! or a small context of them (`p2p::Cx`, `coll::Cx`, `comm::make::Cx`); its C entry points
+//! are apart, in its `api` (a file, or a folder of them): `p2p` (point-to-point: argument
+//! checks, blocking, nonblocking and persistent operations, completion, matched probes,
+//! statuses, the bsend buffer), `coll` (every collective, as schedules: blocking ones run at
+//! once, nonblocking ones are advanced by every turn of the engine), `datatype` (flattened
+//! layouts, constructors, packing), `op` (reduction kernels, user operations), `comm`
+//! (communicators, context ids, creation, intercommunicators), `group`, `topo` (Cartesian,
+//! graph and distributed-graph topologies), `attr` (keyvals and attributes), `info`,
+//! `errhandler` (handlers, error classes and codes), `env` (clocks, names, versions,
+//! `MPI_Alloc_mem`). Below them: [`abi`] (the header, via bindgen), `handle` (the handle table
+//! of every kind of object), `cptr` (the C caller's pointers), `error`. Above them: `runtime`
+//! (the `Runtime` aggregate of the engine and every table, which makes the contexts; the
+//! process-wide state cell; the `MPI_`/`PMPI_` entry-point macro and the raise path to the
+//! error handlers). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
+//! `MPI_Finalize`), `fortran` (the Fortran entry points, generated from `mpi.h` by
+//! `fortran/generate.rs`, and the Fortran sentinels) and `spawn` (dynamic processes, refused).
+//!
+//! ```text
+//!   entry points   p2p::api  coll::api  comm::api  ...  runtime::init  fortran  spawn
+//!        │             st.runtime()?.p2p() / .coll() / .comm(): borrows of the tables
+//!   runtime        Runtime { engine, comms, types, ops, groups, keyvals, ... }  global  export
+//!        │
+//!   objects        p2p  coll  comm  datatype  op  group  topo  attr  info  errhandler  env
+//!        │
+//!   bottom         abi  handle  cptr  error
+//! ```
+//!
+//! Each layer uses only the layers below it, the subsystems use one another without a
+//! circle, and no entry point calls another: `tests/architecture.rs` checks this on the
+//! sources. The next subsystems (windows, files) are one more folder each: a table (one more
+//! handle kind), a field of `Runtime`, a Rust API and its `api`.
+//!
+//! The tools that build and start MPI programs (`mpicc`, `mpifort`, `mpirun`, ...) are not
+//! part of this library: they are the `mpi-tools` package (`tools/`), and find `mpi.h`,
+//! `libmpi.so` and the generated Fortran files where this package's build leaves them.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

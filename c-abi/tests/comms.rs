@@ -69,7 +69,10 @@ fn programs_built_by_mpich_mpicc_pass_on_our_library() {
             &format!("comm/{name}"),
             &format!("comm_{name}-built-by-mpich"),
         );
-        let launch = common::Launch { ranks: 3, ..Default::default() };
+        let launch = common::Launch {
+            ranks: 3,
+            ..Default::default()
+        };
         common::assert_ok(&common::mpirun(&exe, &launch), name);
     }
 }

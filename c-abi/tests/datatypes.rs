@@ -62,6 +62,12 @@ fn roundtrip_built_by_mpich_mpicc_runs_on_our_library() {
     );
     // It finds our library under MPICH's name through the `LD_LIBRARY_PATH` that
     // `common::mpirun` gives every job.
-    let run = mpirun(&exe, &Launch { ranks: 2, ..Launch::default() });
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks: 2,
+            ..Launch::default()
+        },
+    );
     assert_ok(&run, "types/roundtrip");
 }

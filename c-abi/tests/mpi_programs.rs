@@ -97,16 +97,27 @@ fn a_long_send_is_two_packets() {
                 &Launch {
                     ranks: 2,
                     channel: Some(channel),
-                    env: vec![("LONG_SENDS", sends.to_string().into()), ("MPI_NIC_PCAP", prefix.clone().into())],
+                    env: vec![
+                        ("LONG_SENDS", sends.to_string().into()),
+                        ("MPI_NIC_PCAP", prefix.clone().into()),
+                    ],
                     ..Launch::default()
                 },
             );
             assert_ok(&run, "long_sends");
-            total[k] = (0..2).map(|r| packets_sent(&dir.join(format!("{channel}-{sends}.rank{r}.pcap")))).sum();
+            total[k] = (0..2)
+                .map(|r| packets_sent(&dir.join(format!("{channel}-{sends}.rank{r}.pcap"))))
+                .sum();
         }
         let per_message = (total[1] - total[0]) as f64 / 20.0;
-        println!("{channel}: {per_message} packets per 1 MiB MPI_Send ({} with 20 sends, {} with none)", total[1], total[0]);
-        assert!(per_message <= 2.0, "{channel}: a 1 MiB MPI_Send cost {per_message} packets");
+        println!(
+            "{channel}: {per_message} packets per 1 MiB MPI_Send ({} with 20 sends, {} with none)",
+            total[1], total[0]
+        );
+        assert!(
+            per_message <= 2.0,
+            "{channel}: a 1 MiB MPI_Send cost {per_message} packets"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -146,7 +157,11 @@ fn hello() {
     let run = run_ok("hello", 4, None);
     for rank in 0..4 {
         let line = format!("Hello from rank {rank} of 4");
-        assert!(run.stdout.lines().any(|l| l.trim_end() == line), "missing '{line}':{}", run.describe());
+        assert!(
+            run.stdout.lines().any(|l| l.trim_end() == line),
+            "missing '{line}':{}",
+            run.describe()
+        );
     }
 }
 
@@ -157,8 +172,16 @@ const REACTION_LIMIT: Duration = Duration::from_secs(3);
 /// Asserts that a job meant to fail did fail, promptly, and returns how long it took to end
 /// after rank 1 announced its end (or after the start, if the line never came through).
 fn assert_failed_promptly(run: &JobRun, name: &str) -> Duration {
-    assert!(!run.timed_out, "{name}: the job hung instead of ending:{}", run.describe());
-    assert!(run.code().is_some_and(|c| c != 0), "{name}: want a nonzero exit status:{}", run.describe());
+    assert!(
+        !run.timed_out,
+        "{name}: the job hung instead of ending:{}",
+        run.describe()
+    );
+    assert!(
+        run.code().is_some_and(|c| c != 0),
+        "{name}: want a nonzero exit status:{}",
+        run.describe()
+    );
     assert!(
         !run.stdout.lines().any(|l| l.starts_with("OK ")),
         "{name}: the program claims success:{}",
@@ -179,26 +202,58 @@ fn assert_failed_promptly(run: &JobRun, name: &str) -> Duration {
 #[test]
 fn killed_rank_ends_the_job_and_is_named() {
     let exe = program("killed_rank");
-    let run = mpirun(&exe, &Launch { ranks: 3, watch_for: Some("rank 1 dying"), ..Launch::default() });
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks: 3,
+            watch_for: Some("rank 1 dying"),
+            ..Launch::default()
+        },
+    );
     let reaction = assert_failed_promptly(&run, "killed_rank");
     let output = run.output().to_lowercase();
-    assert!(output.contains("rank 1"), "the message does not name rank 1:{}", run.describe());
-    println!("job ended {reaction:.2?} after rank 1 killed itself; status {:?}", run.status);
+    assert!(
+        output.contains("rank 1"),
+        "the message does not name rank 1:{}",
+        run.describe()
+    );
+    println!(
+        "job ended {reaction:.2?} after rank 1 killed itself; status {:?}",
+        run.status
+    );
 }
 
 #[test]
 fn abort_ends_the_job_with_its_code() {
     let exe = program("abort");
-    let run = mpirun(&exe, &Launch { ranks: 3, watch_for: Some("rank 1 aborting with 42"), ..Launch::default() });
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks: 3,
+            watch_for: Some("rank 1 aborting with 42"),
+            ..Launch::default()
+        },
+    );
     let reaction = assert_failed_promptly(&run, "abort");
-    assert_eq!(run.code(), Some(42), "MPI_Abort(MPI_COMM_WORLD, 42) should end mpirun with 42:{}", run.describe());
+    assert_eq!(
+        run.code(),
+        Some(42),
+        "MPI_Abort(MPI_COMM_WORLD, 42) should end mpirun with 42:{}",
+        run.describe()
+    );
     println!("job ended {reaction:.2?} after MPI_Abort");
 }
 
 #[test]
 fn errors_are_fatal_by_default() {
     let exe = program("errors_fatal");
-    let run = mpirun(&exe, &Launch { ranks: 2, ..Launch::default() });
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks: 2,
+            ..Launch::default()
+        },
+    );
     assert_failed_promptly(&run, "errors_fatal");
     let output = run.output().to_lowercase();
     assert!(
@@ -230,19 +285,35 @@ fn mpich_mpicc() -> Option<std::path::PathBuf> {
 /// `libmpich.so.12` without a directory: they find ours (under that name) through the
 /// `LD_LIBRARY_PATH` that `common::mpirun` gives every job.
 fn run_on_our_library(exe: &std::path::Path, ranks: usize) -> JobRun {
-    mpirun(exe, &Launch { ranks, ..Launch::default() })
+    mpirun(
+        exe,
+        &Launch {
+            ranks,
+            ..Launch::default()
+        },
+    )
 }
 
 #[test]
 fn program_built_by_mpich_mpicc_runs_on_our_library() {
-    let Some(mpich_cc) = mpich_mpicc() else { return };
+    let Some(mpich_cc) = mpich_mpicc() else {
+        return;
+    };
     let ours = run_ok("ring", 2, None);
     let theirs_exe = common::build_with(&mpich_cc, "ring", "ring-built-by-mpich");
     let theirs = run_on_our_library(&theirs_exe, 2);
     assert_ok(&theirs, "ring");
     let (our_library, loaded) = (library_line(&ours), library_line(&theirs));
-    assert_eq!(loaded, our_library, "the MPICH-built program did not load our library:{}", theirs.describe());
-    assert!(!loaded.starts_with("library: MPICH Version:"), "the MPICH-built program loaded MPICH: {loaded}");
+    assert_eq!(
+        loaded,
+        our_library,
+        "the MPICH-built program did not load our library:{}",
+        theirs.describe()
+    );
+    assert!(
+        !loaded.starts_with("library: MPICH Version:"),
+        "the MPICH-built program loaded MPICH: {loaded}"
+    );
 }
 
 /// The parts of the ABI `ring` does not touch, compiled against MPICH's header: status
@@ -251,7 +322,9 @@ fn program_built_by_mpich_mpicc_runs_on_our_library() {
 /// thread levels (misc). Which library they load is shown by the ring test above.
 #[test]
 fn programs_built_by_mpich_mpicc_pass_on_our_library() {
-    let Some(mpich_cc) = mpich_mpicc() else { return };
+    let Some(mpich_cc) = mpich_mpicc() else {
+        return;
+    };
     for name in ["truncate", "bad_args", "persistent", "misc"] {
         let exe = common::build_with(&mpich_cc, name, &format!("{name}-built-by-mpich"));
         assert_ok(&run_on_our_library(&exe, 2), name);

@@ -7,9 +7,9 @@
 //! its data is not contiguous, for packing).
 
 use crate::abi::*;
-use crate::datatype::Datatype;
+use crate::datatype::{Datatype, TypeTable};
 use crate::error::MpiResult;
-use crate::runtime::Runtime;
+use crate::op::OpTable;
 use std::sync::Arc;
 
 /// How `count` elements of a datatype sit in memory.
@@ -47,8 +47,8 @@ impl Layout {
     }
 
     /// The layout of `dt`: `MPI_ERR_TYPE` unless it is a valid, committed datatype.
-    pub fn of(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<Layout> {
-        let t = rt.types.committed(dt)?;
+    pub fn of(types: &TypeTable, dt: MPI_Datatype) -> MpiResult<Layout> {
+        let t = types.committed(dt)?;
         Ok(Layout {
             size: t.size(),
             extent: t.extent(),
@@ -125,7 +125,12 @@ impl Layout {
 }
 
 /// Checks that `op` applies to `dt` (`MPI_ERR_OP`) and tells whether it commutes.
-pub(crate) fn check_op(rt: &Runtime, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<bool> {
-    crate::op::check(&rt.ops, &rt.types, op, dt)?;
-    crate::op::is_commutative(&rt.ops, op)
+pub(crate) fn check_op(
+    ops: &OpTable,
+    types: &TypeTable,
+    op: MPI_Op,
+    dt: MPI_Datatype,
+) -> MpiResult<bool> {
+    crate::op::check(ops, types, op, dt)?;
+    crate::op::is_commutative(ops, op)
 }

@@ -32,7 +32,13 @@
 //! Modules: [`sched`] (the engine), [`buf`] (datatype layouts, packing, the bridge to the
 //! reduction operations), [`bcast`] (barrier, broadcast), [`gather`] (gather, scatter and
 //! their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (reduce, allreduce,
-//! reduce-scatter, scan, exscan), and `api` (the MPI functions and their argument checks).
+//! reduce-scatter, scan, exscan), and `api` (the MPI functions
+//! and their argument checks, by family).
+//!
+//! **Owns** the spare schedule a blocking collective reuses (kept in the running state).
+//! **Entry:** [`Cx`], the engine and the tables a collective reads (`Runtime::coll` makes one
+//! per call); the library's own collectives ([`allreduce_band_u64`], [`allgather_bytes`]) take
+//! only the pieces communicator creation has.
 
 mod allgather;
 mod alltoall;
@@ -43,31 +49,38 @@ mod gather;
 mod reduce;
 mod sched;
 
-use crate::comm::CommIdx;
+use crate::comm::{CommIdx, CommTable};
+use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
+use crate::op::OpTable;
 use crate::p2p::request::Outcome;
-use crate::runtime::Runtime;
 use buf::Layout;
-use mpich_channel::{Adi, AdiError, Operation, ReqId, Status};
-use sched::{Builder, Reducer};
+use mpich_channel::{Adi, AdiError, Engine, Operation, ReqId, Status};
 pub(crate) use sched::Schedule;
+use sched::{Builder, Reducer};
 
-/// The finished schedule kept for reuse, if any.
-pub(crate) fn take_spare(rt: &mut Runtime) -> Option<Schedule> {
-    rt.coll_spare.take()
+/// What the collectives work on: the progress engine, the communicators (whose sequence
+/// numbers they take), the datatypes and operations their arguments name, and the allocations
+/// of the last finished blocking collective, which the next one reuses. A bundle of borrows of
+/// the running state's fields, made per call (`Runtime::coll`); it compiles away.
+pub(crate) struct Cx<'a> {
+    pub engine: &'a mut Engine,
+    pub comms: &'a mut CommTable,
+    pub types: &'a TypeTable,
+    pub ops: &'a OpTable,
+    pub spare: &'a mut Option<Schedule>,
 }
 
-/// Keeps a finished, emptied schedule for the next one to reuse.
-pub(crate) fn keep_spare(rt: &mut Runtime, s: Schedule) {
-    rt.coll_spare = Some(s);
-}
+impl Cx<'_> {
+    /// An empty schedule on `comm`, taking its next collective sequence number.
+    pub fn builder(&mut self, comm: CommIdx) -> Builder {
+        Builder::new(self.comms, self.spare, comm)
+    }
 
-/// The sequence number of the next collective on `comm` (all ranks of `comm` count alike).
-pub(crate) fn next_seq(rt: &mut Runtime, comm: CommIdx) -> u32 {
-    let c = rt.comms.get_mut(comm);
-    let seq = c.coll_seq;
-    c.coll_seq = seq.wrapping_add(1);
-    seq
+    /// Runs a schedule to completion (a blocking collective).
+    pub fn run(&mut self, s: Schedule) -> MpiResult<()> {
+        s.run(self.engine, self.spare)
+    }
 }
 
 /// A nonblocking collective as an operation of the progress engine: its schedule, and where
@@ -93,12 +106,17 @@ impl Operation for Collective {
 
 /// Starts a nonblocking collective: its first rounds go out now, the engine does the rest;
 /// returns its request.
-fn start(rt: &mut Runtime, s: Schedule) -> MpiResult<ReqId> {
+fn start(engine: &mut Engine, s: Schedule) -> MpiResult<ReqId> {
     let comm = s.comm;
     let outcome = Outcome::default();
-    let op = Box::new(Collective { plan: s, outcome: outcome.clone() });
-    let id = rt.engine.start(op, comm as u32).map_err(|e| MpiError::from(e).on(comm))?;
-    rt.engine.p2p().attach(id, Box::new(outcome));
+    let op = Box::new(Collective {
+        plan: s,
+        outcome: outcome.clone(),
+    });
+    let id = engine
+        .start(op, comm)
+        .map_err(|e| MpiError::from(e).on(comm))?;
+    engine.p2p().attach(id, Box::new(outcome));
     Ok(id)
 }
 
@@ -107,12 +125,14 @@ fn start(rt: &mut Runtime, s: Schedule) -> MpiResult<ReqId> {
 /// Blocking allreduce of `words` with bitwise AND on communicator `comm` (used to agree on
 /// context ids); safe to call inside comm-creating calls.
 pub(crate) fn allreduce_band_u64(
-    rt: &mut Runtime,
+    engine: &mut Engine,
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
     comm: CommIdx,
     words: &mut [u64],
 ) -> MpiResult<()> {
     let lay = Layout::words(8);
-    let mut b = Builder::new(rt, comm);
+    let mut b = Builder::new(comms, spare, comm);
     b.set_reducer(Reducer::BandU64);
     reduce::allreduce(
         &mut b,
@@ -122,17 +142,19 @@ pub(crate) fn allreduce_band_u64(
         &lay,
         true,
     );
-    b.finish().run(rt)
+    b.finish().run(engine, spare)
 }
 
 /// Blocking allgather of fixed-size byte blocks on `comm` (block i = rank i's bytes).
 pub(crate) fn allgather_bytes(
-    rt: &mut Runtime,
+    engine: &mut Engine,
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
     comm: CommIdx,
     mine: &[u8],
     all: &mut [u8],
 ) -> MpiResult<()> {
-    let mut b = Builder::new(rt, comm);
+    let mut b = Builder::new(comms, spare, comm);
     assert_eq!(
         all.len(),
         mine.len() * b.size,
@@ -149,13 +171,18 @@ pub(crate) fn allgather_bytes(
         lay: Layout::BYTES,
     };
     allgather::allgather(&mut b, Some(&m), &r);
-    b.finish().run(rt)
+    b.finish().run(engine, spare)
 }
 
 /// Blocking barrier on `comm`.
 #[allow(dead_code)] // offered to the communicator code, which may not need it
-pub(crate) fn barrier(rt: &mut Runtime, comm: CommIdx) -> MpiResult<()> {
-    let mut b = Builder::new(rt, comm);
+pub(crate) fn barrier(
+    engine: &mut Engine,
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
+    comm: CommIdx,
+) -> MpiResult<()> {
+    let mut b = Builder::new(comms, spare, comm);
     bcast::barrier(&mut b);
-    b.finish().run(rt)
+    b.finish().run(engine, spare)
 }

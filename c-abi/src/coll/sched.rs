@@ -28,10 +28,9 @@
 
 use super::buf::Layout;
 use crate::abi::*;
-use crate::comm::CommIdx;
+use crate::comm::{CommIdx, CommTable};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::Runtime;
-use mpich_channel::{Adi, AdiError, ReqId, SendMode};
+use mpich_channel::{Adi, AdiError, Engine, ReqId, SendMode};
 
 /// Bits of the tag that carry the algorithm's step.
 const STEP_BITS: u32 = 12;
@@ -141,10 +140,10 @@ impl Builder {
     /// An empty schedule on communicator `comm`, taking its next collective sequence number.
     /// A blocking collective on small data is a few messages, and allocating its schedule
     /// afresh cost about as much as sending them, so the allocations of the last finished
-    /// schedule are reused (`rt.colls`' spare).
-    pub fn new(rt: &mut Runtime, comm: CommIdx) -> Builder {
-        let seq = super::next_seq(rt, comm);
-        let mut s = super::take_spare(rt).unwrap_or_else(|| {
+    /// schedule are reused (`spare`).
+    pub fn new(comms: &mut CommTable, spare: &mut Option<Schedule>, comm: CommIdx) -> Builder {
+        let seq = comms.get_mut(comm).next_coll_seq();
+        let mut s = spare.take().unwrap_or_else(|| {
             Box::new(Plan {
                 rounds: Vec::new(),
                 next: 0,
@@ -160,7 +159,7 @@ impl Builder {
                 spare_globals: Vec::new(),
             })
         });
-        let c = rt.comms.get(comm);
+        let c = comms.get(comm);
         let mut globals = std::mem::take(&mut s.spare_globals);
         globals.clear();
         globals.extend((0..c.size).map(|r| c.to_global(r)));
@@ -304,12 +303,16 @@ impl Plan {
     /// Runs the schedule to completion (a blocking collective) in the progress engine's one
     /// waiting loop, so every other operation in flight moves on meanwhile: a peer may be
     /// waiting in one of them for this rank's next round before it can serve this schedule.
-    pub fn run(mut self: Box<Self>, rt: &mut Runtime) -> MpiResult<()> {
-        rt.engine.block_on(|e| Ok::<_, MpiError>(self.poll(e.p2p())?.then_some(())))?;
+    pub fn run(
+        mut self: Box<Self>,
+        engine: &mut Engine,
+        spare: &mut Option<Schedule>,
+    ) -> MpiResult<()> {
+        engine.block_on(|e| Ok::<_, MpiError>(self.poll(e.p2p())?.then_some(())))?;
         match self.error.take() {
             Some(e) => Err(e),
             None => {
-                self.recycle(rt);
+                self.recycle(spare);
                 Ok(())
             }
         }
@@ -366,7 +369,7 @@ impl Plan {
     /// Hands a finished schedule's allocations to the next schedule built (see
     /// [`Builder::new`]). Only a schedule with nothing in the engine may be recycled: its
     /// buffers are then nobody's.
-    fn recycle(mut self: Box<Self>, rt: &mut Runtime) {
+    fn recycle(mut self: Box<Self>, spare: &mut Option<Schedule>) {
         debug_assert!(
             self.active.is_empty(),
             "a finished schedule has no transfer in flight"
@@ -379,7 +382,7 @@ impl Plan {
         }
         self.rounds.clear();
         (self.next, self.reducer, self.error) = (0, None, None);
-        super::keep_spare(rt, self);
+        *spare = Some(self);
     }
 
     fn start_round(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
@@ -411,7 +414,17 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr);
                 // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
                 // the schedule or the staging buffer, all alive until the transfer completes).
-                let req = unsafe { adi.isend(ptr, bytes, x.peer, tag, self.ctx, SendMode::Standard, self.comm as u32) }?;
+                let req = unsafe {
+                    adi.isend(
+                        ptr,
+                        bytes,
+                        x.peer,
+                        tag,
+                        self.ctx,
+                        SendMode::Standard,
+                        self.comm,
+                    )
+                }?;
                 Active {
                     req,
                     staging,
@@ -432,7 +445,8 @@ impl Plan {
                 let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
                 // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
                 // transfer completes (as for the send).
-                let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm as u32) }?;
+                let req =
+                    unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
                 Active {
                     req,
                     staging,

@@ -1,7 +1,6 @@
-//! Communicators: the handle table, rank translation, and the calls that ask about a
-//! communicator (`MPI_Comm_size`, `MPI_Comm_rank`, `MPI_Comm_compare`, `MPI_Comm_set_name`,
-//! `MPI_Comm_get_name`, `MPI_Comm_test_inter`, `MPI_Comm_remote_size`,
-//! `MPI_Comm_remote_group`, `MPI_Comm_set_info`, `MPI_Comm_get_info`).
+//! Communicators: the handle table, rank translation, creation and freeing (the calls that
+//! ask about a communicator, `MPI_Comm_size` ... `MPI_Comm_get_info`, and the creating calls
+//! are in `api`).
 //!
 //! ```text
 //!   handle 0x44000000 (WORLD) / 0x44000001 (SELF) / 0x84000000|slot ──▶ slots[slot]: Comm
@@ -13,7 +12,7 @@
 //! pair of engine context ids: one for point-to-point traffic and one for the library's own
 //! collective traffic (so a barrier never matches a user's receive). `MPI_COMM_WORLD` uses
 //! contexts 0 and 1, `MPI_COMM_SELF` 2 and 3; communicators created later take the lowest pair
-//! free on every member ([`context`]). Ranks in a communicator ("local") are translated to
+//! free on every member (`make::agree`). Ranks in a communicator ("local") are translated to
 //! ranks in the job ("global", the engine's) on the way down, and back in statuses on the way
 //! up: identity for `MPI_COMM_WORLD`, a list and its reverse map for the others.
 //!
@@ -24,31 +23,37 @@
 //!
 //! **Lookup** stays a couple of compares for the predefined handles (fixed slots 0 and 1); a
 //! created handle's low bits are its slot. A freed slot is reused by a later communicator.
+//!
+//! **Owns** the communicator table ([`CommTable`]) and the context ids in use. **Entry:** the
+//! table's lookups for every other subsystem; creating and freeing communicators goes through
+//! [`make::Cx`] (the engine, the table, the keyvals and the collectives' spare schedule;
+//! `Runtime::comm`). Modules: [`idx`] (indices, below everything), [`context`] (context masks),
+//! [`net`] (exchanges among processes no intracommunicator spans), [`make`] (the context,
+//! agreement and installation every creating call shares), [`create`] (intracommunicators),
+//! [`inter`] (intercommunicators), `api` (the C functions).
 
+mod api;
 pub(crate) mod context;
 pub(crate) mod create;
-mod inter;
+pub(crate) mod idx;
+pub(crate) mod inter;
+pub(crate) mod make;
+pub(crate) mod net;
 
 use crate::abi::*;
-use crate::handle::{Kind, Table};
 use crate::attr::Attrs;
-use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
 use crate::group::{Group, GroupData};
+use crate::handle::{Kind, Table};
 use crate::info::Hints;
 use crate::topo::Topology;
 use mpich_channel::ANY_SOURCE;
-use std::ffi::{c_char, c_int};
+use std::ffi::c_int;
 use std::rc::Rc;
 
 pub(crate) use context::ContextMask;
 
-/// The index of a communicator in the [`CommTable`].
-pub(crate) type CommIdx = u32;
-pub(crate) const WORLD: CommIdx = 0;
-pub(crate) const SELF: CommIdx = 1;
-
+pub(crate) use idx::{CommIdx, SELF, WORLD};
 
 /// Who point-to-point ranks name, as engine (global) ranks.
 #[derive(Debug, Clone)]
@@ -238,6 +243,14 @@ impl Comm {
         )
     }
 
+    /// The sequence number of the next collective on this communicator (all its members
+    /// count alike).
+    pub fn next_coll_seq(&mut self) -> u32 {
+        let seq = self.coll_seq;
+        self.coll_seq = seq.wrapping_add(1);
+        seq
+    }
+
     /// How messages name it: its name, or its handle if it has none.
     pub fn label(&self) -> String {
         if self.name.is_empty() {
@@ -318,11 +331,15 @@ impl CommTable {
     /// The communicator at `idx`, freed ones included.
     #[inline(always)]
     pub fn get(&self, idx: CommIdx) -> &Comm {
-        self.table.at(idx).expect("a communicator index names a live communicator")
+        self.table
+            .at(idx)
+            .expect("a communicator index names a live communicator")
     }
 
     pub fn get_mut(&mut self, idx: CommIdx) -> &mut Comm {
-        self.table.at_mut(idx).expect("a communicator index names a live communicator")
+        self.table
+            .at_mut(idx)
+            .expect("a communicator index names a live communicator")
     }
 
     /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,
@@ -381,26 +398,6 @@ pub(crate) fn require_intra(c: &Comm, what: &str) -> MpiResult<()> {
     Ok(())
 }
 
-mpi_fn! {
-    /// `MPI_Comm_size`: the number of processes in `comm` (its local group).
-    fn MPI_Comm_size / PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        Out::new(size, "size").map_err(|e| e.on(idx))?.set(c.size as c_int);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_rank`: this process's rank in `comm` (its local group).
-    fn MPI_Comm_rank / PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        Out::new(rank, "rank").map_err(|e| e.on(idx))?.set(c.rank as c_int);
-        Ok(())
-    }
-}
-
 /// `MPI_IDENT` (same handle), `MPI_CONGRUENT` (same groups, same order), `MPI_SIMILAR`
 /// (same members), `MPI_UNEQUAL`.
 fn compare(a: &Comm, b: &Comm) -> c_int {
@@ -417,99 +414,6 @@ fn compare(a: &Comm, b: &Comm) -> c_int {
     match result {
         MPI_IDENT => MPI_CONGRUENT,
         other => other,
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_compare`.
-    fn MPI_Comm_compare / PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (_, a) = rt.comms.lookup(comm1)?;
-        let (_, b) = rt.comms.lookup(comm2)?;
-        Out::new(result, "result")?.set(compare(a, b));
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_set_name`: names `comm` (up to `MPI_MAX_OBJECT_NAME - 1` bytes, longer names
-    /// are truncated).
-    fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) |st| {
-        let rt = st.runtime()?;
-        let (idx, _) = rt.comms.lookup(comm)?;
-        let name = crate::info::read_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize - 1, "comm_name")
-            .map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(idx).name = name;
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_get_name`: the name of `comm` ("" if it has none).
-    fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        let len = Out::new(resultlen, "resultlen").map_err(|e| e.on(idx))?;
-        let n = write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &c.name, "comm_name").map_err(|e| e.on(idx))?;
-        len.set(n);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_test_inter`: whether `comm` is an intercommunicator.
-    fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        Out::new(flag, "flag").map_err(|e| e.on(idx))?.set(c.is_inter() as c_int);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_remote_size`: the size of an intercommunicator's remote group (of the group,
-    /// for an intracommunicator, as MPICH answers).
-    fn MPI_Comm_remote_size / PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        Out::new(size, "size").map_err(|e| e.on(idx))?.set(c.remote_size() as c_int);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_remote_group`: an intercommunicator's remote group (the group, for an
-    /// intracommunicator, as MPICH answers).
-    fn MPI_Comm_remote_group / PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        let out = Out::new(group, "group").map_err(|e| e.on(idx))?;
-        let g = c.peer_group();
-        out.set(rt.groups.insert(g)?);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_set_info`: records hints on `comm` (this library acts on none).
-    fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) |st| {
-        let rt = st.runtime()?;
-        let (idx, _) = rt.comms.lookup(comm)?;
-        let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(idx).hints = hints;
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_get_info`: a new info object holding the hints set on `comm`.
-    fn MPI_Comm_get_info / PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) |st| {
-        let rt = st.runtime()?;
-        let (idx, c) = rt.comms.lookup(comm)?;
-        let out = Out::new(info_used, "info_used").map_err(|e| e.on(idx))?;
-        let hints = c.hints.clone();
-        out.set(rt.infos.insert(hints)?);
-        Ok(())
     }
 }
 

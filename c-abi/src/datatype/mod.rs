@@ -33,17 +33,21 @@
 //! contents (`MPI_Type_get_contents`) name it; the layout itself is shared (`Arc`) with the
 //! pending operations that use it, so `MPI_Type_free` never pulls a layout from under a request
 //! that still has to unpack into the user's buffer.
+//!
+//! **Owns** the datatype table ([`TypeTable`]). **Entry:** the table's lookups and messages
+//! for the other subsystems, the constructors (`constructors`, `layout`) and packing (`pack`);
+//! the C functions are in `api` (`api::constructors`, `api::queries`, `api::pack`).
 
+mod api;
 mod constructors;
 mod layout;
 mod pack;
-mod queries;
 
 pub(crate) use layout::Run;
 
 use crate::abi::*;
-use crate::handle::{index_of, Kind, Table};
 use crate::error::{MpiError, MpiResult};
+use crate::handle::{index_of, Kind, Table};
 use layout::Leaf;
 use std::ffi::c_int;
 use std::sync::Arc;
@@ -347,11 +351,18 @@ impl TypeTable {
         let mut direct = Table::new(Kind::Datatype);
         for (i, p) in PAIRS.iter().enumerate() {
             let ty = Arc::new(pair((DIRECT_TAG + i as u32) as MPI_Datatype, p));
-            direct.insert(Slot { ty, refs: 1 }).expect("room for the predefined pairs");
+            direct
+                .insert(Slot { ty, refs: 1 })
+                .expect("room for the predefined pairs");
         }
         // Indices 5-7 are nobody's: placeholders that are never released.
         for _ in PAIRS.len() as u32..FIRST_DERIVED {
-            let (_, h) = direct.insert(Slot { ty: Arc::new(predefined(MPI_DATATYPE_NULL, 0, "")), refs: 1 }).expect("room");
+            let (_, h) = direct
+                .insert(Slot {
+                    ty: Arc::new(predefined(MPI_DATATYPE_NULL, 0, "")),
+                    refs: 1,
+                })
+                .expect("room");
             direct.retire(h);
         }
         TypeTable { builtin, direct }
@@ -433,9 +444,18 @@ impl TypeTable {
         for &child in &ty.contents.types {
             self.retain(child);
         }
-        self.direct.insert(Slot { ty: Arc::new(ty), refs: 1 }).map(|(_, h)| h).ok_or_else(|| {
-            MpiError::new(MPI_ERR_OTHER, "too many derived datatypes exist; free some with MPI_Type_free")
-        })
+        self.direct
+            .insert(Slot {
+                ty: Arc::new(ty),
+                refs: 1,
+            })
+            .map(|(_, h)| h)
+            .ok_or_else(|| {
+                MpiError::new(
+                    MPI_ERR_OTHER,
+                    "too many derived datatypes exist; free some with MPI_Type_free",
+                )
+            })
     }
 
     /// The derived slot of a handle, if it is one.

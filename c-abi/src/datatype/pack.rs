@@ -1,5 +1,5 @@
-//! Packing: copying a type's data between its memory layout and a contiguous stream, and
-//! `MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`.
+//! Packing: copying a type's data between its memory layout and a contiguous stream (for
+//! messages of scattered data, and for `MPI_Pack`, `MPI_Unpack`).
 //!
 //! A contiguous type is one copy. Otherwise each element's runs are copied in order; runs of
 //! a machine word or less (the strided vector of doubles) are copied inline, not through a
@@ -9,11 +9,6 @@
 //! basic types.
 
 use super::{Datatype, Run};
-use crate::abi::*;
-use crate::cptr::Out;
-use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
-use std::ffi::{c_int, c_void};
 use std::ptr::copy_nonoverlapping;
 
 /// Copies `len` bytes; short runs inline.
@@ -101,130 +96,5 @@ impl Datatype {
                 }
             }
         }
-    }
-}
-
-/// A `position` argument: where packed data starts in the packed buffer.
-fn position_arg(position: *mut c_int) -> MpiResult<(Out<c_int>, usize)> {
-    let out = Out::new(position, "position")?;
-    let at = usize::try_from(out.get()).map_err(|_| {
-        MpiError::arg(format!(
-            "the position is {}; it must be 0 or more",
-            out.get()
-        ))
-    })?;
-    Ok((out, at))
-}
-
-fn size_arg(size: c_int, what: &str) -> MpiResult<usize> {
-    usize::try_from(size)
-        .map_err(|_| MpiError::arg(format!("the {what} is {size}; it must be 0 or more")))
-}
-
-#[cold]
-fn no_room(what: &str, need: usize, at: usize, size: usize) -> MpiError {
-    MpiError::new(
-        MPI_ERR_TRUNCATE,
-        format!("{what}: {need} bytes from position {at} do not fit in a buffer of {size} bytes"),
-    )
-}
-
-mpi_fn! {
-    /// `MPI_Pack`: appends the data of `incount` elements to the packed buffer at `*position`.
-    fn MPI_Pack / PMPI_Pack(
-        inbuf: *const c_void,
-        incount: c_int,
-        datatype: MPI_Datatype,
-        outbuf: *mut c_void,
-        outsize: c_int,
-        position: *mut c_int,
-        comm: MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
-        let (idx, _) = rt.comms.lookup(comm)?;
-        let pack = || -> MpiResult<()> {
-            let m = rt.types.message(incount, datatype)?;
-            let t = rt.types.get(datatype)?;
-            let outsize = size_arg(outsize, "outsize")?;
-            let (pos, at) = position_arg(position)?;
-            if !matches!(at.checked_add(m.bytes), Some(end) if end <= outsize) {
-                return Err(no_room("MPI_Pack", m.bytes, at, outsize));
-            }
-            if m.bytes > 0 {
-                if inbuf.is_null() || outbuf.is_null() {
-                    return Err(MpiError::new(MPI_ERR_BUFFER, "a buffer is NULL but there is data to pack"));
-                }
-                // SAFETY: inbuf holds incount elements and outbuf has outsize >= at + bytes
-                // bytes (the caller's contract, and the check above); they do not overlap.
-                unsafe { t.pack(inbuf.cast(), incount as usize, outbuf.cast::<u8>().add(at)) };
-            }
-            pos.set((at + m.bytes) as c_int);
-            Ok(())
-        };
-        pack().map_err(|e| e.on(idx))
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Unpack`: fills `outcount` elements from the packed buffer at `*position`.
-    fn MPI_Unpack / PMPI_Unpack(
-        inbuf: *const c_void,
-        insize: c_int,
-        position: *mut c_int,
-        outbuf: *mut c_void,
-        outcount: c_int,
-        datatype: MPI_Datatype,
-        comm: MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
-        let (idx, _) = rt.comms.lookup(comm)?;
-        let unpack = || -> MpiResult<()> {
-            let m = rt.types.message(outcount, datatype)?;
-            let t = rt.types.get(datatype)?;
-            let insize = size_arg(insize, "insize")?;
-            let (pos, at) = position_arg(position)?;
-            if !matches!(at.checked_add(m.bytes), Some(end) if end <= insize) {
-                return Err(no_room("MPI_Unpack", m.bytes, at, insize));
-            }
-            if m.bytes > 0 {
-                if inbuf.is_null() || outbuf.is_null() {
-                    return Err(MpiError::new(MPI_ERR_BUFFER, "a buffer is NULL but there is data to unpack"));
-                }
-                // SAFETY: inbuf has insize >= at + bytes bytes, outbuf holds outcount elements
-                // (the caller's contract); they do not overlap.
-                unsafe {
-                    t.unpack(inbuf.cast::<u8>().add(at), m.bytes, outbuf.cast(), outcount as usize)
-                };
-            }
-            pos.set((at + m.bytes) as c_int);
-            Ok(())
-        };
-        unpack().map_err(|e| e.on(idx))
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Pack_size`: an upper bound of the bytes `MPI_Pack` needs for `incount` elements.
-    fn MPI_Pack_size / PMPI_Pack_size(
-        incount: c_int,
-        datatype: MPI_Datatype,
-        comm: MPI_Comm,
-        size: *mut c_int,
-    ) |st| {
-        let rt = st.runtime()?;
-        let (idx, _) = rt.comms.lookup(comm)?;
-        let run = || -> MpiResult<()> {
-            if incount < 0 {
-                return Err(super::negative_count(incount));
-            }
-            let t = rt.types.get(datatype)?;
-            let out = Out::new(size, "size")?;
-            let bytes = incount as usize * t.size();
-            out.set(c_int::try_from(bytes).map_err(|_| {
-                MpiError::new(MPI_ERR_COUNT, format!("{bytes} bytes do not fit in an int; use MPI_Pack_size_c"))
-            })?);
-            Ok(())
-        };
-        run().map_err(|e| e.on(idx))
     }
 }

@@ -7,7 +7,6 @@
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
 use std::collections::HashSet;
 use std::ffi::c_void;
 
@@ -25,7 +24,7 @@ impl Allocations {
         Allocations::default()
     }
 
-    fn alloc(&mut self, size: usize) -> MpiResult<*mut c_void> {
+    pub(crate) fn alloc(&mut self, size: usize) -> MpiResult<*mut c_void> {
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: posix_memalign writes a pointer to a fresh block (or nothing) into `p`;
         // ALIGN is a power of two multiple of the pointer size.
@@ -40,7 +39,7 @@ impl Allocations {
         Ok(p)
     }
 
-    fn free(&mut self, p: *mut c_void) -> MpiResult<()> {
+    pub(crate) fn free(&mut self, p: *mut c_void) -> MpiResult<()> {
         if !self.live.remove(&(p as usize)) {
             return Err(MpiError::new(
                 MPI_ERR_BASE,
@@ -51,26 +50,5 @@ impl Allocations {
         // the live set, from which it is now removed).
         unsafe { libc::free(p) };
         Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Alloc_mem`: `size` bytes, aligned to 64; `baseptr` is really a `void **`.
-    fn MPI_Alloc_mem / PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) |st| {
-        let rt = st.runtime()?;
-        let out = crate::cptr::Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
-        let size = usize::try_from(size)
-            .map_err(|_| MpiError::arg(format!("size is {size}; it must be >= 0")))?;
-        rt.infos.hints(info)?;
-        out.set(rt.allocs.alloc(size)?);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Free_mem`: frees a block from `MPI_Alloc_mem`.
-    fn MPI_Free_mem / PMPI_Free_mem(base: *mut c_void) |st| {
-        let rt = st.runtime()?;
-        rt.allocs.free(base)
     }
 }

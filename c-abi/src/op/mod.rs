@@ -30,7 +30,12 @@
 //!
 //! **Speed.** A predefined operation on a predefined type is one call of a monomorphized,
 //! vectorized loop ([`kernels`]): no function pointer call or branch per element.
+//!
+//! **Owns** the table of user operations ([`OpTable`]). **Entry:** [`check`],
+//! [`is_commutative`], [`reduce`] and [`Reduction`] on the tables they are given; the C
+//! functions are in `api`.
 
+mod api;
 mod kernels;
 mod user;
 
@@ -39,7 +44,6 @@ pub(crate) use user::OpTable;
 use crate::abi::*;
 use crate::datatype::{Datatype, TypeTable};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
 use kernels::{Builtin, Kind, Layout, Pair};
 use std::ffi::{c_int, c_void};
 
@@ -276,7 +280,12 @@ impl std::fmt::Debug for Reduction {
 impl Reduction {
     /// Resolves `op` on `dt`: `MPI_ERR_OP` for an invalid operation, `MPI_ERR_TYPE` for a
     /// type that is not committed.
-    pub fn new(ops: &OpTable, types: &TypeTable, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
+    pub fn new(
+        ops: &OpTable,
+        types: &TypeTable,
+        op: MPI_Op,
+        dt: MPI_Datatype,
+    ) -> MpiResult<Reduction> {
         let user = match predefined(op) {
             Some(_) => None,
             // A nonblocking collective may apply an operation freed since it checked it.
@@ -300,7 +309,8 @@ impl Reduction {
         let action = predefined(op).ok_or_else(|| bad_op(op))?;
         if let (Predefined::Compute(b), Some(kind)) = (action, kind_of(dt)) {
             // The fast path: a predefined operation on a predefined type, one block of elements.
-            let kernel = kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| undefined_on(op, dt, t))?;
+            let kernel =
+                kernels::kernel(b, kind, Layout::Natural).ok_or_else(|| undefined_on(op, dt, t))?;
             // SAFETY: a predefined type's elements lie one after another from the buffer's
             // start, one kernel stride each; the caller's contract covers `count` of them.
             unsafe { kernel(inbuf, inoutbuf, count) };
@@ -310,7 +320,9 @@ impl Reduction {
             Predefined::NoOp => Ok(()),
             // SAFETY: the caller's contract is passed on.
             Predefined::Replace => unsafe {
-                for_each_run(t, count, |off, len| std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len));
+                for_each_run(t, count, |off, len| {
+                    std::ptr::copy_nonoverlapping(inbuf.offset(off), inoutbuf.offset(off), len)
+                });
                 Ok(())
             },
             Predefined::Compute(b) => {
@@ -319,7 +331,8 @@ impl Reduction {
                     Kind::Pair(_) => Layout::Packed,
                     _ => Layout::Natural,
                 };
-                let kernel = kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
+                let kernel =
+                    kernels::kernel(b, kind, layout).ok_or_else(|| undefined_on(op, dt, t))?;
                 let stride = kernels::stride(kind, layout);
                 // SAFETY: the caller's contract is passed on.
                 unsafe {
@@ -441,39 +454,6 @@ unsafe fn call_user(
 #[cold]
 fn bad_buffer(what: &str) -> MpiError {
     MpiError::new(MPI_ERR_BUFFER, what.to_string())
-}
-
-mpi_fn! {
-    /// `MPI_Reduce_local`: `inoutbuf[i] = inbuf[i] (op) inoutbuf[i]` for `count` elements.
-    fn MPI_Reduce_local / PMPI_Reduce_local(
-        inbuf: *const c_void,
-        inoutbuf: *mut c_void,
-        count: c_int,
-        datatype: MPI_Datatype,
-        op: MPI_Op,
-    ) |st| {
-        let rt = st.runtime()?;
-        if predefined(op).is_none() && rt.ops.user(op).is_none() {
-            return Err(bad_op(op));
-        }
-        if count < 0 {
-            return Err(MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")));
-        }
-        check(&rt.ops, &rt.types, op, datatype)?;
-        if count > 0 {
-            if inbuf == MPI_IN_PLACE.cast_const() || inoutbuf == MPI_IN_PLACE {
-                return Err(bad_buffer("MPI_IN_PLACE is not allowed in MPI_Reduce_local: pass two buffers"));
-            }
-            if inbuf == inoutbuf.cast_const() {
-                return Err(bad_buffer("inbuf and inoutbuf are the same buffer; they must not overlap"));
-            }
-            if (inbuf.is_null() || inoutbuf.is_null()) && kind_of(datatype).is_some() {
-                return Err(bad_buffer("a buffer is NULL but count is not 0"));
-            }
-        }
-        // SAFETY: the buffers hold `count` elements of `datatype` (the caller's contract).
-        unsafe { reduce(&rt.ops, &rt.types, op, datatype, inbuf.cast(), inoutbuf.cast(), count as usize) }
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,4 @@
-//! User-defined operations: the table behind their handles, and `MPI_Op_create`,
-//! `MPI_Op_free`, `MPI_Op_commutative`.
+//! User-defined operations: the table behind their handles (`MPI_Op_create`, `MPI_Op_free`).
 //!
 //! A user operation is its function and whether it commutes. Its handle is
 //! `0x98000000 | index` (MPICH's direct operation handles), the index of its slot in
@@ -17,10 +16,8 @@
 
 use super::{bad_op, builtin_index};
 use crate::abi::*;
-use crate::handle::{index_of, Kind, Table};
-use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
+use crate::handle::{index_of, Kind, Table};
 use std::ffi::{c_int, c_void};
 
 /// The C function of a user operation (`MPI_User_function *`, never NULL here).
@@ -41,7 +38,9 @@ pub(crate) struct OpTable {
 
 impl OpTable {
     pub fn new() -> OpTable {
-        OpTable { table: Table::new(Kind::Op) }
+        OpTable {
+            table: Table::new(Kind::Op),
+        }
     }
 
     /// The user operation behind `op`, or `None` if `op` is not a valid user handle (never
@@ -58,14 +57,17 @@ impl OpTable {
         self.table.at(index_of(Kind::Op, op)?)
     }
 
-    fn insert(&mut self, op: UserOp) -> MpiResult<MPI_Op> {
+    pub(crate) fn insert(&mut self, op: UserOp) -> MpiResult<MPI_Op> {
         self.table.insert(op).map(|(_, h)| h).ok_or_else(|| {
             MpiError::new(MPI_ERR_NO_MEM, "the process has made 2^26 user-defined operations, the most MPICH's handles can name")
         })
     }
 
-    fn remove(&mut self, op: MPI_Op) -> MpiResult<()> {
-        self.table.retire(op).map(drop).ok_or_else(|| not_freeable(op))
+    pub(crate) fn remove(&mut self, op: MPI_Op) -> MpiResult<()> {
+        self.table
+            .retire(op)
+            .map(drop)
+            .ok_or_else(|| not_freeable(op))
     }
 }
 
@@ -78,47 +80,6 @@ fn not_freeable(op: MPI_Op) -> MpiError {
         )
     } else {
         bad_op(op)
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Op_create`: makes an operation of `user_fn`; `commute` says whether it commutes
-    /// (if not, reductions combine operands in rank order).
-    fn MPI_Op_create / PMPI_Op_create(
-        user_fn: MPI_User_function,
-        commute: c_int,
-        op: *mut MPI_Op,
-    ) |st| {
-        let rt = st.runtime()?;
-        let out = Out::new(op, "op")?;
-        let Some(func) = user_fn else {
-            return Err(MpiError::arg("the user function is NULL; pass the function that combines two vectors"));
-        };
-        let handle = rt.ops.insert(UserOp { func, commute: commute != 0 })?;
-        out.set(handle);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Op_free`: frees a user-defined operation and sets the handle to `MPI_OP_NULL`.
-    fn MPI_Op_free / PMPI_Op_free(op: *mut MPI_Op) |st| {
-        let rt = st.runtime()?;
-        let inout = Out::new(op, "op")?;
-        rt.ops.remove(inout.get())?;
-        inout.set(MPI_OP_NULL);
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Op_commutative`: whether `op` commutes (the predefined ones do, except
-    /// `MPI_REPLACE` and `MPI_NO_OP`, as in MPICH).
-    fn MPI_Op_commutative / PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let c = super::is_commutative(&rt.ops, op)?;
-        Out::new(commute, "commute")?.set(c as c_int);
-        Ok(())
     }
 }
 

@@ -20,7 +20,7 @@ use crate::comm::{Comm, CommIdx, CommTable};
 use crate::cptr;
 use crate::datatype::{Datatype, Message, TypeTable};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::Runtime;
+use crate::p2p::Cx;
 use mpich_channel::{SendMode, ANY_TAG, TAG_UB};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
@@ -307,7 +307,7 @@ fn data_at(buf: *const c_void, m: &Message) -> *const u8 {
 /// Checks the arguments of a send.
 #[inline(always)]
 pub(crate) fn send_op(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -315,7 +315,7 @@ pub(crate) fn send_op(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<SendOp> {
-    send_op_in(&rt.comms, &rt.types, buf, count, datatype, dest, tag, comm)
+    send_op_in(cx.comms, cx.types, buf, count, datatype, dest, tag, comm)
 }
 
 /// [`send_op`] on the tables themselves.
@@ -368,7 +368,7 @@ fn send_checks(
 /// Checks the arguments of a receive.
 #[inline(always)]
 pub(crate) fn recv_op(
-    rt: &Runtime,
+    cx: &Cx<'_>,
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -376,9 +376,7 @@ pub(crate) fn recv_op(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<RecvOp> {
-    recv_op_in(
-        &rt.comms, &rt.types, buf, count, datatype, source, tag, comm,
-    )
+    recv_op_in(cx.comms, cx.types, buf, count, datatype, source, tag, comm)
 }
 
 /// [`recv_op`] on the tables themselves.

@@ -14,11 +14,9 @@
 //! `MPI_Finalize`) wait until every buffered message has been sent.
 
 use crate::abi::*;
-use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
 use mpich_channel::{Engine, ReqId, SendMode};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 /// Bytes of the buffer each message needs besides its data.
 const OVERHEAD: usize = MPI_BSEND_OVERHEAD as usize;
@@ -66,7 +64,7 @@ impl BsendBuffer {
         }
     }
 
-    fn attach(&mut self, base: *mut u8, size: usize) -> MpiResult<()> {
+    pub(crate) fn attach(&mut self, base: *mut u8, size: usize) -> MpiResult<()> {
         if let Some(r) = self.region {
             return Err(MpiError::new(
                 MPI_ERR_BUFFER,
@@ -121,7 +119,11 @@ impl BsendBuffer {
         // SAFETY: `copy` is non-NULL (inside the attached buffer), and its `data.len()` bytes
         // stay valid and unmodified until the send completes: this allocation is kept until
         // then, and detach waits for it.
-        let req = unsafe { engine.p2p().isend(copy, data.len(), dest, tag, ctx, SendMode::Standard, 0) }?;
+        let req = unsafe {
+            engine
+                .p2p()
+                .isend(copy, data.len(), dest, tag, ctx, SendMode::Standard, 0)
+        }?;
         self.pending.insert(
             position,
             Pending {
@@ -175,33 +177,9 @@ impl BsendBuffer {
     }
 
     /// Waits for the buffered sends, then gives the buffer back (`None` if none is attached).
-    fn detach(&mut self, engine: &mut Engine) -> MpiResult<Option<(*mut u8, usize)>> {
+    pub(crate) fn detach(&mut self, engine: &mut Engine) -> MpiResult<Option<(*mut u8, usize)>> {
         self.drain(engine)?;
         Ok(self.region.take().map(|r| (r.base, r.size)))
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Buffer_attach`: gives the library `size` bytes at `buffer` for buffered sends.
-    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) |st| {
-        let rt = st.runtime()?;
-        let size = usize::try_from(size)
-            .map_err(|_| MpiError::arg(format!("the size is {size}; it must be 0 or more")))?;
-        rt.bsend.attach(buffer.cast(), size)
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Buffer_detach`: waits for the buffered sends, then returns the buffer's address
-    /// (in `*(void **)buffer_addr`) and size. With no buffer attached, NULL and 0.
-    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
-        let size_out = Out::new(size, "size")?;
-        let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
-        addr_out.set(base.cast());
-        size_out.set(len as c_int);
-        Ok(())
     }
 }
 

@@ -7,11 +7,19 @@
 //!   MPI_Wait / MPI_Test ... ──▶ completion ──▶ Engine::block_on / test ──▶ status
 //! ```
 //!
-//! Modules: [`args`] (argument checks into checked operations), [`blocking`] (the blocking
-//! calls), [`nonblocking`] (nonblocking and persistent starts), [`completion`] (wait and
-//! test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
-//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes).
+//! Modules: [`args`] (argument checks into checked operations), [`blocking`] (blocking
+//! sends and receives), [`nonblocking`] (nonblocking and persistent starts), [`completion`]
+//! (wait and test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
+//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes); `api`, the C functions:
+//! `api::blocking`, `api::nonblocking`, `api::completion`, `api::mprobe`, `api::status`,
+//! `api::bsend`.
+//!
+//! **Owns** no table (requests are the engine's): the attached buffer of buffered sends
+//! ([`bsend`]) and what a request keeps ([`request`]). **Entry:** [`Cx`], the engine and the
+//! tables point-to-point reads, which every operation takes (the running state makes one per
+//! call: `Runtime::p2p`); the C functions are in `api` (one file per group above).
 
+mod api;
 pub(crate) mod args;
 pub(crate) mod blocking;
 pub(crate) mod bsend;
@@ -20,3 +28,18 @@ pub(crate) mod mprobe;
 pub(crate) mod nonblocking;
 pub(crate) mod request;
 pub(crate) mod status;
+
+use crate::comm::CommTable;
+use crate::datatype::TypeTable;
+use bsend::BsendBuffer;
+use mpich_channel::Engine;
+
+/// What point-to-point operations work on: the progress engine, the communicators and
+/// datatypes their arguments name, and the attached buffer of buffered sends. A bundle of
+/// borrows of the running state's fields, made per call (`Runtime::p2p`); it compiles away.
+pub(crate) struct Cx<'a> {
+    pub engine: &'a mut Engine,
+    pub comms: &'a CommTable,
+    pub types: &'a TypeTable,
+    pub bsend: &'a mut BsendBuffer,
+}

@@ -20,9 +20,9 @@
 //! * [`Outcome`]: where a nonblocking collective leaves the error it ended with.
 
 use crate::abi::*;
-use crate::p2p::args::{Outgoing, RecvOp, SendKind, SendOp, Staged};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
+use crate::p2p::args::{Outgoing, RecvOp, SendKind, SendOp, Staged};
 use mpich_channel::{Attachment, Engine, ReqId, Status};
 use std::any::Any;
 use std::cell::RefCell;
@@ -141,7 +141,11 @@ impl Attachment for Outcome {
 /// The error a retired nonblocking collective's request ended with, if its attachment kept
 /// one.
 pub(crate) fn outcome_of(mut a: Box<dyn Attachment>) -> Option<MpiError> {
-    a.as_any_mut().downcast_mut::<Outcome>()?.0.borrow_mut().take()
+    a.as_any_mut()
+        .downcast_mut::<Outcome>()?
+        .0
+        .borrow_mut()
+        .take()
 }
 
 #[cfg(test)]

@@ -8,13 +8,11 @@
 
 use crate::abi::*;
 use crate::comm::Comm;
-use crate::cptr::{read, Out};
-use crate::datatype::Datatype;
+use crate::cptr::{read, Array};
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
-use crate::runtime::Mpi;
 use mpich_channel::Status;
 use std::ffi::c_int;
+use std::ptr::NonNull;
 
 /// A completed operation, as the library keeps it until it is written into an `MPI_Status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +109,51 @@ impl Completion {
     }
 }
 
+/// A status output argument: `MPI_STATUS_IGNORE` (nothing is written) or a status to fill.
+pub(crate) struct StatusOut(Option<NonNull<MPI_Status>>);
+
+impl StatusOut {
+    #[inline(always)]
+    pub fn new(p: *mut MPI_Status) -> MpiResult<StatusOut> {
+        if p == MPI_STATUS_IGNORE {
+            return Ok(StatusOut(None));
+        }
+        match NonNull::new(p) {
+            Some(p) => Ok(StatusOut(Some(p))),
+            None => Err(MpiError::arg(
+                "the status argument is NULL; pass MPI_STATUS_IGNORE if you do not want the status",
+            )),
+        }
+    }
+
+    #[inline(always)]
+    pub fn set(&self, c: &Completion) {
+        if let Some(p) = self.0 {
+            // SAFETY: a status argument other than MPI_STATUS_IGNORE points to a writable
+            // MPI_Status (the caller's contract).
+            unsafe { p.as_ptr().write(c.to_status()) }
+        }
+    }
+}
+
+/// The statuses of a multiple-completion call, or `MPI_STATUSES_IGNORE`.
+pub(crate) struct Statuses<'a>(Option<Array<'a, MPI_Status>>);
+
+impl<'a> Statuses<'a> {
+    pub fn new(p: *mut MPI_Status, len: usize) -> MpiResult<Statuses<'a>> {
+        if p == MPI_STATUSES_IGNORE {
+            return Ok(Statuses(None));
+        }
+        Ok(Statuses(Some(Array::new(p, len, "array_of_statuses")?)))
+    }
+
+    pub fn set(&self, i: usize, c: &Completion) {
+        if let Some(a) = &self.0 {
+            a.set(i, c.to_status());
+        }
+    }
+}
+
 /// The byte count and cancelled flag stored in a status.
 pub(crate) fn decode(s: &MPI_Status) -> (u64, bool) {
     let hi = (s.count_hi_and_cancelled as u32 >> 1) as u64;
@@ -120,7 +163,7 @@ pub(crate) fn decode(s: &MPI_Status) -> (u64, bool) {
     )
 }
 
-fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
+pub(crate) fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
     if std::ptr::eq(status, MPI_STATUS_IGNORE) {
         return Err(MpiError::arg(
             "the status is MPI_STATUS_IGNORE, which holds nothing to read",
@@ -129,73 +172,11 @@ fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
     read(status, "status")
 }
 
-/// The datatype a status's contents are counted in, and the bytes the status says arrived
-/// (the shared start of `MPI_Get_count` and `MPI_Get_elements(_x)`).
-fn received_in(
-    st: &mut Mpi,
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-) -> MpiResult<(&Datatype, usize)> {
-    let rt = st.runtime()?;
-    let s = status_in(status)?;
-    Ok((rt.types.get(datatype)?, decode(&s).0 as usize))
-}
-
 /// `Some(n)` as a C int, `None` as `MPI_UNDEFINED`; counts above `INT_MAX` are `MPI_UNDEFINED`
 /// too (MPI's rule for the `int` versions).
-fn as_int_count(n: Option<usize>) -> c_int {
+pub(crate) fn as_int_count(n: Option<usize>) -> c_int {
     n.and_then(|n| c_int::try_from(n).ok())
         .unwrap_or(MPI_UNDEFINED)
-}
-
-mpi_fn! {
-    /// `MPI_Get_count`: whole elements of `datatype` received.
-    fn MPI_Get_count / PMPI_Get_count(
-        status: *const MPI_Status,
-        datatype: MPI_Datatype,
-        count: *mut c_int,
-    ) |st| {
-        let (info, bytes) = received_in(st, status, datatype)?;
-        Out::new(count, "count")?.set(as_int_count(info.count_in(bytes)));
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Get_elements`: basic elements received.
-    fn MPI_Get_elements / PMPI_Get_elements(
-        status: *const MPI_Status,
-        datatype: MPI_Datatype,
-        count: *mut c_int,
-    ) |st| {
-        let (info, bytes) = received_in(st, status, datatype)?;
-        Out::new(count, "count")?.set(as_int_count(info.elements_in(bytes)));
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Get_elements_x`: `MPI_Get_elements` as an `MPI_Count`.
-    fn MPI_Get_elements_x / PMPI_Get_elements_x(
-        status: *const MPI_Status,
-        datatype: MPI_Datatype,
-        count: *mut MPI_Count,
-    ) |st| {
-        let (info, bytes) = received_in(st, status, datatype)?;
-        let n = info.elements_in(bytes);
-        Out::new(count, "count")?.set(n.map(|n| n as MPI_Count).unwrap_or(MPI_UNDEFINED as MPI_Count));
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Test_cancelled`: whether the operation of `status` was cancelled.
-    fn MPI_Test_cancelled / PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) |st| {
-        st.runtime()?;
-        let s = status_in(status)?;
-        Out::new(flag, "flag")?.set(decode(&s).1 as c_int);
-        Ok(())
-    }
 }
 
 #[cfg(test)]

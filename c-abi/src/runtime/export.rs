@@ -1,7 +1,7 @@
 //! How a function becomes an MPI entry point: the [`mpi_fn!`] macro and [`call`].
 //!
 //! ```text
-//!   MPI_Send ──▶ PMPI_Send ──▶ call("MPI_Send", |st| body) ──Err──▶ errhandler::raise
+//!   MPI_Send ──▶ PMPI_Send ──▶ call("MPI_Send", |st| body) ──Err──▶ raise
 //!   (user-replaceable)  (the body)      └─ panic caught: MPI_ERR_INTERN
 //! ```
 //!
@@ -16,7 +16,8 @@
 //! disagrees with its definition does not compile.
 //!
 //! **Errors and panics.** The body returns an [`MpiResult`]; an error goes to the error handler
-//! of the communicator it names ([`crate::errhandler::raise`]), which returns the class or ends
+//! of the communicator it names (`raise`, which looks it up in the running state and hands the
+//! error to `errhandler::handle`), which returns the class or ends
 //! the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
 //! caught here and reported as `MPI_ERR_INTERN` the same way.
 
@@ -40,8 +41,21 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<
     }));
     match outcome {
         Ok(Ok(())) => MPI_SUCCESS,
-        Ok(Err(e)) => errhandler::raise(name, e),
-        Err(panic) => errhandler::raise(name, MpiError::internal(panic_text(&*panic))),
+        Ok(Err(e)) => raise(name, e),
+        Err(panic) => raise(name, MpiError::internal(panic_text(&*panic))),
+    }
+}
+
+/// Hands `e`, raised by the MPI function `func`, to its communicator's error handler: returns
+/// the code to give the caller, or ends the process (always, outside `MPI_Init`..`MPI_Finalize`).
+#[cold]
+fn raise(func: &'static str, e: MpiError) -> c_int {
+    // SAFETY: called by `call` after the call's body returned; its reference to the state is
+    // gone, so this is the only one.
+    let st = unsafe { global::state() };
+    match st.runtime_ref() {
+        Some(rt) => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
+        None => errhandler::fatal(func, None, None, &e),
     }
 }
 

@@ -6,19 +6,19 @@
 //! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends.
 
 use crate::abi::*;
-use crate::p2p::bsend::BsendBuffer;
 use crate::attr::KeyvalTable;
 use crate::comm::{CommTable, WORLD};
-use crate::errhandler::ErrhandlerTable;
-use crate::group::GroupTable;
-use crate::info::InfoTable;
-use crate::env::mem::Allocations;
 use crate::cptr::Out;
 use crate::datatype::TypeTable;
+use crate::env::mem::Allocations;
 use crate::errhandler::end_process;
+use crate::errhandler::ErrhandlerTable;
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::export::mpi_fn;
+use crate::group::GroupTable;
+use crate::info::InfoTable;
 use crate::op::OpTable;
+use crate::p2p::bsend::BsendBuffer;
+use crate::runtime::export::mpi_fn;
 use crate::runtime::{Mpi, Phase, Runtime};
 use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
@@ -124,7 +124,7 @@ mpi_fn! {
     /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let rt = st.runtime()?;
-        crate::attr::finalize(rt)?;
+        crate::attr::comm_attrs::finalize(&mut rt.comms, &rt.keyvals)?;
         rt.bsend.drain(&mut rt.engine)?;
         let live = rt.engine.p2p_ref().requests_live();
         if live > 0 {
@@ -143,11 +143,17 @@ mpi_fn! {
 /// and the layers' under it, see `mpich_channel::adi::AdiCounters`) to `<path>.<rank>.json`.
 /// A failure to write is reported on stderr and does not fail `MPI_Finalize`.
 fn write_counters(adi: &Adi) {
-    let Some(base) = std::env::var_os("MPI_COUNTERS").filter(|p| !p.is_empty()) else { return };
+    let Some(base) = std::env::var_os("MPI_COUNTERS").filter(|p| !p.is_empty()) else {
+        return;
+    };
     let mut path = base;
     path.push(format!(".{}.json", adi.rank()));
     if let Err(e) = std::fs::write(&path, adi.counters().to_json() + "\n") {
-        let _ = writeln!(std::io::stderr(), "MPI_COUNTERS: cannot write {}: {e}", std::path::Path::new(&path).display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "MPI_COUNTERS: cannot write {}: {e}",
+            std::path::Path::new(&path).display()
+        );
     }
 }
 

@@ -9,23 +9,28 @@
 //!
 //! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
 //! that the addresses of its fields (handed out by `MPI_Comm_get_attr`) stay put.
+//!
+//! **The layer.** Above every subsystem and below the entry points: [`Runtime`] owns every
+//! table, and hands each subsystem the borrows it works on (`p2p`, `coll`, `comm`), so no
+//! subsystem reaches into the aggregate. `export` is the entry-point macro and the raise path,
+//! `global` the process-wide cell, `init` `MPI_Init` and `MPI_Finalize` (entry points).
 
 pub(crate) mod export;
 pub(crate) mod global;
 pub(crate) mod init;
 
 use crate::abi::*;
-use crate::p2p::bsend::BsendBuffer;
-use crate::coll::Schedule;
 use crate::attr::KeyvalTable;
+use crate::coll::Schedule;
 use crate::comm::CommTable;
+use crate::datatype::TypeTable;
+use crate::env::mem::Allocations;
 use crate::errhandler::ErrhandlerTable;
+use crate::error::{MpiError, MpiResult};
 use crate::group::GroupTable;
 use crate::info::InfoTable;
-use crate::env::mem::Allocations;
-use crate::datatype::TypeTable;
-use crate::error::{MpiError, MpiResult};
 use crate::op::OpTable;
+use crate::p2p::bsend::BsendBuffer;
 use mpich_channel::Engine;
 use std::ffi::c_int;
 use std::thread::ThreadId;
@@ -93,6 +98,42 @@ impl Mpi {
         match &self.phase {
             Phase::Running(rt) => Some(rt),
             _ => None,
+        }
+    }
+}
+
+impl Runtime {
+    /// The point-to-point context: borrows of the fields point-to-point works on.
+    #[inline(always)]
+    pub fn p2p(&mut self) -> crate::p2p::Cx<'_> {
+        crate::p2p::Cx {
+            engine: &mut self.engine,
+            comms: &self.comms,
+            types: &self.types,
+            bsend: &mut self.bsend,
+        }
+    }
+
+    /// The collectives' context: borrows of the fields the collectives work on.
+    #[inline(always)]
+    pub fn coll(&mut self) -> crate::coll::Cx<'_> {
+        crate::coll::Cx {
+            engine: &mut self.engine,
+            comms: &mut self.comms,
+            types: &self.types,
+            ops: &self.ops,
+            spare: &mut self.coll_spare,
+        }
+    }
+
+    /// The context of the calls that create and free communicators.
+    #[inline(always)]
+    pub fn comm(&mut self) -> crate::comm::make::Cx<'_> {
+        crate::comm::make::Cx {
+            engine: &mut self.engine,
+            comms: &mut self.comms,
+            keyvals: &self.keyvals,
+            spare: &mut self.coll_spare,
         }
     }
 }

@@ -3,9 +3,9 @@
 //! `MPI_Type_match_size`, and the address calls (`MPI_Get_address`, `MPI_Address`,
 //! `MPI_Aint_add`, `MPI_Aint_diff`).
 
-use super::Datatype;
 use crate::abi::*;
 use crate::cptr::{input_string, write_c_string, Array, Out};
+use crate::datatype::Datatype;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;

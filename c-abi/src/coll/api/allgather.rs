@@ -1,0 +1,81 @@
+//! `MPI_Allgather`, `MPI_Allgatherv` and their nonblocking forms.
+
+use super::checks::{aliased, checked, on, part, unless_in_place, v_blocks, RECV, SEND};
+use super::{begin, builder};
+use crate::abi::*;
+use crate::coll::allgather;
+use crate::coll::sched::Schedule;
+use crate::coll::Cx;
+use crate::cptr::Out;
+use crate::error::MpiResult;
+use crate::runtime::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+#[allow(clippy::too_many_arguments)]
+fn allgather_s(
+    cx: &mut Cx<'_>,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<Schedule> {
+    let (idx, (mine, recv)) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
+        let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let recv = part(cx, recvbuf, recvcount, recvtype, size, &RECV)?;
+        if let Some(m) = &mine {
+            aliased(sendbuf, recvbuf, m.count.min(recv.count))?;
+        }
+        Ok((mine, recv))
+    })?;
+    let mut b = builder(cx, idx);
+    allgather::allgather(&mut b, mine.as_ref(), &recv);
+    Ok(b.finish())
+}
+
+collective! {
+    /// `MPI_Allgather`: every process's block to every process.
+    MPI_Allgather / PMPI_Allgather,
+    /// `MPI_Iallgather`: nonblocking `MPI_Allgather`.
+    MPI_Iallgather / PMPI_Iallgather,
+    allgather_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+}
+
+#[allow(clippy::too_many_arguments)]
+fn allgatherv_s(
+    cx: &mut Cx<'_>,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<Schedule> {
+    let (idx, (mine, (blocks, lay))) = checked(cx, comm, |cx, idx| {
+        let size = cx.comms.get(idx).size;
+        let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
+        let recv = v_blocks(
+            cx, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
+        )?;
+        if mine.is_some() {
+            aliased(sendbuf, recvbuf, 1)?;
+        }
+        Ok((mine, recv))
+    })?;
+    let mut b = builder(cx, idx);
+    allgather::allgatherv(&mut b, mine.as_ref(), &blocks, &lay);
+    Ok(b.finish())
+}
+
+collective! {
+    /// `MPI_Allgatherv`: every process's block, each of its own size and place, to every process.
+    MPI_Allgatherv / PMPI_Allgatherv,
+    /// `MPI_Iallgatherv`: nonblocking `MPI_Allgatherv`.
+    MPI_Iallgatherv / PMPI_Iallgatherv,
+    allgatherv_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+}

@@ -1,0 +1,53 @@
+//! `MPI_Barrier`, `MPI_Ibarrier`, `MPI_Bcast`, `MPI_Ibcast`.
+
+use super::checks::{checked, count, data, intra, on, root};
+use super::{begin, builder};
+use crate::abi::*;
+use crate::coll::bcast;
+use crate::coll::sched::Schedule;
+use crate::coll::Cx;
+use crate::cptr::Out;
+use crate::error::MpiResult;
+use crate::runtime::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
+    let idx = intra(cx, comm)?;
+    let mut b = builder(cx, idx);
+    bcast::barrier(&mut b);
+    Ok(b.finish())
+}
+
+collective! {
+    /// `MPI_Barrier`: returns once every process of `comm` has called it.
+    MPI_Barrier / PMPI_Barrier,
+    /// `MPI_Ibarrier`: a barrier that completes when every process has started it.
+    MPI_Ibarrier / PMPI_Ibarrier,
+    barrier_s(comm: MPI_Comm) on comm
+}
+
+fn bcast_s(
+    cx: &mut Cx<'_>,
+    buffer: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    r: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<Schedule> {
+    let (idx, (n, lay, r)) = checked(cx, comm, |cx, idx| {
+        let n = count(n, "count")?;
+        let lay = data(cx, buffer, n, datatype, "buffer")?;
+        Ok((n, lay, root(cx, idx, r)?))
+    })?;
+    let mut b = builder(cx, idx);
+    bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
+    Ok(b.finish())
+}
+
+collective! {
+    /// `MPI_Bcast`: `root`'s buffer to every process.
+    MPI_Bcast / PMPI_Bcast,
+    /// `MPI_Ibcast`: nonblocking `MPI_Bcast`.
+    MPI_Ibcast / PMPI_Ibcast,
+    bcast_s(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+}

@@ -1,0 +1,74 @@
+//! The collective MPI functions: argument checks, then the algorithm's schedule, run at once
+//! (`MPI_Bcast`) or started and handed out as a request (`MPI_Ibcast`).
+//!
+//! Each collective has one function that checks its arguments and builds its schedule; the
+//! `collective!` macro makes the blocking and the nonblocking entry point from it, so the
+//! two cannot drift apart. Checks follow MPICH's classes: an intercommunicator or invalid
+//! communicator is `MPI_ERR_COMM`, a negative count `MPI_ERR_COUNT`, an invalid or uncommitted
+//! datatype `MPI_ERR_TYPE`, a root out of range `MPI_ERR_ROOT`, an operation not defined on the
+//! type `MPI_ERR_OP`, a NULL buffer with data, `MPI_IN_PLACE` where the standard does not allow
+//! it, or a send buffer that is the receive buffer `MPI_ERR_BUFFER`. Every check happens before
+//! anything is sent, and a failed call consumes no collective sequence number, so the library
+//! stays usable after an error returned by `MPI_ERRORS_RETURN`.
+
+//!
+//! The functions are grouped by family: [`bcast`] (barrier, broadcast), [`gather`] (gather,
+//! scatter and their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (the reductions);
+//! [`checks`] has the argument checks they share.
+
+use crate::abi::*;
+use crate::coll::sched::{Builder, Schedule};
+use crate::coll::Cx;
+use crate::comm::CommIdx;
+use crate::cptr::Out;
+use crate::error::MpiResult;
+use checks::on;
+
+pub(super) fn builder(cx: &mut Cx<'_>, idx: CommIdx) -> Builder {
+    cx.builder(idx)
+}
+
+/// Starts a nonblocking collective and stores its request in `request`.
+pub(super) fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> MpiResult<()> {
+    let comm = s.comm;
+    let id = on(comm, super::start(cx.engine, s))?;
+    request.set(crate::p2p::request::handle(cx.engine, id));
+    Ok(())
+}
+
+/// Makes the blocking and nonblocking entry points of a collective from its schedule builder
+/// (defined before the family modules, which use it).
+macro_rules! collective {
+    (
+        $(#[$doc:meta])* $mpi:ident / $pmpi:ident,
+        $(#[$idoc:meta])* $impi:ident / $ipmpi:ident,
+        $build:ident ( $($arg:ident : $ty:ty),* ) on $comm:ident
+    ) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi($($arg: $ty),*) |st| {
+                let cx = &mut st.runtime()?.coll();
+                let s = $build(cx, $($arg),*)?;
+                let idx = s.comm;
+                on(idx, cx.run(s))
+            }
+        }
+        mpi_fn! {
+            $(#[$idoc])*
+            fn $impi / $ipmpi($($arg: $ty,)* request: *mut MPI_Request) |st| {
+                let cx = &mut st.runtime()?.coll();
+                let (idx, _) = cx.comms.lookup($comm)?;
+                let out = on(idx, Out::new(request, "request"))?;
+                let s = $build(cx, $($arg),*)?;
+                begin(cx, s, out)
+            }
+        }
+    };
+}
+
+mod allgather;
+mod alltoall;
+mod bcast;
+mod checks;
+mod gather;
+mod reduce;

@@ -1,0 +1,214 @@
+//! The C entry points that make and free intracommunicators: `MPI_Comm_dup`, `MPI_Comm_idup`,
+//! `MPI_Comm_dup_with_info`, `MPI_Comm_idup_with_info`, `MPI_Comm_split`,
+//! `MPI_Comm_split_type`, `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Comm_free`,
+//! `MPI_Comm_disconnect`, and `MPI_Comm_get_parent`.
+
+use crate::abi::*;
+use crate::comm::create::{check_subset, create_from, create_group, dup, free, host_color, split};
+use crate::comm::{inter, require_intra, CommIdx};
+use crate::cptr::Out;
+use crate::error::{MpiError, MpiResult};
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
+use std::ffi::c_int;
+
+/// Checks `comm` and the `newcomm` output of a creating call.
+fn begin(
+    rt: &Runtime,
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    what: &str,
+    intra: bool,
+) -> MpiResult<(CommIdx, Out<MPI_Comm>)> {
+    let (idx, c) = rt.comms.lookup(comm)?;
+    let checks = || -> MpiResult<Out<MPI_Comm>> {
+        if intra {
+            require_intra(c, what)?;
+        }
+        Out::new(newcomm, "newcomm")
+    };
+    Ok((idx, checks().map_err(|e| e.on(idx))?))
+}
+
+mpi_fn! {
+    /// `MPI_Comm_dup`: a communicator with the same group, its own message space, and copies
+    /// of the attributes, error handler and topology.
+    fn MPI_Comm_dup / PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_dup", false)?;
+        let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_idup`: `MPI_Comm_dup`, completed before it returns; the request is complete.
+    /// (The duplication itself blocks: a program that makes a peer wait for it before that
+    /// peer calls `MPI_Comm_idup` would hang, which no program in practice does.)
+    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup", false)?;
+        let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
+        let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
+        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
+        req.set(crate::p2p::request::handle(&rt.engine, done));
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_split`: one new communicator per color, ranks ordered by key then old rank.
+    /// Any color other than `MPI_UNDEFINED` is accepted, negative ones included (as MPICH). On
+    /// an intercommunicator, each color's processes of both groups form an intercommunicator.
+    fn MPI_Comm_split / PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split", false)?;
+        if rt.comms.get(idx).is_inter() {
+            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            return Ok(());
+        }
+        out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` groups the processes of each host (every
+    /// rank of a job started here shares memory with the others of its host).
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(
+        comm: MPI_Comm,
+        split_type: c_int,
+        key: c_int,
+        info: MPI_Info,
+        newcomm: *mut MPI_Comm,
+    ) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split_type", true)?;
+        if info != MPI_INFO_NULL {
+            rt.infos.get(info).map_err(|e| e.on(idx))?;
+        }
+        let color = match split_type {
+            MPI_UNDEFINED => MPI_UNDEFINED,
+            MPI_COMM_TYPE_SHARED | MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_HW_UNGUIDED => host_color(),
+            other => {
+                return Err(MpiError::arg(format!(
+                    "split_type {other} is not one of MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED, MPI_UNDEFINED"
+                ))
+                .on(idx))
+            }
+        };
+        out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_create`: a communicator over `group` (a subset of `comm`'s group, the same on
+    /// every process); the others get `MPI_COMM_NULL`. On an intercommunicator each side
+    /// passes a subset of its local group, and the members get an intercommunicator between
+    /// the two subsets (`MPI_COMM_NULL` if either is empty).
+    fn MPI_Comm_create / PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_create", false)?;
+        let g = rt.groups.get(group).map_err(|e| e.on(idx))?.clone();
+        check_subset(rt.comms.get(idx), &g).map_err(|e| e.on(idx))?;
+        if rt.comms.get(idx).is_inter() {
+            // A split: the members in group order, everyone else MPI_UNDEFINED.
+            let (color, key) = match g.local(rt.engine.p2p_ref().rank()) {
+                Some(r) => (0, r as c_int),
+                None => (MPI_UNDEFINED, 0),
+            };
+            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            return Ok(());
+        }
+        let mine = g.local(rt.engine.p2p_ref().rank()).map(|_| g);
+        out.set(create_from(&mut rt.comm(), idx, mine).map_err(|e| e.on(idx))?.map_or(MPI_COMM_NULL, |(_, h)| h));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_create_group`: like `MPI_Comm_create`, but collective only over the members of
+    /// `group` (others get `MPI_COMM_NULL` at once).
+    fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_create_group", true)?;
+        let g = rt.groups.get(group).map_err(|e| e.on(idx))?.clone();
+        if !(0..=mpich_channel::TAG_UB).contains(&tag) {
+            return Err(MpiError::new(MPI_ERR_TAG, format!("tag {tag} is outside 0..=MPI_TAG_UB")).on(idx));
+        }
+        check_subset(rt.comms.get(idx), &g).map_err(|e| e.on(idx))?;
+        let Some(me) = g.local(rt.engine.p2p_ref().rank()) else {
+            out.set(MPI_COMM_NULL);
+            return Ok(());
+        };
+        out.set(create_group(&mut rt.comm(), idx, g, me, tag).map_err(|e| e.on(idx))?);
+        Ok(())
+    }
+}
+
+/// Frees the communicator `*comm` and sets `*comm` to `MPI_COMM_NULL`.
+fn free_handle(rt: &mut Runtime, comm: *mut MPI_Comm) -> MpiResult<()> {
+    let h = Out::new(comm, "comm")?;
+    let (idx, _) = rt.comms.lookup(h.get())?;
+    free(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+    h.set(MPI_COMM_NULL);
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Comm_free`: frees `*comm` and sets it to `MPI_COMM_NULL`.
+    fn MPI_Comm_free / PMPI_Comm_free(comm: *mut MPI_Comm) |st| {
+        free_handle(st.runtime()?, comm)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_dup_with_info`: `MPI_Comm_dup`, with `info` as the new hints.
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_dup_with_info", false)?;
+        let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
+        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        rt.comms.get_mut(new).hints = hints;
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_idup_with_info`: `MPI_Comm_idup`, with `info` as the new hints.
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
+        let rt = st.runtime()?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup_with_info", false)?;
+        let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
+        let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
+        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        rt.comms.get_mut(new).hints = hints;
+        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
+        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
+        req.set(crate::p2p::request::handle(&rt.engine, done));
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_disconnect`: frees `*comm` like `MPI_Comm_free`. Operations still pending on
+    /// it complete through their requests (this library has no dynamic processes to detach).
+    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) |st| {
+        free_handle(st.runtime()?, comm)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Comm_get_parent`: `MPI_COMM_NULL` (no process of a job here was spawned).
+    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) |st| {
+        st.runtime()?;
+        Out::new(parent, "parent")?.set(MPI_COMM_NULL);
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! What every communicator-creating call shares: its context ([`Cx`]), the agreement on a
+//! context pair, and storing the new communicator.
+//!
+//! ```text
+//!   agree (allreduce of free-pair masks over the parent, or agree_across both groups of an
+//!   intercommunicator) ──▶ take (the lowest pair) ──▶ install / CommTable::insert
+//! ```
+
+use super::net::{as_bytes, as_bytes_mut, Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
+use super::{Comm, CommIdx, CommTable, Members};
+use crate::abi::*;
+use crate::attr::KeyvalTable;
+use crate::coll::Schedule;
+use crate::error::MpiResult;
+use crate::group::Group;
+use mpich_channel::Engine;
+use std::ffi::c_int;
+
+/// What creating and freeing communicators works on: the progress engine (the agreement's
+/// messages), the communicators, the keyvals (a duplicate's attributes are copied, a freed
+/// communicator's deleted, through their callbacks), and the collectives' spare schedule (the
+/// agreement over an intracommunicator is a collective). A bundle of borrows of the running
+/// state's fields, made per call (`Runtime::comm`).
+pub(crate) struct Cx<'a> {
+    pub engine: &'a mut Engine,
+    pub comms: &'a mut CommTable,
+    pub keyvals: &'a KeyvalTable,
+    pub spare: &'a mut Option<Schedule>,
+}
+
+impl Cx<'_> {
+    /// Whether no request is outstanding (then the slots of freed communicators can be
+    /// reused).
+    pub fn idle(&self) -> bool {
+        self.engine.p2p_ref().requests_live() == 0
+    }
+}
+
+/// Agrees with the other members of the local group of `parent` on a context pair free on all
+/// of them (everyone in the group calls it); `keep` says whether this process will use it.
+pub(crate) fn agree(cx: &mut Cx<'_>, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
+    let mut words = cx.comms.contexts.words();
+    if cx.comms.get(parent).is_inter() {
+        let net = Net::local(cx.comms.get(parent));
+        agree_across(cx, parent, &net, &mut words, &mut [])?;
+    } else {
+        crate::coll::allreduce_band_u64(cx.engine, cx.comms, cx.spare, parent, &mut words)?;
+    }
+    take(cx, &words, keep)
+}
+
+/// Takes the lowest pair of an agreed mask.
+pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16, u16)> {
+    let ctx = super::context::lowest_free(words)?;
+    if keep {
+        cx.comms.contexts.take(ctx);
+    }
+    Ok((ctx, ctx + 1))
+}
+
+/// For an existing intercommunicator `idx` (whose local group is `net`): ANDs `words` over both
+/// groups and swaps `extra` with the other group's (everyone gets the remote leader's).
+pub(crate) fn agree_across(
+    cx: &mut Cx<'_>,
+    idx: CommIdx,
+    net: &Net,
+    words: &mut [u64],
+    extra: &mut [u64],
+) -> MpiResult<()> {
+    net.allreduce_band(cx.engine, words, TAG_ALLREDUCE)?;
+    let c = cx.comms.get(idx);
+    let leader = Net {
+        ranks: vec![c.to_global(0)],
+        me: 0,
+        ctx: c.coll_ctx,
+    };
+    let mut both: Vec<u64> = words.iter().chain(extra.iter()).copied().collect();
+    if net.me == 0 {
+        let mine = both.clone();
+        leader.sendrecv(
+            cx.engine,
+            Some(0),
+            as_bytes(&mine),
+            Some(0),
+            as_bytes_mut(&mut both),
+            TAG_LEADERS,
+        )?;
+        for (w, m) in both.iter_mut().zip(&mine).take(words.len()) {
+            *w &= m;
+        }
+    }
+    net.bcast(cx.engine, 0, as_bytes_mut(&mut both), TAG_BCAST)?;
+    words.copy_from_slice(&both[..words.len()]);
+    extra.copy_from_slice(&both[words.len()..]);
+    Ok(())
+}
+
+/// Builds and stores this process's communicator over `group` (which contains it) with the
+/// agreed contexts, inheriting `parent`'s error handler. Returns its index and handle.
+pub(crate) fn install(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    ctxs: (u16, u16),
+    group: Group,
+) -> (CommIdx, MPI_Comm) {
+    let me = cx.engine.p2p_ref().rank();
+    let rank = group
+        .local(me)
+        .expect("a process installs only communicators it is in");
+    let size = group.size();
+    let peers = Members::of(group, cx.engine.p2p_ref().size());
+    let mut c = Comm::new(String::new(), ctxs, rank, peers, size, None);
+    c.errhandler = cx.comms.get(parent).errhandler;
+    let idle = cx.idle();
+    cx.comms.insert(c, idle)
+}
+
+/// The ranks (indices into `everyone`'s `(color, key)`) with color `color`, ordered by
+/// (key, rank): the members of a split's new group, in their new rank order.
+pub(crate) fn by_key(everyone: &[(c_int, c_int)], color: c_int) -> Vec<usize> {
+    let mut picked: Vec<(c_int, usize)> = everyone
+        .iter()
+        .enumerate()
+        .filter(|(_, (col, _))| *col == color)
+        .map(|(r, (_, key))| (*key, r))
+        .collect();
+    picked.sort();
+    picked.into_iter().map(|(_, r)| r).collect()
+}

@@ -1,0 +1,185 @@
+//! The C entry points of blocking point-to-point: `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`,
+//! `MPI_Rsend`, `MPI_Recv`, `MPI_Sendrecv`, `MPI_Sendrecv_replace`, `MPI_Probe`, `MPI_Iprobe`.
+
+use crate::abi::*;
+use crate::cptr::Out;
+use crate::error::MpiError;
+use crate::p2p::args::{self, ProbeOp, SendKind, SendOp};
+use crate::p2p::blocking::{recv, send, sendrecv};
+use crate::p2p::status::{Completion, StatusOut};
+use crate::p2p::Cx;
+use crate::runtime::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+/// Generates the four blocking send functions, which differ only in their mode.
+macro_rules! blocking_send {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi(
+                buf: *const c_void,
+                count: c_int,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+            ) |st| {
+                let cx = &mut st.runtime()?.p2p();
+                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                send(cx, &op, $kind)
+            }
+        }
+    };
+}
+
+blocking_send! {
+    /// `MPI_Send`: standard-mode blocking send.
+    MPI_Send / PMPI_Send, SendKind::Standard
+}
+
+blocking_send! {
+    /// `MPI_Ssend`: synchronous send; returns once the receiver has matched the message.
+    MPI_Ssend / PMPI_Ssend, SendKind::Synchronous
+}
+
+blocking_send! {
+    /// `MPI_Bsend`: buffered send; copies into the attached buffer and returns.
+    MPI_Bsend / PMPI_Bsend, SendKind::Buffered
+}
+
+blocking_send! {
+    /// `MPI_Rsend`: ready send; the matching receive must be posted already.
+    MPI_Rsend / PMPI_Rsend, SendKind::Ready
+}
+
+mpi_fn! {
+    /// `MPI_Recv`: blocking receive.
+    fn MPI_Recv / PMPI_Recv(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+        let c = recv(cx, &op)?;
+        status.set(&c);
+        c.check().map_err(|e| e.on(op.comm))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Sendrecv`: a send and a receive that cannot deadlock each other.
+    fn MPI_Sendrecv / PMPI_Sendrecv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let s = args::send_op(cx, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
+        let c = sendrecv(cx, &s, &r)?;
+        status.set(&c);
+        c.check().map_err(|e| e.on(r.comm))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Sendrecv_replace`: sends the buffer's contents and receives into the same buffer
+    /// (the outgoing data is copied first).
+    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let s = args::send_op(cx, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, buf, count, datatype, source, recvtag, comm)?;
+        let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
+        let outgoing = s.outgoing();
+        // The data must be copied out before the buffer receives (a packed copy is one).
+        let outgoing = if outgoing.is_owned() { outgoing } else { crate::p2p::args::Outgoing::owned(outgoing.bytes().to_vec()) };
+        let s = SendOp { buf: outgoing.ptr(), bytes: outgoing.len(), scattered: None, ..s };
+        let c = sendrecv(cx, &s, &r)?;
+        drop(outgoing);
+        status.set(&c);
+        c.check().map_err(|e| e.on(r.comm))
+    }
+}
+
+/// The status a probe reports: what the matching message holds.
+fn probe_completion(cx: &Cx<'_>, op: &ProbeOp, s: &mpich_channel::Status) -> Completion {
+    Completion::from_engine(s, cx.comms.get(op.comm))
+}
+
+mpi_fn! {
+    /// `MPI_Probe`: waits for a matching message and describes it without receiving it.
+    fn MPI_Probe / PMPI_Probe(
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
+        let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+        let c = match op.source {
+            None => Completion::PROC_NULL,
+            Some(src) => {
+                let s = cx.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
+                probe_completion(cx, &op, &s)
+            }
+        };
+        status.set(&c);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Iprobe`: whether a matching message has arrived, and if so what it holds.
+    fn MPI_Iprobe / PMPI_Iprobe(
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let op = args::probe_op(cx.comms, source, tag, comm)?;
+        let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
+        let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+        let found = match op.source {
+            None => Some(Completion::PROC_NULL),
+            Some(src) => cx
+                .engine
+                .iprobe(src, op.tag, op.ctx)
+                .map_err(|e| MpiError::from(e).on(op.comm))?
+                .map(|s| probe_completion(cx, &op, &s)),
+        };
+        flag.set(found.is_some() as c_int);
+        if let Some(c) = found {
+            status.set(&c);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+//! The C entry points of the buffered-send buffer: `MPI_Buffer_attach`, `MPI_Buffer_detach`.
+
+use crate::cptr::Out;
+use crate::error::MpiError;
+use crate::runtime::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+mpi_fn! {
+    /// `MPI_Buffer_attach`: gives the library `size` bytes at `buffer` for buffered sends.
+    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) |st| {
+        let rt = st.runtime()?;
+        let size = usize::try_from(size)
+            .map_err(|_| MpiError::arg(format!("the size is {size}; it must be 0 or more")))?;
+        rt.bsend.attach(buffer.cast(), size)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Buffer_detach`: waits for the buffered sends, then returns the buffer's address
+    /// (in `*(void **)buffer_addr`) and size. With no buffer attached, NULL and 0.
+    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) |st| {
+        let rt = st.runtime()?;
+        let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
+        let size_out = Out::new(size, "size")?;
+        let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
+        addr_out.set(base.cast());
+        size_out.set(len as c_int);
+        Ok(())
+    }
+}

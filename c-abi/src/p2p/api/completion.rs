@@ -1,0 +1,305 @@
+//! The C entry points that complete requests: `MPI_Wait`, `MPI_Test` and their
+//! `all`/`any`/`some` forms, `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`.
+
+use crate::abi::*;
+use crate::cptr::{Array, Out};
+use crate::error::MpiError;
+use crate::p2p::completion::{
+    any_over, check_all, collective_request, complete_into, count_arg, id_at, is_collective,
+    is_over, poll, resolve, resolve_in, retire, some, Failures, How,
+};
+use crate::p2p::request;
+use crate::p2p::status::{Completion, StatusOut, Statuses};
+use crate::runtime::export::mpi_fn;
+use mpich_channel::Standing;
+use std::ffi::c_int;
+
+mpi_fn! {
+    /// `MPI_Wait`: waits for a request to complete.
+    fn MPI_Wait / PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let handle = Out::new(request, "request")?;
+        let status = StatusOut::new(status)?;
+        let mut h = handle.get();
+        let polled = poll(cx, &mut h, How::Block);
+        handle.set(h);
+        let f = polled?.expect("a blocking wait completes");
+        status.set(&f.c);
+        f.check()
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Test`: completes a request if it is complete (`*flag` says whether).
+    fn MPI_Test / PMPI_Test(
+        request: *mut MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let handle = Out::new(request, "request")?;
+        let flag = Out::new(flag, "flag")?;
+        let status = StatusOut::new(status)?;
+        let mut h = handle.get();
+        let polled = poll(cx, &mut h, How::Test);
+        handle.set(h);
+        match polled? {
+            None => {
+                flag.set(0);
+                Ok(())
+            }
+            Some(f) => {
+                flag.set(1);
+                status.set(&f.c);
+                f.check()
+            }
+        }
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Waitall`: waits for every request.
+    fn MPI_Waitall / PMPI_Waitall(
+        count: c_int,
+        array_of_requests: *mut MPI_Request,
+        array_of_statuses: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let n = count_arg(count)?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        let statuses = Statuses::new(array_of_statuses, n)?;
+        check_all(cx, &requests)?;
+        // One wait for the whole batch: the engine turns until the last is over.
+        let mut next = 0;
+        let engine = &mut cx.engine;
+        engine.block_on(|e| {
+            while next < n && match resolve_in(e, requests.get(next)) {
+                None => true,
+                Some(id) => e.p2p_ref().standing(id) != Some(Standing::Pending),
+            } {
+                next += 1;
+            }
+            Ok::<_, MpiError>((next == n).then_some(()))
+        })?;
+        let mut failures = Failures::default();
+        for i in 0..n {
+            complete_into(cx, &requests, i, |c| statuses.set(i, c), &mut failures);
+        }
+        failures.result()
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Testall`: completes every request if all are complete (`*flag` says whether);
+    /// otherwise completes none.
+    fn MPI_Testall / PMPI_Testall(
+        count: c_int,
+        array_of_requests: *mut MPI_Request,
+        flag: *mut c_int,
+        array_of_statuses: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let n = count_arg(count)?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        let flag = Out::new(flag, "flag")?;
+        let statuses = Statuses::new(array_of_statuses, n)?;
+        check_all(cx, &requests)?;
+        cx.engine.poke()?;
+        if !(0..n).all(|i| is_over(cx, id_at(cx, &requests, i))) {
+            flag.set(0);
+            return Ok(());
+        }
+        let mut failures = Failures::default();
+        for i in 0..n {
+            complete_into(cx, &requests, i, |c| statuses.set(i, c), &mut failures);
+        }
+        flag.set(1);
+        failures.result()
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Waitany`: waits for one of the requests and completes it (`*indx`; `MPI_UNDEFINED`
+    /// if none is active).
+    fn MPI_Waitany / PMPI_Waitany(
+        count: c_int,
+        array_of_requests: *mut MPI_Request,
+        indx: *mut c_int,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let n = count_arg(count)?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        let indx = Out::new(indx, "indx")?;
+        let status = StatusOut::new(status)?;
+        check_all(cx, &requests)?;
+        let found = cx.engine.block_on(|e| {
+            let mut any_active = false;
+            for i in 0..n {
+                let Some(id) = resolve_in(e, requests.get(i)) else { continue };
+                match e.p2p_ref().standing(id) {
+                    Some(Standing::Complete) => return Ok::<_, MpiError>(Some(Some((i, id)))),
+                    Some(Standing::Pending) => any_active = true,
+                    _ => {}
+                }
+            }
+            Ok((!any_active).then_some(None))
+        })?;
+        match found {
+            Some((i, id)) => {
+                let mut h = requests.get(i);
+                let f = retire(cx, &mut h, id)?;
+                requests.set(i, h);
+                indx.set(i as c_int);
+                status.set(&f.c);
+                f.check()
+            }
+            None => {
+                indx.set(MPI_UNDEFINED);
+                status.set(&Completion::EMPTY);
+                Ok(())
+            }
+        }
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Testany`: completes one complete request if there is one.
+    fn MPI_Testany / PMPI_Testany(
+        count: c_int,
+        array_of_requests: *mut MPI_Request,
+        indx: *mut c_int,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let n = count_arg(count)?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        let indx = Out::new(indx, "indx")?;
+        let flag = Out::new(flag, "flag")?;
+        let status = StatusOut::new(status)?;
+        check_all(cx, &requests)?;
+        cx.engine.poke()?;
+        match any_over(cx, &requests) {
+            Ok(i) => {
+                let mut h = requests.get(i);
+                let f = retire(cx, &mut h, id_at(cx, &requests, i).expect("an active request"))?;
+                requests.set(i, h);
+                indx.set(i as c_int);
+                flag.set(1);
+                status.set(&f.c);
+                f.check()
+            }
+            Err(any_active) => {
+                indx.set(MPI_UNDEFINED);
+                flag.set(!any_active as c_int);
+                if !any_active {
+                    status.set(&Completion::EMPTY);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Waitsome`: waits until at least one request completes, and completes all that have.
+    fn MPI_Waitsome / PMPI_Waitsome(
+        incount: c_int,
+        array_of_requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        array_of_indices: *mut c_int,
+        array_of_statuses: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        some(cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Testsome`: completes the requests that are complete (possibly none).
+    fn MPI_Testsome / PMPI_Testsome(
+        incount: c_int,
+        array_of_requests: *mut MPI_Request,
+        outcount: *mut c_int,
+        array_of_indices: *mut c_int,
+        array_of_statuses: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        some(cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Request_free`: lets a request complete by itself; the handle becomes
+    /// `MPI_REQUEST_NULL`. What the request holds (a staging buffer) is released when its
+    /// operation ends.
+    fn MPI_Request_free / PMPI_Request_free(request: *mut MPI_Request) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let handle = Out::new(request, "request")?;
+        let Some(id) = resolve(cx, handle.get())? else {
+            return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to free"));
+        };
+        let comm = request::comm_of(cx.engine, id);
+        if is_collective(cx, id) && !cx.engine.p2p_ref().is_complete(id) {
+            return Err(collective_request("free").on(comm));
+        }
+        cx.engine.p2p().request_free(id).map_err(|e| MpiError::from(e).on(comm))?;
+        handle.set(MPI_REQUEST_NULL);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Request_get_status`: whether a request is complete, and its status, without
+    /// freeing it (the `MPI_Wait`/`MPI_Test` that will still gets the same status).
+    fn MPI_Request_get_status / PMPI_Request_get_status(
+        request: MPI_Request,
+        flag: *mut c_int,
+        status: *mut MPI_Status,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let flag = Out::new(flag, "flag")?;
+        let status = StatusOut::new(status)?;
+        let Some(id) = resolve(cx, request)? else {
+            flag.set(1);
+            status.set(&Completion::EMPTY);
+            return Ok(());
+        };
+        let comm = request::comm_of(cx.engine, id);
+        if cx.engine.p2p_ref().standing(id) == Some(Standing::Pending) {
+            cx.engine.poke().map_err(|e| MpiError::from(e).on(comm))?;
+        }
+        let c = match cx.engine.p2p_ref().standing(id) {
+            Some(Standing::Pending) => {
+                flag.set(0);
+                return Ok(());
+            }
+            Some(Standing::Complete) => {
+                let s = cx.engine.p2p_ref().peek_status(id).expect("a complete request has a status");
+                Completion::from_engine(&s, cx.comms.get(comm))
+            }
+            _ => Completion::EMPTY,
+        };
+        flag.set(1);
+        status.set(&c);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Cancel`: asks for a pending operation to be cancelled. The request must still be
+    /// completed; `MPI_Test_cancelled` on its status says whether the cancel succeeded.
+    fn MPI_Cancel / PMPI_Cancel(request: *mut MPI_Request) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let h = Out::new(request, "request")?.get();
+        let Some(id) = resolve(cx, h)? else {
+            return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
+        };
+        let comm = request::comm_of(cx.engine, id);
+        if is_collective(cx, id) {
+            return Err(collective_request("cancel").on(comm));
+        }
+        cx.engine.p2p().cancel(id).map_err(|e| MpiError::from(e).on(comm))
+    }
+}

@@ -1,0 +1,166 @@
+//! The C entry points of nonblocking and persistent point-to-point: `MPI_Isend`, `MPI_Issend`,
+//! `MPI_Ibsend`, `MPI_Irsend`, `MPI_Irecv`, the five `_init` calls, `MPI_Start` and
+//! `MPI_Startall`.
+
+use crate::abi::*;
+use crate::cptr::{Array, Out};
+use crate::error::MpiError;
+use crate::p2p::args::{self, SendKind};
+use crate::p2p::nonblocking::{persistent, record, start, start_recv, start_send, startable};
+use crate::p2p::request::PersistentKind;
+use crate::runtime::export::mpi_fn;
+use std::ffi::{c_int, c_void};
+
+/// Generates the four nonblocking send functions, which differ only in their mode.
+macro_rules! nonblocking_send {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi(
+                buf: *const c_void,
+                count: c_int,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) |st| {
+                let cx = &mut st.runtime()?.p2p();
+                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+                let id = start_send(cx, &op, $kind)?;
+                out.set(record(cx, id));
+                Ok(())
+            }
+        }
+    };
+}
+
+nonblocking_send! {
+    /// `MPI_Isend`: starts a standard-mode send.
+    MPI_Isend / PMPI_Isend, SendKind::Standard
+}
+
+nonblocking_send! {
+    /// `MPI_Issend`: starts a synchronous send (complete once the receiver matched it).
+    MPI_Issend / PMPI_Issend, SendKind::Synchronous
+}
+
+nonblocking_send! {
+    /// `MPI_Ibsend`: a buffered send; the request is complete once the data is copied.
+    MPI_Ibsend / PMPI_Ibsend, SendKind::Buffered
+}
+
+nonblocking_send! {
+    /// `MPI_Irsend`: starts a ready-mode send.
+    MPI_Irsend / PMPI_Irsend, SendKind::Ready
+}
+
+mpi_fn! {
+    /// `MPI_Irecv`: posts a receive.
+    fn MPI_Irecv / PMPI_Irecv(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+        let id = start_recv(cx, &op)?;
+        out.set(record(cx, id));
+        Ok(())
+    }
+}
+
+/// Generates the four persistent send constructors.
+macro_rules! send_init {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi(
+                buf: *const c_void,
+                count: c_int,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) |st| {
+                let cx = &mut st.runtime()?.p2p();
+                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+                out.set(persistent(cx, op.comm, PersistentKind::Send(op, $kind))?);
+                Ok(())
+            }
+        }
+    };
+}
+
+send_init! {
+    /// `MPI_Send_init`: a persistent standard-mode send, started by `MPI_Start`.
+    MPI_Send_init / PMPI_Send_init, SendKind::Standard
+}
+
+send_init! {
+    /// `MPI_Ssend_init`: a persistent synchronous send.
+    MPI_Ssend_init / PMPI_Ssend_init, SendKind::Synchronous
+}
+
+send_init! {
+    /// `MPI_Bsend_init`: a persistent buffered send.
+    MPI_Bsend_init / PMPI_Bsend_init, SendKind::Buffered
+}
+
+send_init! {
+    /// `MPI_Rsend_init`: a persistent ready-mode send.
+    MPI_Rsend_init / PMPI_Rsend_init, SendKind::Ready
+}
+
+mpi_fn! {
+    /// `MPI_Recv_init`: a persistent receive, started by `MPI_Start`.
+    fn MPI_Recv_init / PMPI_Recv_init(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+        out.set(persistent(cx, op.comm, PersistentKind::Recv(op))?);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Start`: starts a persistent request.
+    fn MPI_Start / PMPI_Start(request: *mut MPI_Request) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let handle = Out::new(request, "request")?.get();
+        start(cx, handle)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Startall`: starts `count` persistent requests (all are checked first).
+    fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let n = usize::try_from(count)
+            .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))?;
+        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+        for i in 0..requests.len() {
+            startable(cx, requests.get(i))?;
+        }
+        for i in 0..requests.len() {
+            start(cx, requests.get(i))?;
+        }
+        Ok(())
+    }
+}
