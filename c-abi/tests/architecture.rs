@@ -15,7 +15,10 @@
 //! `crate::runtime`, the `mpi_fn!` macro). A file depends on the files its paths name: every
 //! path that starts with `crate::`, `$crate::`, `super::` or `self::`, in `use` trees (groups
 //! expanded) and in code, resolved to the longest prefix that is a module file. Comments,
-//! string contents and `#[cfg(test)]` modules do not count.
+//! string contents and `#[cfg(test)]` modules do not count. Paths relative to a file's own
+//! submodules (`use user::OpTable` in `op/mod.rs`) are not followed: a folder's `mod.rs`
+//! declares and re-exports its parts, which may use their parent's helpers, and the rules are
+//! about the layers, not about the files of one subsystem.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -89,7 +89,7 @@ pub struct FmChannel {
 
 impl FmChannel {
     /// Opens FM over `nic`; `fm1` selects the FM 1.x interface. `eager_max` overrides the
-    /// eager limit (default: FM's bulk threshold less one, see [`default_eager_max`]).
+    /// eager limit (default: FM's bulk threshold less one, measured in `default_eager_max`).
     pub fn new(nic: DeviceStack, fm1: bool, eager_max: Option<usize>) -> Result<Self> {
         let mut fm = Fm::new(nic)?;
         let shared = Rc::new(Shared::default());
