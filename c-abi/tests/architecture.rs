@@ -10,9 +10,10 @@
 //!   bottom          abi, handle, cptr, error
 //! ```
 //!
-//! Two rules: no file depends on a file that depends on it back (the file graph has no
-//! cycle), and only the entry-point and runtime files name the running state (`Runtime`,
-//! `crate::runtime`, the `mpi_fn!` macro). A file depends on the files its paths name: every
+//! Three rules: no file depends on a file that depends on it back (the file graph has no
+//! cycle); only the entry-point and runtime files name the running state (`Runtime`,
+//! `crate::runtime`, the `mpi_fn!` macro); and no file uses the entry points of a subsystem
+//! other than its own (the library calls Rust APIs, never an exported function). A file depends on the files its paths name: every
 //! path that starts with `crate::`, `$crate::`, `super::` or `self::`, in `use` trees (groups
 //! expanded) and in code, resolved to the longest prefix that is a module file. Comments,
 //! string contents and `#[cfg(test)]` modules do not count. Paths relative to a file's own
@@ -281,6 +282,29 @@ fn only_entry_points_and_the_runtime_name_the_running_state() {
     assert!(offenders.is_empty(), "these files name Runtime, crate::runtime or mpi_fn! but are not entry points: {offenders:?}");
 }
 
+/// The `api` a file belongs to (`coll/api` for `coll/api/bcast.rs`, `op/api` for
+/// `op/api.rs`), if it is one of the entry-point files.
+fn api_of(file: &str) -> Option<&str> {
+    file.find("/api/")
+        .map(|at| &file[..at + 4])
+        .or_else(|| file.strip_suffix(".rs").filter(|f| f.ends_with("/api")))
+}
+
+#[test]
+fn no_entry_point_calls_another_subsystems_entry_points() {
+    let (graph, _) = graph();
+    let crossings: Vec<String> = graph
+        .iter()
+        .flat_map(|(f, deps)| deps.iter().map(move |d| (f, d)))
+        .filter(|(f, d)| api_of(d).is_some() && api_of(f) != api_of(d))
+        .map(|(f, d)| format!("{f} -> {d}"))
+        .collect();
+    assert!(
+        crossings.is_empty(),
+        "these files use another subsystem's entry points (call its Rust API instead): {crossings:?}"
+    );
+}
+
 #[test]
 fn the_checker_sees_paths_and_cycles() {
     assert_eq!(
@@ -301,6 +325,9 @@ fn the_checker_sees_paths_and_cycles() {
             .find("crate")
             .is_none()
     );
+    assert_eq!(api_of("coll/api/bcast.rs"), Some("coll/api"));
+    assert_eq!(api_of("op/api.rs"), Some("op/api"));
+    assert_eq!(api_of("op/user.rs"), None);
     let g: Graph = [("a", "b"), ("b", "a")]
         .iter()
         .map(|(f, d)| (f.to_string(), [d.to_string()].into()))
