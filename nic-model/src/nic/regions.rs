@@ -233,6 +233,14 @@ impl Regions {
             d.assist.store(assist::ASKED, Release);
             fabric.rank_block(r.peer).doorbell.fetch_add(1, Release);
         }
+        // An exchange (both ranks reading each other's regions at once) would otherwise have
+        // each importer withdraw the part it asked for, both being busy copying: serving the
+        // peer's ask first splits both reads, and each exporter then reads half of its own
+        // buffer itself, which leaves fewer of its lines shared with the peer's cache (the
+        // next write to them is cheaper).
+        if self.doorbell_rang(fabric, me) {
+            self.serve_assists(fabric, me, counters);
+        }
         let mine = if asked { at } else { r.len };
         // SAFETY: `local` is valid for `len >= mine` bytes of writing (the caller's contract).
         let first = unsafe { std::slice::from_raw_parts_mut(r.local, mine) };
