@@ -58,11 +58,6 @@ pub trait Hook: Any {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HookId(usize);
 
-/// The state of one wait: the back-off, and when the peers were last checked.
-struct Waiter {
-    backoff: Backoff,
-}
-
 /// Idle `test` calls between two looks at the clock (for the peers' liveness).
 const TESTS_PER_CLOCK: u32 = 256;
 /// How often a program polling with `test` learns of a dead peer.
@@ -196,11 +191,9 @@ impl Engine {
         if let Some(t) = done(self)? {
             return Ok(t);
         }
-        let mut w = Waiter {
-            backoff: Backoff::new(),
-        };
+        let mut backoff = Backoff::new();
         loop {
-            self.turn(&mut w)?;
+            self.turn(&mut backoff)?;
             if let Some(t) = done(self)? {
                 return Ok(t);
             }
@@ -209,10 +202,10 @@ impl Engine {
 
     /// One turn of a wait: progress, or back off (and now and then check the peers).
     #[inline]
-    fn turn(&mut self, w: &mut Waiter) -> Result<()> {
+    fn turn(&mut self, backoff: &mut Backoff) -> Result<()> {
         if self.progress()? {
-            w.backoff.reset();
-        } else if w.backoff.snooze() {
+            backoff.reset();
+        } else if backoff.snooze() {
             self.adi.check_peers()?;
         }
         Ok(())
@@ -226,9 +219,7 @@ impl Engine {
         if let Some(s) = self.adi.take(id)? {
             return Ok(Some(s));
         }
-        if !self.progress()? {
-            self.idle_check()?;
-        }
+        self.poke()?;
         self.adi.take(id)
     }
 
