@@ -494,19 +494,26 @@ impl<D: Device> Fm<D> {
 
     /// Waits until the receiver has read bulk segment `token`, running handlers meanwhile.
     fn wait_exported(&mut self, token: u64) -> Result<()> {
+        self.extract_until(|fm| {
+            fm.drain_events();
+            let at = fm.exported.iter().position(|&t| t == token);
+            Ok(at.map(|i| fm.exported.swap_remove(i)).is_some())
+        })
+    }
+
+    /// FM's one waiting loop: extracts (running handlers, so that two processes waiting on
+    /// each other cannot deadlock) until `done` says yes, backing off while nothing arrives
+    /// and checking now and then that the peers are alive.
+    fn extract_until(&mut self, mut done: impl FnMut(&mut Self) -> Result<bool>) -> Result<()> {
         let mut backoff = Backoff::new();
-        loop {
-            self.drain_events();
-            if let Some(i) = self.exported.iter().position(|&t| t == token) {
-                self.exported.swap_remove(i);
-                return Ok(());
-            }
+        while !done(self)? {
             if self.extract(usize::MAX)? > 0 {
                 backoff.reset();
             } else if backoff.snooze() {
                 self.bip.check_peers()?;
             }
         }
+        Ok(())
     }
 
     /// Sends one FM packet; while BIP cannot take it (no credit, full route), keeps
@@ -526,17 +533,7 @@ impl<D: Device> Fm<D> {
         if self.bip.test_done(r)?.is_some() {
             return Ok(());
         }
-        let mut backoff = Backoff::new();
-        loop {
-            if self.bip.test(r)?.is_some() {
-                return Ok(());
-            }
-            if self.extract(usize::MAX)? > 0 {
-                backoff.reset();
-            } else {
-                backoff.snooze();
-            }
-        }
+        self.extract_until(|fm| Ok(fm.bip.test(r)?.is_some()))
     }
 
     // ---- FM 1.x send side ------------------------------------------------------------
