@@ -59,19 +59,21 @@ impl Finished {
 /// The engine request behind a handle; `None` for `MPI_REQUEST_NULL`.
 #[inline(always)]
 pub(crate) fn resolve(cx: &Cx<'_>, handle: MPI_Request) -> MpiResult<Option<ReqId>> {
+    resolve_on(cx.engine, handle)
+}
+
+#[inline(always)]
+fn resolve_on(engine: &mpich_channel::Engine, handle: MPI_Request) -> MpiResult<Option<ReqId>> {
     if handle == MPI_REQUEST_NULL {
         return Ok(None);
     }
-    request::lookup(cx.engine, handle).map(Some)
+    request::lookup(engine, handle).map(Some)
 }
 
 /// The engine request behind a handle already checked (`None` for null).
 #[inline(always)]
 pub(crate) fn resolve_in(engine: &mpich_channel::Engine, handle: MPI_Request) -> Option<ReqId> {
-    if handle == MPI_REQUEST_NULL {
-        return None;
-    }
-    request::lookup(engine, handle).ok()
+    resolve_on(engine, handle).ok().flatten()
 }
 
 /// Whether a handle has an operation to wait for (neither null nor inactive).
@@ -180,7 +182,7 @@ pub(crate) fn check_all(cx: &Cx<'_>, requests: &Array<MPI_Request>) -> MpiResult
 /// The request behind handle `i` of a checked array (`None` for null).
 #[inline(always)]
 pub(crate) fn id_at(cx: &Cx<'_>, requests: &Array<MPI_Request>, i: usize) -> Option<ReqId> {
-    resolve(cx, requests.get(i)).ok().flatten()
+    resolve_in(cx.engine, requests.get(i))
 }
 
 /// Collects the failures of a multiple-completion call into `MPI_ERR_IN_STATUS`.

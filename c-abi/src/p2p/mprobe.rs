@@ -24,9 +24,6 @@ use crate::p2p::Cx;
 use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
-pub(crate) const HANDLE_TAG: u32 = 0xac00_0000;
-pub(crate) const HANDLE_TAG_MASK: u32 = 0xfc00_0000;
-
 /// A message taken out of matching by a matched probe, waiting for its `MPI_Mrecv`.
 pub(crate) struct Held {
     pub data: Vec<u8>,
@@ -58,7 +55,8 @@ pub(crate) fn hold(message: Held) -> MPI_Message {
             table.len() - 1
         }
     };
-    (HANDLE_TAG | index as u32) as MPI_Message
+    // MPICH names messages with the request kind bits.
+    crate::handle::direct(crate::handle::Kind::Request, index as u32) as MPI_Message
 }
 
 /// What an `MPI_Message` handle names.
@@ -72,7 +70,6 @@ pub(crate) fn take(handle: MPI_Message) -> MpiResult<Named> {
     if handle == MPI_MESSAGE_NO_PROC {
         return Ok(Named::NoProc);
     }
-    let h = handle as u32;
     let invalid = || {
         MpiError::new(
             MPI_ERR_ARG,
@@ -81,12 +78,11 @@ pub(crate) fn take(handle: MPI_Message) -> MpiResult<Named> {
             ),
         )
     };
-    if h & HANDLE_TAG_MASK != HANDLE_TAG {
+    let Some(index) = crate::handle::index_of(crate::handle::Kind::Request, handle) else {
         return Err(invalid());
-    }
-    let index = (h & !HANDLE_TAG_MASK) as usize;
+    };
     held()
-        .get_mut(index)
+        .get_mut(index as usize)
         .and_then(Option::take)
         .map(Named::Held)
         .ok_or_else(invalid)

@@ -28,11 +28,13 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-const HANDLE_TAG: u32 = crate::handle::direct(crate::handle::Kind::Request, 0) as u32;
-const HANDLE_TAG_MASK: u32 = 0xfc00_0000;
+use crate::handle::Kind;
+
+/// A request handle is a direct handle of kind `Request` (`crate::handle`) whose 26 index
+/// bits hold the engine request's index, then the low bits of its generation.
 const INDEX_BITS: u32 = 20;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
-const GENERATION_BITS: u32 = 26 - INDEX_BITS;
+const GENERATION_BITS: u32 = crate::handle::INDEX_MASK.count_ones() - INDEX_BITS;
 const GENERATION_MASK: u32 = (1 << GENERATION_BITS) - 1;
 /// The most requests that can be outstanding at once (the engine's limit).
 pub(crate) const MAX_REQUESTS: usize = mpich_channel::adi::MAX_REQUESTS;
@@ -42,16 +44,15 @@ const _: () = assert!(MAX_REQUESTS <= 1 << INDEX_BITS);
 #[inline(always)]
 pub(crate) fn handle(engine: &Engine, id: ReqId) -> MPI_Request {
     let gen = engine.p2p_ref().generation(id).map_or(0, u32::from);
-    (HANDLE_TAG | (gen & GENERATION_MASK) << INDEX_BITS | id) as MPI_Request
+    crate::handle::direct(Kind::Request, (gen & GENERATION_MASK) << INDEX_BITS | id)
 }
 
 /// The engine request behind a handle: `MPI_ERR_REQUEST` unless it is a live request (for
 /// `MPI_REQUEST_NULL` too; callers that accept it look first).
 #[inline(always)]
 pub(crate) fn lookup(engine: &Engine, h: MPI_Request) -> MpiResult<ReqId> {
-    let bits = h as u32;
-    if bits & HANDLE_TAG_MASK == HANDLE_TAG {
-        let (index, gen) = (bits & INDEX_MASK, (bits >> INDEX_BITS) & GENERATION_MASK);
+    if let Some(bits) = crate::handle::index_of(Kind::Request, h) {
+        let (index, gen) = (bits & INDEX_MASK, bits >> INDEX_BITS);
         if let Some(id) = engine.p2p_ref().by_handle(index, gen, GENERATION_BITS) {
             return Ok(id);
         }
@@ -154,7 +155,7 @@ mod tests {
 
     #[test]
     fn handles_have_mpich_request_kind_bits() {
-        let h = (HANDLE_TAG | 5 << INDEX_BITS | 42) as MPI_Request;
+        let h = crate::handle::direct(Kind::Request, 5 << INDEX_BITS | 42);
         assert_eq!(h as u32 & 0xfc00_0000, 0xac00_0000);
         assert_ne!(h, MPI_REQUEST_NULL);
         assert_eq!(h as u32 & INDEX_MASK, 42);
