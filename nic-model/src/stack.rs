@@ -16,8 +16,8 @@ use crate::error::{NicError, Rank, Result};
 use crate::nic::Nic;
 use crate::phy::{
     pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus,
+    Wraps,
 };
-use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::Profile;
 
 /// The device stack of this process.
@@ -53,18 +53,20 @@ impl DeviceStack {
         }
         Ok(DeviceStack::Composed(dev))
     }
+}
 
-    /// The device, whatever its stack.
+/// The device, whatever its stack.
+impl Wraps for DeviceStack {
+    type Inner = dyn Device;
     #[inline(always)]
-    fn dev(&self) -> &dyn Device {
+    fn inner(&self) -> &(dyn Device + 'static) {
         match self {
             DeviceStack::Plain(d) => d,
             DeviceStack::Composed(d) => d.as_ref(),
         }
     }
-
     #[inline(always)]
-    fn dev_mut(&mut self) -> &mut dyn Device {
+    fn inner_mut(&mut self) -> &mut (dyn Device + 'static) {
         match self {
             DeviceStack::Plain(d) => d,
             DeviceStack::Composed(d) => d.as_mut(),
@@ -74,13 +76,13 @@ impl DeviceStack {
 
 impl Device for DeviceStack {
     fn rank(&self) -> Rank {
-        self.dev().rank()
+        self.inner().rank()
     }
     fn nranks(&self) -> usize {
-        self.dev().nranks()
+        self.inner().nranks()
     }
     fn capabilities(&self) -> Capabilities {
-        self.dev().capabilities()
+        self.inner().capabilities()
     }
     /// The plain NIC's send is inline in the caller; a wrapped stack's goes through its box.
     #[inline(always)]
@@ -105,55 +107,20 @@ impl Device for DeviceStack {
             DeviceStack::Composed(d) => d.progress(),
         }
     }
-    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
-        // SAFETY: the caller's contract is passed on.
-        unsafe { self.dev_mut().register(addr, len, access) }
-    }
-    fn deregister(&mut self, region: RegionKey) -> Result<()> {
-        self.dev_mut().deregister(region)
-    }
-    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
-        self.dev_mut().import(peer, key)
-    }
-    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
-        self.dev().local_region(key)
-    }
-    unsafe fn read_region(
-        &mut self,
-        peer: Rank,
-        key: RegionKey,
-        offset: usize,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<Transfer> {
-        // SAFETY: the caller's contract is passed on.
-        unsafe { self.dev_mut().read_region(peer, key, offset, local, len) }
-    }
-    fn write_region(
-        &mut self,
-        peer: Rank,
-        key: RegionKey,
-        offset: usize,
-        local: &[u8],
-    ) -> Result<()> {
-        self.dev_mut().write_region(peer, key, offset, local)
-    }
-    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
-        self.dev_mut().poll_transfer(id)
-    }
+    crate::phy::forward_regions!();
     fn peer_status(&self, peer: Rank) -> PeerStatus {
-        self.dev().peer_status(peer)
+        self.inner().peer_status(peer)
     }
     fn counters(&self) -> &Counters {
-        self.dev().counters()
+        self.inner().counters()
     }
     fn profile(&self) -> Option<&Profile> {
-        self.dev().profile()
+        self.inner().profile()
     }
     fn set_protocol_header(&mut self, bytes: usize) {
-        self.dev_mut().set_protocol_header(bytes)
+        self.inner_mut().set_protocol_header(bytes)
     }
     fn finalize(&mut self) {
-        self.dev_mut().finalize()
+        self.inner_mut().finalize()
     }
 }

@@ -302,6 +302,16 @@ impl<D: Device> FaultInjector<D> {
     }
 }
 
+impl<D: Device> super::Wraps for FaultInjector<D> {
+    type Inner = D;
+    fn inner(&self) -> &D {
+        &self.inner
+    }
+    fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+}
+
 impl<D: Device> Device for FaultInjector<D> {
     fn rank(&self) -> Rank {
         self.inner.rank()

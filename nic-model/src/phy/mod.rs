@@ -197,6 +197,16 @@ pub fn poll_bytes(dev: &mut (impl Device + ?Sized), src: Rank) -> Option<Vec<u8>
 }
 
 /// A boxed device is a device: this is how wrappers stack at run time.
+impl<D: Device + ?Sized> Wraps for Box<D> {
+    type Inner = D;
+    fn inner(&self) -> &D {
+        self
+    }
+    fn inner_mut(&mut self) -> &mut D {
+        self
+    }
+}
+
 impl<D: Device + ?Sized> Device for Box<D> {
     #[inline]
     fn rank(&self) -> Rank {
@@ -221,42 +231,7 @@ impl<D: Device + ?Sized> Device for Box<D> {
     fn progress(&mut self) -> bool {
         (**self).progress()
     }
-    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
-        // SAFETY: the caller's contract is passed on.
-        unsafe { (**self).register(addr, len, access) }
-    }
-    fn deregister(&mut self, region: RegionKey) -> Result<()> {
-        (**self).deregister(region)
-    }
-    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
-        (**self).import(peer, key)
-    }
-    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
-        (**self).local_region(key)
-    }
-    unsafe fn read_region(
-        &mut self,
-        peer: Rank,
-        key: RegionKey,
-        offset: usize,
-        local: *mut u8,
-        len: usize,
-    ) -> Result<Transfer> {
-        // SAFETY: the caller's contract is passed on.
-        unsafe { (**self).read_region(peer, key, offset, local, len) }
-    }
-    fn write_region(
-        &mut self,
-        peer: Rank,
-        key: RegionKey,
-        offset: usize,
-        local: &[u8],
-    ) -> Result<()> {
-        (**self).write_region(peer, key, offset, local)
-    }
-    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
-        (**self).poll_transfer(id)
-    }
+    forward_regions!();
     fn peer_status(&self, peer: Rank) -> PeerStatus {
         (**self).peer_status(peer)
     }
@@ -274,8 +249,16 @@ impl<D: Device + ?Sized> Device for Box<D> {
     }
 }
 
-/// Implements the region methods of a wrapper by passing them to the wrapped device
-/// (`self.inner`): wrappers act on packets, regions go through them untouched.
+/// A device that passes another device's regions through: the wrappers, `Box<D>` and
+/// `DeviceStack`. [`forward_regions!`] implements a `Device`'s region methods with it.
+pub(crate) trait Wraps {
+    type Inner: Device + ?Sized;
+    fn inner(&self) -> &Self::Inner;
+    fn inner_mut(&mut self) -> &mut Self::Inner;
+}
+
+/// Implements the region methods of a [`Wraps`] device by passing them to the device it
+/// wraps: wrappers act on packets, regions go through them untouched.
 macro_rules! forward_regions {
     () => {
         unsafe fn register(
@@ -285,23 +268,23 @@ macro_rules! forward_regions {
             access: $crate::region::Access,
         ) -> $crate::error::Result<$crate::region::RegionKey> {
             // SAFETY: the caller's contract is passed on.
-            unsafe { self.inner.register(addr, len, access) }
+            unsafe { $crate::phy::Wraps::inner_mut(self).register(addr, len, access) }
         }
         fn deregister(&mut self, region: $crate::region::RegionKey) -> $crate::error::Result<()> {
-            self.inner.deregister(region)
+            $crate::phy::Wraps::inner_mut(self).deregister(region)
         }
         fn import(
             &mut self,
             peer: $crate::error::Rank,
             key: $crate::region::RegionKey,
         ) -> $crate::error::Result<$crate::region::RegionInfo> {
-            self.inner.import(peer, key)
+            $crate::phy::Wraps::inner_mut(self).import(peer, key)
         }
         fn local_region(
             &self,
             key: $crate::region::RegionKey,
         ) -> $crate::error::Result<$crate::region::RegionInfo> {
-            self.inner.local_region(key)
+            $crate::phy::Wraps::inner(self).local_region(key)
         }
         unsafe fn read_region(
             &mut self,
@@ -312,7 +295,9 @@ macro_rules! forward_regions {
             len: usize,
         ) -> $crate::error::Result<$crate::region::Transfer> {
             // SAFETY: the caller's contract is passed on.
-            unsafe { self.inner.read_region(peer, key, offset, local, len) }
+            unsafe {
+                $crate::phy::Wraps::inner_mut(self).read_region(peer, key, offset, local, len)
+            }
         }
         fn write_region(
             &mut self,
@@ -321,10 +306,10 @@ macro_rules! forward_regions {
             offset: usize,
             local: &[u8],
         ) -> $crate::error::Result<()> {
-            self.inner.write_region(peer, key, offset, local)
+            $crate::phy::Wraps::inner_mut(self).write_region(peer, key, offset, local)
         }
         fn poll_transfer(&mut self, id: $crate::region::TransferId) -> $crate::error::Result<bool> {
-            self.inner.poll_transfer(id)
+            $crate::phy::Wraps::inner_mut(self).poll_transfer(id)
         }
     };
 }

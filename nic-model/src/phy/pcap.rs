@@ -242,6 +242,16 @@ impl<D: Device> PcapWriter<D> {
     }
 }
 
+impl<D: Device> super::Wraps for PcapWriter<D> {
+    type Inner = D;
+    fn inner(&self) -> &D {
+        &self.inner
+    }
+    fn inner_mut(&mut self) -> &mut D {
+        &mut self.inner
+    }
+}
+
 impl<D: Device> Device for PcapWriter<D> {
     fn rank(&self) -> Rank {
         self.inner.rank()
