@@ -125,3 +125,6 @@ pub fn stage_build(dir: &Path, tools: &[&str]) {
             .unwrap_or_else(|e| panic!("cannot link {alias}: {e}"));
     }
 }
+
+pub mod netns;
+pub mod slurm;

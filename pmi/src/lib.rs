@@ -1,0 +1,1 @@
+//! # pmi: the process-management interface (placeholder, being written)

@@ -1,0 +1,1 @@
+//! Network namespaces as test hosts (being written).

@@ -1,0 +1,1 @@
+//! A Slurm cluster in a temporary directory for tests (being written).
