@@ -42,6 +42,16 @@ pub enum NicError {
     /// A timing profile could not be found or parsed.
     #[error("timing profile {name:?}: {why}")]
     Profile { name: String, why: String },
+    /// The network between hosts failed: a host that cannot be reached, a connection refused
+    /// or broken, a launcher's key-value space that does not answer.
+    #[error("{0}")]
+    Network(String),
+    /// A node leader could not hand the host's fabric to some of its followers by the deadline.
+    #[error("the node leader did not hand the fabric to local ranks {missing:?} by the deadline; check that those processes started, run as the same user, in the same network namespace, and were published with their own pids")]
+    FollowersMissing { missing: Vec<usize> },
+    /// A process could not get its host's fabric from the node leader.
+    #[error("could not get the host's fabric from the node leader at {address:?}: {why}")]
+    NoFabricFromLeader { address: String, why: String },
     /// An operating-system call failed.
     #[error("{what}: {source}")]
     Os {

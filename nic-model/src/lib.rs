@@ -41,6 +41,7 @@ mod counters;
 mod dma;
 pub mod error;
 pub mod fabric;
+pub mod net;
 pub mod nic;
 pub mod phy;
 pub mod region;

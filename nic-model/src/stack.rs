@@ -13,6 +13,8 @@
 
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
+use crate::fabric::JobConfig;
+use crate::net::{launcher, wire_up, HostNet, Wired};
 use crate::nic::Nic;
 use crate::phy::{
     pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus,
@@ -30,17 +32,35 @@ pub enum DeviceStack {
 }
 
 impl DeviceStack {
-    /// Attaches to the job (as [`Nic::from_env`]) and wraps what the environment asks for.
+    /// Attaches to the job as [`DeviceStack::from_env_with`] does, with the NIC's default
+    /// fabric geometry for a fabric this process's host makes itself.
     pub fn from_env() -> Result<DeviceStack> {
-        let nic = Nic::from_env()?;
+        Self::from_env_with(&JobConfig::new)
+    }
+
+    /// Attaches to the job this process was started in, and wraps what the environment asks
+    /// for:
+    ///
+    /// - a fabric handed down by the launcher (`NIC_FABRIC_FD`, our `mpirun` on one host):
+    ///   the plain NIC over it;
+    /// - a PMI launcher (our `mpirun` across hosts, Hydra, Slurm): the wire-up through its
+    ///   key-value space ([`crate::net::wire_up`]) makes this host's fabric, with `config(n)`
+    ///   as its geometry for `n` ranks, and the TCP connections to other hosts. All ranks on
+    ///   this host: the plain NIC; otherwise a [`crate::net::HostNet`].
+    pub fn from_env_with(config: &dyn Fn(usize) -> JobConfig) -> Result<DeviceStack> {
+        let dev = attach(config)?;
+        let rank = dev.rank();
         let faults = FaultConfig::from_env()
             .map_err(NicError::Config)?
             .filter(FaultConfig::is_active);
-        let pcap = pcap_path_from_env(nic.rank());
-        if faults.is_none() && pcap.is_none() {
-            return Ok(DeviceStack::Plain(nic));
-        }
-        let mut dev: Box<dyn Device> = Box::new(nic);
+        let pcap = pcap_path_from_env(rank);
+        let mut dev: Box<dyn Device> = match dev {
+            Attached::Nic(nic) if faults.is_none() && pcap.is_none() => {
+                return Ok(DeviceStack::Plain(nic))
+            }
+            Attached::Nic(nic) => Box::new(nic),
+            Attached::Net(net) => Box::new(net),
+        };
         if let Some(cfg) = faults {
             dev = Box::new(FaultInjector::new(dev, cfg));
         }
@@ -53,6 +73,37 @@ impl DeviceStack {
         }
         Ok(DeviceStack::Composed(dev))
     }
+}
+
+/// The device before wrappers.
+enum Attached {
+    Nic(Nic),
+    Net(HostNet),
+}
+
+impl Attached {
+    fn rank(&self) -> Rank {
+        match self {
+            Attached::Nic(n) => n.rank(),
+            Attached::Net(n) => n.rank(),
+        }
+    }
+}
+
+fn attach(config: &dyn Fn(usize) -> JobConfig) -> Result<Attached> {
+    if std::env::var_os(crate::fabric::env::FABRIC_FD).is_none() {
+        let started_by_pmi = launcher::connect().map_err(|e| {
+            NicError::Network(format!("cannot reach the launcher's PMI service: {e}"))
+        })?;
+        if started_by_pmi {
+            let wired = launcher::with_exchange(|ex| wire_up(ex, config)).expect("connected")?;
+            return Ok(match wired {
+                Wired::OneHost(nic) => Attached::Nic(nic),
+                Wired::Hosts(net) => Attached::Net(net),
+            });
+        }
+    }
+    Nic::from_env().map(Attached::Nic)
 }
 
 /// The device, whatever its stack.

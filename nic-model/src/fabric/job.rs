@@ -5,8 +5,8 @@
 //! keeps its own mapping only to mark ranks dead, so that their peers fail fast instead of
 //! hanging.
 
-use super::layout::{rank_state, Geometry};
-use super::{env, hex, shm, Fabric};
+use super::layout::rank_state;
+use super::{env, hex, Fabric};
 use crate::error::{NicError, Rank, Result};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -106,14 +106,7 @@ pub struct Job {
 impl Job {
     /// Creates the job's fabric.
     pub fn new(cfg: &JobConfig) -> Result<Self> {
-        let geo = Geometry::new(cfg.nranks, cfg.slots_per_ring, cfg.slot_bytes)
-            .map_err(NicError::BadFabric)?;
-        let key = shm::random_key()?;
-        let seed = cfg
-            .fault_seed
-            .unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().unwrap()));
-        let (fabric, fd) = Fabric::create(geo, key, seed)?;
-        tracing::debug!(target: "nic", nranks = cfg.nranks, bytes = geo.total_bytes, "fabric created");
+        let (fabric, fd, key) = Fabric::create_for(cfg)?;
         Ok(Job {
             fabric,
             fd,

@@ -25,7 +25,7 @@ pub const PAGE: usize = 4096;
 /// "NICFABR1" in little-endian.
 pub const FABRIC_MAGIC: u64 = u64::from_le_bytes(*b"NICFABR1");
 /// Layout version: bump on any change to the types in this module.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 /// Region descriptors each rank publishes in the fabric (see [`crate::region`]); regions
 /// exported beyond these are served by the exporter itself over packets.
 pub const REGION_SLOTS: usize = 512;
@@ -57,7 +57,10 @@ pub mod rank_state {
     pub const ATTACHED: u32 = 1;
     /// Finished cleanly (called `finalize`).
     pub const FINALIZED: u32 = 2;
-    /// Died: set by the launcher when it reaps a process that did not finalize.
+    /// Died: set by the launcher when it reaps a process that did not finalize, or by the rank
+    /// itself when it drops its NIC without finalizing. A rank killed where no launcher watches
+    /// (Hydra, Slurm) stays `ATTACHED`; its peers find it gone through its pid
+    /// (`fabric/liveness.rs`).
     pub const DEAD: u32 = 3;
 }
 
@@ -68,7 +71,11 @@ pub struct RankBlock {
     pub pid: AtomicI32,
     pub state: AtomicU32,
     pub exit_status: AtomicI32,
-    _pad0: [u8; CACHE_LINE - 12],
+    /// When the process attached as this rank started (clock ticks after boot, field 22 of
+    /// `/proc/PID/stat`; 0 if unknown), written before `pid`: with the pid it names one
+    /// process, even after the pid is reused.
+    pub start_time: AtomicU64,
+    _pad0: [u8; CACHE_LINE - 24],
     // lines 1-3: modeled-time resources (ns on CLOCK_MONOTONIC), touched only under a timing
     // profile other than `native`. Each is "free at": the resource is busy until then.
     pub host_tx_free: AtomicU64,

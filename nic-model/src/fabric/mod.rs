@@ -1,16 +1,22 @@
-//! The job's shared-memory fabric: creation by the launcher, attachment by each process, and
-//! typed access to the control blocks and rings inside it.
+//! The job's shared-memory fabric: creation by the launcher ([`Job`]) or by a node leader
+//! ([`HostLeader`]), attachment by each process ([`HostFabric`]), and typed access to the
+//! control blocks and rings inside it.
 
+mod host;
 pub mod job;
 pub mod layout;
+pub mod leader;
+pub(crate) mod liveness;
 mod shm;
 
 use crate::error::{NicError, Rank, Result};
 use layout::{FabricHeader, Geometry, RankBlock, RingConsumer, FABRIC_MAGIC, LAYOUT_VERSION};
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
+pub use host::HostFabric;
 pub use job::{Job, JobConfig, JobOutcome, RankExit};
+pub use leader::{join, HostLeader};
 pub(crate) use shm::random_key;
 
 /// Environment variables through which a launcher hands a fabric to its processes.
@@ -30,6 +36,20 @@ pub struct Fabric {
 }
 
 impl Fabric {
+    /// Creates the fabric `cfg` describes, with a fresh job key: returns it mapped, the
+    /// descriptor to hand out, and the key.
+    pub(crate) fn create_for(cfg: &JobConfig) -> Result<(Self, OwnedFd, [u8; 16])> {
+        let geo = Geometry::new(cfg.nranks, cfg.slots_per_ring, cfg.slot_bytes)
+            .map_err(NicError::BadFabric)?;
+        let key = shm::random_key()?;
+        let seed = cfg
+            .fault_seed
+            .unwrap_or_else(|| u64::from_le_bytes(key[..8].try_into().expect("8 of 16 bytes")));
+        let (fabric, fd) = Fabric::create(geo, key, seed)?;
+        tracing::debug!(target: "nic", nranks = cfg.nranks, bytes = geo.total_bytes, "fabric created");
+        Ok((fabric, fd, key))
+    }
+
     /// Creates a zeroed fabric for a new job; returns it and the descriptor to hand down.
     pub(crate) fn create(geo: Geometry, key: [u8; 16], fault_seed: u64) -> Result<(Self, OwnedFd)> {
         let name = format!("nic-fabric-{}", hex(&key[..4]));
@@ -52,57 +72,6 @@ impl Fabric {
         unsafe { std::ptr::write(region.ptr(0) as *mut FabricHeader, header) };
         std::sync::atomic::fence(Ordering::Release);
         Ok((Fabric { region, geo }, fd))
-    }
-
-    /// Attaches to the fabric described by this process's environment, checking the job key.
-    pub fn from_env() -> Result<(Self, Rank)> {
-        let fd: RawFd = read_env(env::FABRIC_FD)?.parse().map_err(|_| {
-            NicError::BadFabric(format!("{} is not a descriptor number", env::FABRIC_FD))
-        })?;
-        let rank: Rank = read_env(env::RANK)?
-            .parse()
-            .map_err(|_| NicError::BadFabric(format!("{} is not a number", env::RANK)))?;
-        let key = read_env(env::JOB_KEY)?;
-        if fd < 3 {
-            return Err(NicError::BadFabric(format!(
-                "descriptor {fd} cannot be a fabric"
-            )));
-        }
-        // SAFETY: the launcher passed this descriptor down to us for exactly this purpose; we
-        // take ownership so that it is closed once mapped (the mapping keeps the memory).
-        let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-        let region = shm::SharedRegion::attach(fd)?;
-        drop(owned);
-        let h: &FabricHeader = region.at(0);
-        if h.magic != FABRIC_MAGIC || h.version != LAYOUT_VERSION {
-            return Err(NicError::BadFabric("wrong magic or layout version".into()));
-        }
-        if hex(&h.job_key) != key {
-            return Err(NicError::BadFabric(
-                "job key does not match: this fabric belongs to another job".into(),
-            ));
-        }
-        let geo = Geometry::new(
-            h.nranks as usize,
-            h.slots_per_ring as usize,
-            h.slot_bytes as usize,
-        )
-        .map_err(NicError::BadFabric)?;
-        if geo.total_bytes as u64 != h.total_bytes
-            || geo.region_offset as u64 != h.region_offset
-            || geo.total_bytes > region.len()
-        {
-            return Err(NicError::BadFabric(
-                "fabric size does not match its header".into(),
-            ));
-        }
-        if rank >= geo.nranks {
-            return Err(NicError::BadRank {
-                rank,
-                nranks: geo.nranks,
-            });
-        }
-        Ok((Fabric { region, geo }, rank))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -136,10 +105,6 @@ impl Fabric {
     pub(crate) fn ptr(&self, offset: usize) -> *mut u8 {
         self.region.ptr(offset)
     }
-}
-
-fn read_env(name: &'static str) -> Result<String> {
-    std::env::var(name).map_err(|_| NicError::NotInJob(name))
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

@@ -7,7 +7,8 @@ mod regions;
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
 use crate::fabric::layout::rank_state;
-use crate::fabric::{random_key, Fabric};
+use crate::fabric::liveness::{own_start_time, PeerWatch};
+use crate::fabric::{random_key, Fabric, HostFabric};
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
@@ -40,6 +41,8 @@ pub struct Nic {
     fabric: Fabric,
     rank: Rank,
     nranks: usize,
+    /// Whether peers' processes still exist, where no launcher marks deaths.
+    peers: PeerWatch,
     profile: Option<Box<Profile>>,
     counters: Counters,
     finalized: bool,
@@ -48,11 +51,23 @@ pub struct Nic {
 }
 
 impl Nic {
-    /// Attaches to the job's fabric as set up by the launcher, with the timing profile named
-    /// by `MPI_NIC_PROFILE`. Also turns on tracing if `MPI_TRACE` asks for it.
+    /// Attaches to the job's fabric as set up by the launcher (see [`HostFabric::from_env`]),
+    /// then as [`Nic::open`].
     pub fn from_env() -> Result<Nic> {
+        Nic::open(HostFabric::from_env()?)
+    }
+
+    /// Attaches to the fabric of this host as rank `fabric.rank()`: one inherited from a
+    /// launcher ([`HostFabric::from_env`]) or handed over by the host's node leader
+    /// ([`crate::fabric::leader`]). The fabric's descriptor is closed once mapped. The timing
+    /// profile is the one `MPI_NIC_PROFILE` names, the single-copy engine as `MPI_NIC_DMA` and
+    /// `MPI_NIC_SPLIT_MIN` say; tracing is turned on if `MPI_TRACE` asks for it.
+    pub fn open(fabric: HostFabric) -> Result<Nic> {
         crate::trace::init_from_env();
-        let (fabric, rank) = Fabric::from_env()?;
+        let rank = fabric.rank();
+        let mapped = fabric.map()?;
+        // The mapping keeps the memory; no descriptor of it stays open in this process.
+        drop(fabric);
         let profile = Profile::load(&std::env::var(PROFILE_ENV).unwrap_or_default())?;
         let dma = std::env::var(DMA_ENV).unwrap_or_default();
         let split_min = match std::env::var(SPLIT_ENV) {
@@ -67,7 +82,7 @@ impl Nic {
             write: !matches!(dma.as_str(), "off" | "0" | "no" | "read"),
             split_min,
         };
-        Nic::attach(fabric, rank, profile, engine)
+        Nic::attach(mapped, rank, profile, engine)
     }
 
     fn attach(
@@ -94,6 +109,8 @@ impl Nic {
                 "rank {rank} is already attached by another process"
             )));
         }
+        // The start time first: with the pid (release) it names this very process.
+        block.start_time.store(own_start_time(), Ordering::Relaxed);
         // SAFETY: getpid has no preconditions.
         block
             .pid
@@ -121,6 +138,7 @@ impl Nic {
             fabric,
             rank,
             nranks: n,
+            peers: PeerWatch::new(n),
             profile: profile.map(Box::new),
             counters: Counters::default(),
             finalized: false,
@@ -324,17 +342,9 @@ impl Device for Nic {
         match b.state.load(Ordering::Acquire) {
             rank_state::FINALIZED => PeerStatus::Finalized,
             rank_state::DEAD => PeerStatus::Dead,
-            rank_state::ATTACHED => {
-                let pid = b.pid.load(Ordering::Acquire);
-                // SAFETY: signal 0 only checks for existence.
-                if pid > 0
-                    && unsafe { libc::kill(pid, 0) } != 0
-                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-                {
-                    PeerStatus::Dead
-                } else {
-                    PeerStatus::Alive
-                }
+            // Attached, but perhaps killed where no launcher marks the dead: ask the kernel.
+            rank_state::ATTACHED if peer != self.rank && self.peers.has_exited(peer, b) => {
+                PeerStatus::Dead
             }
             _ => PeerStatus::Alive,
         }

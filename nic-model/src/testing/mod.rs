@@ -253,3 +253,6 @@ fn tempfile() -> std::fs::File {
     let _ = std::fs::remove_file(&path);
     f
 }
+
+mod hosts;
+pub use hosts::{run_on_hosts, FileExchange, HostsOutcome};

@@ -1,0 +1,515 @@
+//! [`HostNet`]: the device of a rank whose job spans hosts. Peers on this host are reached
+//! through the host's shared-memory fabric (the plain [`Nic`], in its local numbering); peers on
+//! other hosts through one TCP connection each ([`Conn`]). The layers above see one device with
+//! the job's ranks, as MPICH's hierarchical shm + tcp netmods do.
+//!
+//! ```text
+//!  rank r ──▶ routes[r] ─┬─ Local(l)  ──▶ Nic (rings, regions, single copy), local rank l
+//!                        └─ Remote(c) ──▶ conns[c]: packets as frames; region reads as a
+//!                                         ReadRequest answered by ReadData chunks that the
+//!                                         exporter sends from the region itself and the
+//!                                         reader receives into its buffer (no user-space copy)
+//! ```
+//!
+//! Regions are always the local NIC's: an exporter registers a buffer there, and serves
+//! remote readers from it. A read of a remote region is a transfer that completes later
+//! ([`Transfer::Pending`]); its id has the top bit set, so it never meets the NIC's own.
+
+use super::conn::{Conn, ConnState, Incoming, WRITE_CHUNK};
+use super::frame::{self, Kind, ReadRequest, READ_REQUEST_LEN, WRITE_PREFIX_LEN};
+use crate::counters::Counters;
+use crate::error::{NicError, Rank, Result};
+use crate::nic::Nic;
+use crate::phy::{Capabilities, Device, PeerStatus};
+use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
+use crate::timing::Profile;
+use std::time::Duration;
+
+/// Marks the transfer ids of remote reads.
+const REMOTE: u32 = 1 << 31;
+/// How long `finalize` waits for queued frames to leave.
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
+/// How a rank is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// Through this host's fabric, where it is local rank `.0`.
+    Local(Rank),
+    /// Through connection `.0`.
+    Remote(usize),
+}
+
+/// A read of a remote region, in flight.
+struct RemoteRead {
+    conn: usize,
+    local: *mut u8,
+    len: usize,
+    got: usize,
+    refused: Option<String>,
+}
+
+/// The device of a rank of a job that spans hosts.
+pub struct HostNet {
+    local: Nic,
+    rank: Rank,
+    nranks: usize,
+    routes: Vec<Route>,
+    conns: Vec<Conn>,
+    /// The job rank behind each connection.
+    conn_rank: Vec<Rank>,
+    reads: Vec<Option<RemoteRead>>,
+    free_reads: Vec<u32>,
+    /// Packets taken off a connection, in order, by a pump that was after what lay behind
+    /// them (read data, a peer's read request): the next polls lend these first.
+    parked: Vec<std::collections::VecDeque<Vec<u8>>>,
+    /// Connections polled for packets since the last `progress`, which then need no other
+    /// look (one receive call per connection and turn of the layer above).
+    polled: Vec<bool>,
+    /// A refusal of a deliberate update, reported by the next write to that peer.
+    write_refused: Vec<Option<String>>,
+    /// Counts of the network side; `merged` adds the NIC's.
+    net: Counters,
+    merged: Counters,
+}
+
+// SAFETY: the raw pointers held (readers' buffers) belong to the process; a device is used by
+// one thread at a time.
+unsafe impl Send for HostNet {}
+
+impl HostNet {
+    /// A device over this host's `local` NIC and a connection to every remote peer.
+    /// `routes[r]` says how rank `r` is reached; `conns` are `(rank, connection)` pairs, in the
+    /// order `Route::Remote` indexes them.
+    pub fn new(local: Nic, rank: Rank, routes: Vec<Route>, conns: Vec<(Rank, Conn)>) -> HostNet {
+        let n = conns.len();
+        let (conn_rank, conns) = conns.into_iter().unzip();
+        HostNet {
+            local,
+            rank,
+            nranks: routes.len(),
+            routes,
+            conns,
+            conn_rank,
+            reads: Vec::new(),
+            free_reads: Vec::new(),
+            polled: vec![false; n],
+            parked: vec![Default::default(); n],
+            write_refused: vec![None; n],
+            net: Counters::default(),
+            merged: Counters::default(),
+        }
+    }
+
+    /// How `rank` is reached.
+    pub fn route(&self, rank: Rank) -> Route {
+        self.routes[rank]
+    }
+
+    fn check(&self, peer: Rank) -> Result<Route> {
+        self.routes.get(peer).copied().ok_or(NicError::BadRank {
+            rank: peer,
+            nranks: self.nranks,
+        })
+    }
+
+    fn gone(&self, c: usize) -> NicError {
+        NicError::PeerDead {
+            rank: self.conn_rank[c],
+            why: "its connection is broken",
+        }
+    }
+
+    /// Handles what arrived on connection `c` until a packet is lent to `take` (`true`), or,
+    /// without `take`, until nothing more has arrived (packets on the way are parked).
+    fn pump(&mut self, c: usize, mut take: Option<&mut dyn FnMut(&[u8])>) -> bool {
+        let HostNet {
+            local,
+            conns,
+            reads,
+            write_refused,
+            net,
+            parked,
+            ..
+        } = self;
+        if let Some(take) = take.as_mut() {
+            if let Some(p) = parked[c].pop_front() {
+                take(&p);
+                return true;
+            }
+        }
+        let conn = &mut conns[c];
+        loop {
+            let incoming = match conn.next() {
+                Ok(Some(i)) => i,
+                Ok(None) => return false,
+                Err(why) => {
+                    fail_reads(reads, c, &why);
+                    return false;
+                }
+            };
+            match incoming {
+                Incoming::Packet(p) => {
+                    net.packets_rx += 1;
+                    net.bytes_rx += p.len() as u64;
+                    match take {
+                        Some(take) => {
+                            take(p);
+                            conn.consume();
+                            return true;
+                        }
+                        None => {
+                            parked[c].push_back(p.to_vec());
+                            conn.consume();
+                        }
+                    }
+                }
+                Incoming::ReadRequest { id, req } => {
+                    conn.consume();
+                    serve_read(local, conn, id, req);
+                }
+                Incoming::DataStart { id, offset, len } => {
+                    let slot = reads
+                        .get((id & !REMOTE) as usize)
+                        .and_then(Option::as_ref)
+                        .filter(|r| id & REMOTE != 0 && r.conn == c);
+                    let ptr = match slot {
+                        Some(r)
+                            if (offset as usize)
+                                .checked_add(len)
+                                .is_some_and(|e| e <= r.len) =>
+                        {
+                            // SAFETY: inside the reader's buffer (checked just above).
+                            unsafe { r.local.add(offset as usize) }
+                        }
+                        _ => std::ptr::null_mut(),
+                    };
+                    // SAFETY: `read_region`'s caller keeps the buffer valid until the
+                    // transfer completes, which is after every chunk of it.
+                    unsafe { conn.land(id, ptr, len) };
+                }
+                Incoming::DataDone { id, len } => {
+                    net.dma_ops += 1;
+                    net.dma_bytes += len as u64;
+                    if let Some(Some(r)) = reads.get_mut((id & !REMOTE) as usize) {
+                        r.got += len;
+                    }
+                }
+                Incoming::ReadRefused { id, why } => {
+                    conn.consume();
+                    if let Some(Some(r)) = reads.get_mut((id & !REMOTE) as usize) {
+                        r.refused = Some(why);
+                    }
+                }
+                Incoming::Write { key, offset, bytes } => {
+                    let refused = apply_write(local, key, offset, bytes).err();
+                    conn.consume();
+                    if let Some(why) = refused {
+                        conn.send_frame(Kind::WriteRefused, why.len(), 0, 0, &mut |b| {
+                            b.copy_from_slice(why.as_bytes())
+                        });
+                    }
+                }
+                Incoming::WriteRefused(why) => {
+                    conn.consume();
+                    write_refused[c] = Some(why);
+                }
+                Incoming::Bye => conn.consume(),
+            }
+        }
+    }
+
+    fn free_read(&mut self, id: u32) -> Option<RemoteRead> {
+        let r = self.reads.get_mut(id as usize)?.take()?;
+        self.free_reads.push(id);
+        Some(r)
+    }
+}
+
+/// Serves a peer's read of one of our regions: its chunks go from the region itself, or a
+/// refusal.
+fn serve_read(local: &Nic, conn: &mut Conn, id: u32, req: ReadRequest) {
+    let checked = local
+        .local_region(req.key)
+        .map_err(|e| e.to_string())
+        .and_then(|info| {
+            let (offset, len) = (req.offset as usize, req.len as usize);
+            info.check(offset, len, Access::READ)
+                .map(|()| (info.addr + offset, len))
+                .map_err(|why| format!("{} refused: {why}", req.key))
+        });
+    match checked {
+        // SAFETY: the region is exported, so its bytes stay valid until it is withdrawn, and
+        // `HostNet::deregister` detaches the chunks still queued before it withdraws it.
+        Ok((addr, len)) => unsafe { conn.send_region(id, addr as *const u8, len) },
+        Err(why) => conn.send_frame(Kind::ReadRefused, why.len(), id, 0, &mut |b| {
+            b.copy_from_slice(why.as_bytes())
+        }),
+    }
+}
+
+/// Applies a peer's deliberate update to one of our regions.
+fn apply_write(local: &Nic, key: RegionKey, offset: u64, bytes: &[u8]) -> Result<(), String> {
+    let info = local.local_region(key).map_err(|e| e.to_string())?;
+    info.check(offset as usize, bytes.len(), Access::WRITE)
+        .map_err(|why| format!("{key} refused: {why}"))?;
+    // SAFETY: the region is exported writable and the bytes lie inside it (checked); the
+    // exporter agreed that its bytes change under it while exported (`register`'s contract).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            (info.addr + offset as usize) as *mut u8,
+            bytes.len(),
+        )
+    };
+    Ok(())
+}
+
+/// Every read in flight on connection `c` fails: the connection is gone.
+fn fail_reads(reads: &mut [Option<RemoteRead>], c: usize, why: &str) {
+    for r in reads.iter_mut().flatten().filter(|r| r.conn == c) {
+        if r.refused.is_none() && r.got < r.len {
+            r.refused = Some(format!("the connection failed: {why}"));
+        }
+    }
+}
+
+impl Device for HostNet {
+    fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // TCP delivers in order without loss, so the local NIC's promise holds for every route.
+        self.local.capabilities()
+    }
+
+    #[inline]
+    fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        match self.routes[dest] {
+            Route::Local(l) => self.local.send(l, len, fill),
+            Route::Remote(c) => {
+                let mtu = self.local.capabilities().mtu;
+                assert!(len <= mtu, "packet of {len} bytes exceeds the mtu of {mtu}");
+                let conn = &mut self.conns[c];
+                if conn.state != ConnState::Open {
+                    return false;
+                }
+                if !conn.has_room() {
+                    conn.flush();
+                    if !conn.has_room() {
+                        self.net.stalls += 1;
+                        return false;
+                    }
+                }
+                conn.send_frame(Kind::Packet, len, 0, 0, fill);
+                self.net.packets_tx += 1;
+                self.net.bytes_tx += len as u64;
+                true
+            }
+        }
+    }
+
+    #[inline]
+    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+        match self.routes[src] {
+            Route::Local(l) => self.local.poll(l, take),
+            Route::Remote(c) => {
+                self.polled[c] = true;
+                self.pump(c, Some(take))
+            }
+        }
+    }
+
+    fn progress(&mut self) -> bool {
+        let mut did = self.local.progress();
+        for c in 0..self.conns.len() {
+            if self.conns[c].tx_pending() {
+                did |= self.conns[c].flush();
+            }
+            // Serve peers' reads and take in read data even when nobody polls for packets.
+            if !std::mem::take(&mut self.polled[c]) {
+                self.pump(c, None);
+            }
+        }
+        let mut m = *self.local.counters();
+        let n = &self.net;
+        m.packets_tx += n.packets_tx;
+        m.bytes_tx += n.bytes_tx;
+        m.packets_rx += n.packets_rx;
+        m.bytes_rx += n.bytes_rx;
+        m.stalls += n.stalls;
+        m.dma_ops += n.dma_ops;
+        m.dma_bytes += n.dma_bytes;
+        self.merged = m;
+        did
+    }
+
+    unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.local.register(addr, len, access) }
+    }
+
+    fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        if let Ok(info) = self.local.local_region(region) {
+            for conn in self.conns.iter_mut().filter(|c| c.tx_pending()) {
+                conn.detach(info.addr, info.len);
+            }
+        }
+        self.local.deregister(region)
+    }
+
+    fn import(&mut self, peer: Rank, key: RegionKey) -> Result<RegionInfo> {
+        match self.check(peer)? {
+            Route::Local(l) => self.local.import(l, key),
+            Route::Remote(_) => Err(NicError::NoSingleCopy { rank: peer }),
+        }
+    }
+
+    fn local_region(&self, key: RegionKey) -> Result<RegionInfo> {
+        self.local.local_region(key)
+    }
+
+    unsafe fn read_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: *mut u8,
+        len: usize,
+    ) -> Result<Transfer> {
+        let c = match self.check(peer)? {
+            // SAFETY: the caller's contract is passed on.
+            Route::Local(l) => {
+                return unsafe { self.local.read_region(l, key, offset, local, len) }
+            }
+            Route::Remote(c) => c,
+        };
+        if self.conns[c].state != ConnState::Open {
+            return Err(self.gone(c));
+        }
+        if len == 0 {
+            return Ok(Transfer::Done);
+        }
+        let read = RemoteRead {
+            conn: c,
+            local,
+            len,
+            got: 0,
+            refused: None,
+        };
+        let slot = match self.free_reads.pop() {
+            Some(i) => {
+                self.reads[i as usize] = Some(read);
+                i
+            }
+            None => {
+                self.reads.push(Some(read));
+                (self.reads.len() - 1) as u32
+            }
+        };
+        let id = slot | REMOTE;
+        let req = ReadRequest {
+            key,
+            offset: offset as u64,
+            len: len as u64,
+        }
+        .emit();
+        self.conns[c].send_frame(Kind::ReadRequest, READ_REQUEST_LEN, id, 0, &mut |b| {
+            b.copy_from_slice(&req)
+        });
+        Ok(Transfer::Pending(TransferId(id)))
+    }
+
+    fn write_region(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+    ) -> Result<()> {
+        let c = match self.check(peer)? {
+            Route::Local(l) => return self.local.write_region(l, key, offset, local),
+            Route::Remote(c) => c,
+        };
+        if let Some(why) = self.write_refused[c].take() {
+            return Err(NicError::RegionRefused { rank: peer, why });
+        }
+        if self.conns[c].state != ConnState::Open {
+            return Err(self.gone(c));
+        }
+        // Posted: the exporter's device applies it when it reads the frame; a refusal comes
+        // back and is reported by the next write to that peer.
+        for (i, part) in local.chunks(WRITE_CHUNK).enumerate() {
+            let at = (offset + i * WRITE_CHUNK) as u64;
+            let prefix = frame::write_prefix(key, at);
+            self.conns[c].send_frame(Kind::Write, WRITE_PREFIX_LEN + part.len(), 0, 0, &mut |b| {
+                b[..WRITE_PREFIX_LEN].copy_from_slice(&prefix);
+                b[WRITE_PREFIX_LEN..].copy_from_slice(part);
+            });
+        }
+        Ok(())
+    }
+
+    fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
+        if id.0 & REMOTE == 0 {
+            return self.local.poll_transfer(id);
+        }
+        let slot = id.0 & !REMOTE;
+        let Some(Some(r)) = self.reads.get(slot as usize) else {
+            return Err(NicError::Config(format!("no transfer {}", id.0)));
+        };
+        let c = r.conn;
+        if r.got < r.len && r.refused.is_none() {
+            self.pump(c, None);
+        }
+        let r = self.reads[slot as usize].as_ref().expect("still there");
+        if let Some(why) = &r.refused {
+            let (rank, why) = (self.conn_rank[c], why.clone());
+            self.free_read(slot);
+            return Err(NicError::RegionRefused { rank, why });
+        }
+        if r.got == r.len {
+            self.free_read(slot);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn peer_status(&self, peer: Rank) -> PeerStatus {
+        match self.routes.get(peer) {
+            Some(Route::Local(l)) => self.local.peer_status(*l),
+            Some(Route::Remote(c)) => match self.conns[*c].state {
+                ConnState::Open => PeerStatus::Alive,
+                ConnState::Finalized => PeerStatus::Finalized,
+                ConnState::Broken(_) => PeerStatus::Dead,
+            },
+            None => PeerStatus::Dead,
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.merged
+    }
+
+    fn profile(&self) -> Option<&Profile> {
+        self.local.profile()
+    }
+
+    fn set_protocol_header(&mut self, bytes: usize) {
+        self.local.set_protocol_header(bytes)
+    }
+
+    fn finalize(&mut self) {
+        for conn in &mut self.conns {
+            if conn.state == ConnState::Open {
+                conn.send_frame(Kind::Bye, 0, 0, 0, &mut |_| {});
+            }
+            conn.drain(DRAIN_LIMIT);
+        }
+        self.local.finalize();
+    }
+}
