@@ -70,6 +70,13 @@ pub fn job_config(nranks: usize, modeled: bool) -> nic_model::JobConfig {
     cfg
 }
 
+/// Whether `MPI_NIC_PROFILE` names a timing profile other than `native` (a bad name is the
+/// NIC's error to report when it attaches).
+pub(crate) fn profile_is_modeled() -> bool {
+    let profile = std::env::var(nic_model::nic::PROFILE_ENV).unwrap_or_default();
+    nic_model::Profile::load(&profile).is_ok_and(|p| p.is_some())
+}
+
 /// Bytes per packet buffer in MPI jobs: 8 KiB of data, BIP's header, the MPI envelope, the
 /// slot header, rounded up to a cache line.
 pub const JOB_SLOT_BYTES: usize = 8192 + 128;

@@ -135,6 +135,10 @@ mpi_fn! {
         };
         write_counters(rt.engine.p2p_ref());
         rt.engine.finalize()?;
+        // A PMI launcher (mpirun, Hydra, Slurm) is told this rank finished cleanly.
+        if let Err(e) = nic_model::net::launcher::finalize() {
+            tracing::warn!(error = %e, "the launcher did not take MPI_Finalize's goodbye");
+        }
         Ok(())
     }
 }
@@ -187,7 +191,10 @@ mpi_fn! {
             other => format!("0x{other:08x}"),
         };
         let _ = std::io::stdout().flush();
-        let _ = writeln!(std::io::stderr(), "MPI_Abort({comm_name}, {errorcode}) called by {who}: ending the job with exit status {errorcode}");
+        let message = format!("MPI_Abort({comm_name}, {errorcode}) called by {who}: ending the job with exit status {errorcode}");
+        let _ = writeln!(std::io::stderr(), "{message}");
+        // A PMI launcher ends the other ranks (on every host) with this status.
+        nic_model::net::launcher::abort(errorcode, &message);
         end_process(errorcode)
     }
 }

@@ -142,11 +142,10 @@ impl Adi {
             .ok()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| DEFAULT_CHANNEL.into());
-        let own_job = if std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_none() {
-            // The NIC reads the same variable; a bad name is its error to report, just below.
-            let profile = std::env::var(nic_model::nic::PROFILE_ENV).unwrap_or_default();
-            let modeled = nic_model::Profile::load(&profile).is_ok_and(|p| p.is_some());
-            let job = nic_model::Job::new(&crate::job_config(1, modeled))
+        let launched = std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_some()
+            || nic_model::net::launcher::present();
+        let own_job = if !launched {
+            let job = nic_model::Job::new(&crate::job_config(1, crate::profile_is_modeled()))
                 .map_err(|e| AdiError::Start(e.to_string()))?;
             for (k, v) in job
                 .env_for_self(0)

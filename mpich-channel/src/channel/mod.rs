@@ -186,7 +186,11 @@ pub(crate) fn deliver_event(sink: &mut dyn Sink, e: bip_core::Event) {
 
 /// Opens the channel named `name` (`bip`, `fm` or `fm1`) over this process's NIC.
 pub fn open(name: &str) -> std::result::Result<Box<dyn Channel>, OpenError> {
-    let nic = nic_model::DeviceStack::from_env().map_err(|e| OpenError::Nic(e.to_string()))?;
+    // A fabric this process's host makes itself (under Hydra, Slurm, or mpirun across hosts)
+    // gets an MPI job's geometry, as one mpirun hands down does.
+    let modeled = crate::profile_is_modeled();
+    let nic = nic_model::DeviceStack::from_env_with(&|n| crate::job_config(n, modeled))
+        .map_err(|e| OpenError::Nic(e.to_string()))?;
     let eager = || {
         std::env::var("MPI_EAGER_MAX")
             .ok()
