@@ -62,17 +62,20 @@ pub fn decode(mapping: &str, size: usize) -> Result<Vec<usize>, String> {
     if blocks.is_empty() {
         return Err(format!("{mapping:?} has no blocks"));
     }
+    // Expand block by block, stopping at `size` ranks (a block may claim far more).
     let mut nodes = Vec::with_capacity(size);
-    while nodes.len() < size {
+    'expand: loop {
         for &(start, nnodes, ppn) in &blocks {
-            for node in start..start + nnodes {
+            for node in start..start.saturating_add(nnodes) {
                 for _ in 0..ppn {
+                    if nodes.len() == size {
+                        break 'expand;
+                    }
                     nodes.push(node);
                 }
             }
         }
     }
-    nodes.truncate(size);
     Ok(nodes)
 }
 
@@ -101,5 +104,10 @@ mod tests {
         assert!(decode("(vector,(0,2))", 2).is_err());
         assert!(decode("(vector,(0,0,1))", 2).is_err());
         assert!(decode("(vector)", 2).is_err());
+        assert_eq!(
+            decode("(vector,(0,1000000000,1000000000))", 3).unwrap(),
+            [0, 0, 0]
+        );
+        assert_eq!(decode("(vector,(0,1,4))", 0).unwrap(), Vec::<usize>::new());
     }
 }

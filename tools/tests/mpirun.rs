@@ -600,3 +600,555 @@ fn bind_to_core_pins_each_rank_to_one_cpu() {
         assert!(cpus.parse::<u32>().is_ok(), "not a single CPU: {line}");
     }
 }
+
+// ---- PMI, and ranks on several hosts ----
+//
+// Ranks on "other hosts" are started by a launch script written by the test that records its
+// arguments and runs the command here, as sshd would (`sh -c` on the words after the host);
+// the hosts' names (hostA, hostB) are never resolved, since `--pmi-address 127.0.0.1` says
+// where ranks reach mpirun. The rank program is the `pmi` crate's example `pmi_check`, which
+// puts, fences and gets every rank's value over PMI and says `rank R of N ok`.
+
+/// The `pmi` crate's example `pmi_check`, built once per test process into this test's target
+/// directory.
+fn pmi_check() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let target_dir = profile_dir.parent().unwrap();
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut command = Command::new(cargo);
+            command
+                .args([
+                    "build",
+                    "--quiet",
+                    "--package",
+                    "pmi",
+                    "--example",
+                    "pmi_check",
+                ])
+                .arg("--target-dir")
+                .arg(target_dir)
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if profile_dir.file_name().is_some_and(|n| n == "release") {
+                command.arg("--release");
+            }
+            let status = command.status().expect("run cargo");
+            assert!(status.success(), "building pmi_check failed: {status}");
+            let path = profile_dir.join("examples").join("pmi_check");
+            assert!(path.is_file(), "{} was not built", path.display());
+            path
+        })
+        .clone()
+}
+
+/// A launch script in `dir` that appends its arguments (one line per call) to `dir/calls`,
+/// fails like ssh for the hosts in `failing`, and otherwise runs the command here.
+fn launch_script(dir: &std::path::Path, failing: &[&str]) -> PathBuf {
+    let mut text = String::from("#!/bin/sh\n");
+    text.push_str(&format!(
+        "printf '%s\\n' \"$*\" >> '{}/calls'\n",
+        dir.display()
+    ));
+    text.push_str("host=$1; shift\n");
+    for host in failing {
+        text.push_str(&format!(
+            "if [ \"$host\" = {host} ]; then echo \"ssh: connect to host $host port 22: No route to host\" >&2; exit 255; fi\n"
+        ));
+    }
+    text.push_str("exec sh -c \"$*\"\n");
+    let path = dir.join("launch");
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The launch script's calls: (host, the rest of the line).
+fn launch_calls(dir: &std::path::Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(dir.join("calls"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let (host, rest) = l.split_once(' ').unwrap();
+            (host.to_string(), rest.to_string())
+        })
+        .collect()
+}
+
+/// The value of `NAME=` in a recorded launch call.
+fn setting<'a>(call: &'a str, name: &str) -> Option<&'a str> {
+    call.split(' ')
+        .find_map(|word| word.strip_prefix(&format!("{name}=")))
+}
+
+/// `mpirun` with the PMI and host variables of this test process's environment removed.
+fn mpirun_clean(args: &[&str]) -> Run {
+    let mut command = launcher(MPIRUN, args);
+    for var in [
+        "PMI_FD",
+        "PMI_PORT",
+        "PMI_ID",
+        "PMI_RANK",
+        "PMI_SIZE",
+        "PMI_JOBID",
+        "MPI_PMI_KEY",
+        "MPI_PMI_VERSION",
+        "MPI_WIRE",
+    ] {
+        command.env_remove(var);
+    }
+    finish(command, None)
+}
+
+fn ok_lines(stdout: &str, n: usize) {
+    let lines = sorted_lines(stdout);
+    assert_eq!(lines.len(), n, "{stdout}");
+    for (rank, line) in lines.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("pmi_check: rank {rank} of {n} ok (PMI-1")),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn every_rank_gets_pmi_over_an_inherited_socket() {
+    let check = pmi_check();
+    let run = mpirun_clean(&["-n", "4", check.to_str().unwrap()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    ok_lines(&run.stdout, 4);
+    // One host: the fabric and PMI side by side; the mapping says one node.
+    assert!(
+        run.stdout.contains("mapping (vector,(0,1,4))"),
+        "{}",
+        run.stdout
+    );
+    let run = mpirun_clean(&[
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo $PMI_RANK/$PMI_SIZE ${PMI_FD:+fd} ${NIC_FABRIC_FD:+fabric} ${PMI_PORT:-noport}",
+    ]);
+    assert_eq!(
+        sorted_lines(&run.stdout),
+        ["0/2 fd fabric noport", "1/2 fd fabric noport"]
+    );
+}
+
+#[test]
+fn wire_tcp_runs_without_a_fabric_and_tells_the_ranks() {
+    let check = pmi_check();
+    let run = mpirun_clean(&["--wire", "tcp", "-n", "3", check.to_str().unwrap()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    ok_lines(&run.stdout, 3);
+    let run = mpirun_clean(&[
+        "--wire",
+        "tcp",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo $MPI_WIRE ${PMI_FD:+fd} ${NIC_FABRIC_FD:-nofabric}",
+    ]);
+    assert_eq!(
+        sorted_lines(&run.stdout),
+        ["tcp fd nofabric", "tcp fd nofabric"]
+    );
+    let run = mpirun_clean(&[
+        "--wire",
+        "auto",
+        "sh",
+        "-c",
+        "echo $MPI_WIRE ${NIC_FABRIC_FD:+fabric}",
+    ]);
+    assert_eq!(run.stdout, "auto fabric\n");
+}
+
+#[test]
+fn a_pmi_abort_ends_the_job_with_its_code_and_message() {
+    let check = pmi_check();
+    let run = mpirun_clean(&["-n", "3", check.to_str().unwrap(), "abort", "1", "7"]);
+    assert_eq!(run.status, 7, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rank 1 (pid ")
+            && run
+                .stderr
+                .contains("aborted the job with status 7: pmi_check rank 1 aborts with 7"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("ending the job").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(3),
+        "took {:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn ranks_on_other_hosts_are_launched_and_reach_pmi_over_tcp() {
+    let check = pmi_check();
+    let dir = scratch("remote");
+    let script = launch_script(&dir, &[]);
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB:2,localhost",
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-x",
+        "SPACED=a b",
+        "-n",
+        "5",
+        check.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    ok_lines(&run.stdout, 5);
+    // hostA, hostB, hostB, localhost, then around again: hostA.
+    assert!(
+        run.stdout
+            .contains("mapping (vector,(0,1,1),(1,1,2),(2,1,1),(0,1,1))"),
+        "{}",
+        run.stdout
+    );
+    let mut calls = launch_calls(&dir);
+    calls.sort_by_key(|(_, rest)| setting(rest, "PMI_RANK").map(str::to_string));
+    let hosts: Vec<&str> = calls.iter().map(|(h, _)| h.as_str()).collect();
+    assert_eq!(
+        hosts,
+        ["hostA", "hostB", "hostB", "hostA"],
+        "rank 3 runs here"
+    );
+    for (rank, (_, call)) in [0, 1, 2, 4].iter().zip(&calls) {
+        assert!(call.starts_with("env "), "{call}");
+        assert!(call.ends_with(check.to_str().unwrap()), "{call}");
+        assert_eq!(setting(call, "PMI_RANK"), Some(rank.to_string().as_str()));
+        assert_eq!(setting(call, "PMI_ID"), Some(rank.to_string().as_str()));
+        assert_eq!(setting(call, "PMI_SIZE"), Some("5"));
+        assert!(
+            setting(call, "PMI_PORT").is_some_and(|p| p.starts_with("127.0.0.1:")),
+            "{call}"
+        );
+        assert_eq!(setting(call, "MPI_PMI_KEY").map(str::len), Some(32));
+        assert!(
+            call.contains("'SPACED=a b'"),
+            "quoted for the remote shell: {call}"
+        );
+        assert!(setting(call, "PMI_FD").is_none() && setting(call, "NIC_FABRIC_FD").is_none());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn hostfiles_place_ranks_as_hydra_does() {
+    let dir = scratch("hostfile");
+    let script = launch_script(&dir, &[]);
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, "# two nodes\nhostA:2\n\nhostB   # one slot\n").unwrap();
+    let run = mpirun_clean(&[
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-n",
+        "5",
+        "sh",
+        "-c",
+        "echo $PMI_RANK",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(sorted_lines(&run.stdout), ["0", "1", "2", "3", "4"]);
+    let mut placed: Vec<(String, String)> = launch_calls(&dir)
+        .into_iter()
+        .map(|(host, call)| (setting(&call, "PMI_RANK").unwrap().to_string(), host))
+        .collect();
+    placed.sort();
+    let placed: Vec<(&str, &str)> = placed
+        .iter()
+        .map(|(r, h)| (r.as_str(), h.as_str()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("0", "hostA"),
+            ("1", "hostA"),
+            ("2", "hostB"),
+            ("3", "hostA"),
+            ("4", "hostA")
+        ]
+    );
+    // A bad line is refused before anything starts, naming the file and the line.
+    std::fs::write(&hostfile, "hostA\nhostB:none\n").unwrap();
+    let run = mpirun_clean(&["-f", hostfile.to_str().unwrap(), "true"]);
+    assert_eq!(run.status, 2);
+    assert!(run.stderr.contains("line 2"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_launch_command_that_fails_names_the_host_and_ends_the_job() {
+    let dir = scratch("unreachable");
+    let script = launch_script(&dir, &["hostB"]);
+    let pids = dir.join("pids");
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB",
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-n",
+        "4",
+        "sh",
+        "-c",
+        &format!("echo $$ >> {}; exec sleep 30", pids.display()),
+    ]);
+    assert_eq!(run.status, 255, "{}", run.stderr);
+    assert!(
+        run.elapsed < Duration::from_secs(5),
+        "took {:?}",
+        run.elapsed
+    );
+    assert!(
+        run.stderr.contains("No route to host")
+            && run.stderr.contains("cannot start rank 1 on host hostB")
+            && run.stderr.contains("before the rank reached mpirun"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("ending the job").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // The ranks that did start on hostA are gone with the job.
+    let started = std::fs::read_to_string(&pids).unwrap_or_default();
+    assert_all_gone(&pids_in(&started), Duration::from_secs(2));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_remote_rank_that_dies_is_named_with_its_host() {
+    let dir = scratch("remote-death");
+    let script = launch_script(&dir, &[]);
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB",
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "if [ $PMI_RANK = 1 ]; then exit 3; fi; exec sleep 30",
+    ]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    assert!(
+        run.elapsed < Duration::from_secs(3),
+        "took {:?}",
+        run.elapsed
+    );
+    // It never spoke PMI, so it counts as not started; either way the host is named.
+    assert!(
+        run.stderr.contains("rank 1 on host hostB"),
+        "{}",
+        run.stderr
+    );
+    let check = pmi_check();
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB",
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-n",
+        "2",
+        check.to_str().unwrap(),
+        "abort",
+        "1",
+        "9",
+    ]);
+    assert_eq!(run.status, 9, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rank 1 on hostB (pid ")
+            && run.stderr.contains("aborted the job with status 9"),
+        "{}",
+        run.stderr
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_stranger_with_the_wrong_key_is_refused_and_the_job_goes_on() {
+    let check = pmi_check();
+    let dir = scratch("stranger");
+    let script = launch_script(&dir, &[]);
+    // Rank 1 first knocks on mpirun's PMI port claiming rank 2 with a wrong key; rank 2 starts
+    // half a second later and must still get in.
+    let wrapper = dir.join("rank");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/bash\n\
+             if [ \"$PMI_ID\" = 1 ]; then\n\
+             exec 3<>/dev/tcp/${{PMI_PORT%:*}}/${{PMI_PORT##*:}}\n\
+             printf 'cmd=initack pmiid=2 jobkey=%032d\\n' 0 >&3\n\
+             read -r reply <&3\n\
+             echo \"stranger: $reply\" >&2\n\
+             exec 3<&-\n\
+             fi\n\
+             if [ \"$PMI_ID\" = 2 ]; then sleep 0.5; fi\n\
+             exec {} \"$@\"\n",
+            check.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB,hostC",
+        "--launcher-exec",
+        script.to_str().unwrap(),
+        "--pmi-address",
+        "127.0.0.1",
+        "-n",
+        "3",
+        wrapper.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    ok_lines(&run.stdout, 3);
+    assert!(
+        run.stderr
+            .contains("stranger: cmd=initack rc=-1 msg=wrong_or_missing_job_key"),
+        "{}",
+        run.stderr
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn host_options_are_checked_and_documented() {
+    let run = mpirun_clean(&[
+        "--hosts",
+        "hostA,hostB",
+        "--bind-to",
+        "core",
+        "-n",
+        "2",
+        "true",
+    ]);
+    assert_eq!(run.status, 2);
+    assert!(
+        run.stderr.contains("--bind-to core") && run.stderr.contains("hostA"),
+        "{}",
+        run.stderr
+    );
+    let run = mpirun_clean(&["--hosts", "hostA:0", "true"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    let run = mpirun_clean(&["--hosts", "a", "--hostfile", "/dev/null", "true"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    // Hosts that are this machine start ranks directly, on the fabric.
+    let run = mpirun_clean(&[
+        "-hosts",
+        "localhost:2",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo ${NIC_FABRIC_FD:+fabric} ${PMI_FD:+fd}",
+    ]);
+    assert_eq!(run.stdout, "fabric fd\nfabric fd\n", "{}", run.stderr);
+    let help = mpirun_clean(&["--help"]);
+    for needle in [
+        "--hosts",
+        "--hostfile",
+        "--launcher-exec",
+        "--wire",
+        "--pmi-address",
+        "PMI_PORT",
+        "MPI_PMI_KEY",
+    ] {
+        assert!(
+            help.stdout.contains(needle),
+            "--help lacks {needle}: {}",
+            help.stdout
+        );
+    }
+}
+
+#[test]
+fn an_mpich_built_program_runs_on_mpiruns_pmi() {
+    // MPICH's own library (not ours) as the PMI client: what mpirun's server must serve.
+    let Some(mpicc) = ["/usr/bin/mpicc.mpich"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+    else {
+        eprintln!("skipped: mpicc.mpich is not installed (Debian package libmpich-dev)");
+        return;
+    };
+    let dir = scratch("mpich");
+    let source = dir.join("allreduce.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\n#include <stdio.h>\n\
+         int main(int argc, char **argv) {\n\
+           int rank, size, sum = 0;\n\
+           MPI_Init(&argc, &argv);\n\
+           MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n\
+           MPI_Comm_size(MPI_COMM_WORLD, &size);\n\
+           MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n\
+           printf(\"rank %d of %d sum %d\\n\", rank, size, sum);\n\
+           if (argc > 1 && rank == 1) MPI_Abort(MPI_COMM_WORLD, 5);\n\
+           MPI_Finalize();\n\
+           return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let program = dir.join("allreduce");
+    let built = Command::new(&mpicc)
+        .arg("-o")
+        .arg(&program)
+        .arg(&source)
+        .env_remove("LD_LIBRARY_PATH")
+        .status()
+        .unwrap();
+    assert!(built.success(), "mpicc.mpich failed");
+    let run_it = |args: &[&str]| {
+        let mut command = launcher(MPIRUN, &["-n", "3", program.to_str().unwrap()]);
+        command.args(args).env_remove("LD_LIBRARY_PATH");
+        for var in ["PMI_FD", "PMI_PORT", "PMI_JOBID", "MPI_PMI_VERSION"] {
+            command.env_remove(var);
+        }
+        finish(command, None)
+    };
+    let run = run_it(&[]);
+    assert_eq!(run.status, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        sorted_lines(&run.stdout),
+        [
+            "rank 0 of 3 sum 3",
+            "rank 1 of 3 sum 3",
+            "rank 2 of 3 sum 3"
+        ]
+    );
+    let run = run_it(&["abort"]);
+    assert_eq!(run.status, 5, "{}", run.stderr);
+    assert!(run.stderr.contains("rank 1 (pid "), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(dir);
+}

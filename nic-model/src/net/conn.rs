@@ -183,10 +183,16 @@ impl Conn {
     }
 
     fn broken(&mut self, why: String) {
-        if !matches!(self.state, ConnState::Broken(_)) {
-            // The job is broken: say where, once, whatever the layers above make of it.
-            eprintln!("nic: lost {}: {why}", self.peer_name);
-            self.state = ConnState::Broken(why);
+        match self.state {
+            // The peer said goodbye: whatever happens to the connection now (it closed its end,
+            // so a late frame of ours is answered by a reset) is expected.
+            ConnState::Finalized => {}
+            ConnState::Broken(_) => {}
+            ConnState::Open => {
+                // The job is broken: say where, once, whatever the layers above make of it.
+                eprintln!("nic: lost {}: {why}", self.peer_name);
+                self.state = ConnState::Broken(why);
+            }
         }
     }
 

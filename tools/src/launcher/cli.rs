@@ -10,11 +10,14 @@
 //! [`parse`] returns validated [`Options`]: the program found and executable, the profile
 //! loadable, the channel known, the environment of the ranks assembled.
 
+use super::hosts::{self, HostEntry, RankPlace};
 use super::program::{self, Program};
 use super::LaunchError;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
 use std::ffi::{OsStr, OsString};
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The MPI channels the library implements (`mpich-channel`), as `MPI_CHANNEL` names them.
@@ -26,6 +29,8 @@ const CHANNEL_ENV: &str = "MPI_CHANNEL";
 const PROFILE_ENV: &str = "MPI_NIC_PROFILE";
 /// MPICH's name for the job time limit, in seconds.
 const TIMEOUT_ENV: &str = "MPIEXEC_TIMEOUT";
+/// Environment variable the library reads to choose how ranks reach each other.
+pub const WIRE_ENV: &str = "MPI_WIRE";
 
 /// MPICH-style single-dash long options and the spelling [`Cli`] knows them by.
 const HYDRA_SPELLINGS: &[(&str, &str)] = &[
@@ -36,17 +41,37 @@ const HYDRA_SPELLINGS: &[(&str, &str)] = &[
     ("-prepend-rank", "--tag-output"),
     ("-channel", "--channel"),
     ("-timeout", "--timeout"),
+    ("-hosts", "--hosts"),
+    ("-host", "--hosts"),
+    ("-hostfile", "--hostfile"),
+    ("-machinefile", "--hostfile"),
+    ("-launcher-exec", "--launcher-exec"),
 ];
 
 #[derive(Parser, Debug)]
 #[command(
-    about = "Start an MPI job on this host over the shared-memory fabric",
-    long_about = "Start NP copies of PROGRAM as the ranks of one MPI job on this host.\n\n\
+    about = "Start an MPI job on this host, or on several hosts",
+    long_about = "Start NP copies of PROGRAM as the ranks of one MPI job.\n\n\
+        On one host (the default) the ranks share a memory fabric. With --hosts or --hostfile \
+        the ranks are placed as MPICH's Hydra places them: each host's slots are filled in \
+        order (a host without a count has one slot), wrapping around while ranks remain. Ranks \
+        on this machine (localhost, or its host name) are started directly; the others as \
+        `CMD HOST env NAME=VALUE... PROGRAM ARGS...` with CMD from --launcher-exec (ssh: with \
+        -o BatchMode=yes -o ConnectTimeout=5 after your own options), passing this \
+        environment except what only describes this host or session (DISPLAY, PWD, SSH_*, \
+        ...), plus the -x/--genv settings. The program's path must be valid on every host; \
+        remote ranks start in the launcher's directory there (for ssh, the home directory).\n\n\
+        Every rank gets PMI-1 from mpirun: PMI_RANK, PMI_SIZE, and PMI_FD (an inherited \
+        socket) on this machine or PMI_PORT, PMI_ID and the job's secret MPI_PMI_KEY on other \
+        hosts; a rank that aborts through PMI ends the job with its code.\n\n\
         Standard input goes to rank 0; the output of every rank comes out here line by line. \
         The job ends when every rank has ended; a rank that fails (non-zero status or a signal) \
         ends the whole job, and the exit status is that of the first rank that failed \
-        (128+N for signal N). SIGINT, SIGTERM and SIGHUP are passed on to the ranks.\n\n\
-        MPICH's spellings -np, -bind-to, -genv NAME VALUE and -prepend-rank are accepted too.",
+        (128+N for signal N). A rank on another host whose launch command fails before the \
+        rank reached mpirun is reported with its host. SIGINT, SIGTERM and SIGHUP are passed on \
+        to the ranks.\n\n\
+        MPICH's spellings -np, -bind-to, -genv NAME VALUE, -prepend-rank, -hosts, -hostfile, \
+        -machinefile and -launcher-exec are accepted too.",
     version
 )]
 struct Cli {
@@ -71,9 +96,33 @@ struct Cli {
     #[arg(short = 'l', long = "tag-output")]
     tag_output: bool,
 
-    /// Pin rank r to CPU r modulo the number of CPUs (core), or leave placement to the kernel.
+    /// Pin rank r to CPU r modulo the number of CPUs (core), or leave placement to the kernel;
+    /// core needs every rank on this machine.
     #[arg(long = "bind-to", value_name = "WHAT", value_enum, default_value_t = BindTo::None)]
     bind_to: BindTo,
+
+    /// Run on these hosts: HOST[:SLOTS],... (slots default to 1).
+    #[arg(long, value_name = "HOSTS", conflicts_with = "hostfile")]
+    hosts: Option<String>,
+
+    /// Run on the hosts of FILE: one HOST[:SLOTS] per line, '#' comments, blank lines.
+    #[arg(short = 'f', long = "hostfile", value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+
+    /// The command that starts a rank on another host (split at spaces), run as
+    /// CMD HOST env NAME=VALUE... PROGRAM ARGS...
+    #[arg(long = "launcher-exec", value_name = "CMD", default_value = "ssh")]
+    launcher_exec: String,
+
+    /// How ranks reach each other: auto (shared memory on a host, the network between hosts)
+    /// or tcp (the network for every pair, on one host too); sets MPI_WIRE in the ranks.
+    #[arg(long, value_name = "WIRE", value_enum)]
+    wire: Option<Wire>,
+
+    /// The address ranks on other hosts connect to mpirun at (default: for each host, the
+    /// address this machine sends to it from).
+    #[arg(long = "pmi-address", value_name = "ADDR")]
+    pmi_address: Option<IpAddr>,
 
     /// Set an environment variable in every rank (repeatable).
     #[arg(short = 'x', long = "env", value_name = "NAME=VALUE")]
@@ -94,6 +143,22 @@ enum BindTo {
     None,
 }
 
+/// The values of `--wire`, which are `MPI_WIRE`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Wire {
+    Auto,
+    Tcp,
+}
+
+impl Wire {
+    pub fn name(self) -> &'static str {
+        match self {
+            Wire::Auto => "auto",
+            Wire::Tcp => "tcp",
+        }
+    }
+}
+
 /// Everything the job needs, checked.
 #[derive(Debug)]
 pub struct Options {
@@ -108,6 +173,26 @@ pub struct Options {
     /// A timing profile other than `native` is in force (the fabric keeps the NIC's own
     /// packet size then; see `mpich_channel::job_config`).
     pub modeled: bool,
+    /// Where each rank runs.
+    pub places: Vec<RankPlace>,
+    /// `--hosts` or `--hostfile` was given (messages then name hosts).
+    pub hosts_given: bool,
+    /// The command that starts ranks on other hosts, as words.
+    pub launcher: Vec<OsString>,
+    pub wire: Option<Wire>,
+    pub pmi_address: Option<IpAddr>,
+}
+
+impl Options {
+    /// Some rank runs on another host.
+    pub fn any_remote(&self) -> bool {
+        self.places.iter().any(|p| !p.local)
+    }
+
+    /// The job runs without a shared-memory fabric: ranks on several hosts, or TCP asked for.
+    pub fn without_fabric(&self) -> bool {
+        self.any_remote() || self.wire == Some(Wire::Tcp)
+    }
 }
 
 /// Parses and validates `argv` (program name first). Help and version requests, and errors
@@ -146,25 +231,74 @@ fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
             env.push((name.into(), value.into()));
         }
     }
+    if let Some(wire) = cli.wire {
+        env.push((WIRE_ENV.into(), wire.name().into()));
+    }
     let timeout = match cli.timeout {
         None => None,
         Some(secs) => timeout_from(secs, from_env(matches, "timeout"))?,
     };
+    let entries = host_entries(&cli)?;
+    let nranks = cli.np as usize;
+    let places = hosts::plan(entries.as_deref(), nranks, &hosts::this_hostname());
+    let bind_cores = cli.bind_to == BindTo::Core;
+    if bind_cores {
+        if let Some(remote) = places.iter().find(|p| !p.local) {
+            return Err(LaunchError::usage(format!(
+                "--bind-to core pins ranks on this machine only, and ranks go to {} too; \
+                 use --bind-to none across hosts",
+                remote.host
+            )));
+        }
+    }
+    let launcher: Vec<OsString> = cli
+        .launcher_exec
+        .split_whitespace()
+        .map(OsString::from)
+        .collect();
+    if launcher.is_empty() {
+        return Err(LaunchError::usage(
+            "--launcher-exec: give the command that starts a rank on another host (ssh)",
+        ));
+    }
     let (name, args) = cli
         .command
         .split_first()
         .expect("clap requires the program");
     let program = program::find(name)?;
     Ok(Options {
-        nranks: cli.np as usize,
+        nranks,
         program,
         args: args.to_vec(),
         env,
         timeout,
         tag_output: cli.tag_output,
-        bind_cores: cli.bind_to == BindTo::Core,
+        bind_cores,
         modeled,
+        places,
+        hosts_given: entries.is_some(),
+        launcher,
+        wire: cli.wire,
+        pmi_address: cli.pmi_address,
     })
+}
+
+/// The entries of `--hosts` or `--hostfile`, if either was given.
+fn host_entries(cli: &Cli) -> Result<Option<Vec<HostEntry>>, LaunchError> {
+    if let Some(list) = &cli.hosts {
+        return hosts::parse_host_list(list)
+            .map(Some)
+            .map_err(LaunchError::usage);
+    }
+    let Some(path) = &cli.hostfile else {
+        return Ok(None);
+    };
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LaunchError::usage(format!("--hostfile {shown}: cannot read it: {e}")))?;
+    hosts::parse_hostfile(&text)
+        .map(Some)
+        .map_err(|e| LaunchError::usage(format!("--hostfile {shown}: {e}")))
 }
 
 /// True if the value of `id` came from its environment variable rather than the command line.

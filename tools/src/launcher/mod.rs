@@ -2,13 +2,18 @@
 //!
 //! `mpirun -n N prog args...` starts N processes of `prog` on this host as the ranks of one
 //! MPI job over a shared-memory fabric created by [`nic_model::Job`], forwards their standard
-//! streams, and ends with the status of the first rank that failed. Both binaries are this
-//! module under two names.
+//! streams, and ends with the status of the first rank that failed. With `--hosts` or
+//! `--hostfile` the ranks spread over hosts: those on other hosts are started through a
+//! remote-start command (ssh), there is no fabric, and the ranks build their own from what
+//! they exchange over PMI. Every rank gets PMI-1 from `mpirun` (the [`pmi`] crate's server):
+//! an inherited socket on this machine, TCP with the job's secret key from other hosts.
+//! Both binaries are this module under two names.
 //!
 //! ```text
 //!   cli ──▶ Options ──▶ supervise::run ──spawn──▶ rank 0 .. rank N-1   (each its own process group)
-//!                         │  ▲   │                  │ stdout/stderr pipes
-//!                         │  │   └── signals ──▶    ▼
+//!                         │  ▲ ▲ │   ◀──PMI-1────── (PMI_FD here, PMI_PORT from other hosts)
+//!                         │  │ │ └── signals ──▶    │ stdout/stderr pipes
+//!                         │  │ └─ pmi::server events (abort, finalize, lost)
 //!                         │  └─ exits       output::forward (one task per pipe, whole lines)
 //!                         │                         │ bounded channel
 //!                         └────────────────▶ output::Writer threads ──▶ mpirun's stdout/stderr
@@ -22,7 +27,8 @@
 //! `mpirun`'s output then holds back the ranks (their pipes fill) but never the supervisor.
 //!
 //! **Modules.** `cli`: the command line (clap, plus MPICH's single-dash spellings) and its
-//! validation; `program`: finding the program before anything starts; `supervise`: starting
+//! validation; `hosts`: host lists, placement, local hosts and the remote-start command;
+//! `program`: finding the program before anything starts; `supervise`: starting
 //! the ranks and the event loop that ends the job; `output`: line-by-line forwarding;
 //! `status`: how a rank ended and what `mpirun` exits with; `guard`: the helper process
 //! that cleans up after the ranks if `mpirun` is killed; `os`: the two system calls that
@@ -30,6 +36,7 @@
 
 mod cli;
 mod guard;
+mod hosts;
 mod os;
 mod output;
 mod program;

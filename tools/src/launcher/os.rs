@@ -1,6 +1,7 @@
 //! The launcher's system calls that the standard library does not wrap: starting each rank in
-//! a session of its own, signalling a rank's process group, and asking the kernel whether a
-//! file may be executed. The only `unsafe` code of the launcher.
+//! a session of its own, tying a child's life to `mpirun`'s, handing a child the PMI socket,
+//! signalling a rank's process group, and asking the kernel whether a file may be executed.
+//! The only `unsafe` code of the launcher.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -50,4 +51,50 @@ pub fn may_execute(path: &Path) -> bool {
     };
     // SAFETY: `c_path` is a NUL-terminated string that outlives the call; access only reads it.
     unsafe { libc::access(c_path.as_ptr(), libc::X_OK) == 0 }
+}
+
+/// Makes the child of `command` die with `mpirun` (parent-death signal, as
+/// [`nic_model::Job::prepare`] does for ranks on a fabric) and, with `cpu`, run on that CPU
+/// only. For processes started without a fabric: ranks of a job across hosts, and the
+/// commands that start ranks on other hosts.
+pub fn die_with_parent(command: &mut Command, cpu: Option<usize>) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit, sched_setaffinity) on a cpu_set_t
+    // on its own stack.
+    unsafe {
+        command.pre_exec(move || {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            // mpirun may have died between fork and prctl.
+            if libc::getppid() == 1 {
+                libc::_exit(1);
+            }
+            if let Some(cpu) = cpu {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Lets the child of `command` inherit descriptor `fd` (which, like every descriptor the
+/// standard library opens, is close-on-exec in `mpirun`, so no other child gets it).
+pub fn inherit_fd(command: &mut Command, fd: std::os::fd::RawFd) {
+    // SAFETY: runs in the child between fork and exec; fcntl is async-signal-safe and changes
+    // only the flags of the child's copy of `fd`.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }

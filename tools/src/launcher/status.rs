@@ -60,6 +60,15 @@ impl RankEnd {
     }
 }
 
+/// `mpirun`'s exit status for a PMI abort with `code`: the low byte, as `exit(code)` gives
+/// it, except that a non-zero code never becomes 0 (an abort with 256 is not a success).
+pub fn abort_status(code: i32) -> i32 {
+    match code & 0xff {
+        0 if code != 0 => 1,
+        low => low,
+    }
+}
+
 /// The conventional name of a Linux signal number.
 pub fn signal_name(signal: i32) -> String {
     const NAMES: [&str; 32] = [
@@ -119,5 +128,9 @@ mod tests {
         assert_eq!(RankEnd::Exited(7).describe(), "exited with status 7");
         assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
         assert_eq!(signal_name(libc::SIGSYS), "SIGSYS");
+        assert_eq!(abort_status(7), 7);
+        assert_eq!(abort_status(0), 0);
+        assert_eq!(abort_status(-1), 255);
+        assert_eq!(abort_status(256), 1);
     }
 }

@@ -1,7 +1,7 @@
 //! Starting the ranks and watching them until the job is over.
 //!
-//! The job runs until every rank has ended. Three things end it early, and the first one
-//! decides `mpirun`'s status:
+//! The job runs until every rank has ended. These end it early, and the first one decides
+//! `mpirun`'s status:
 //!
 //! - a rank that fails (non-zero status or a signal): `mpirun` says which, marks it dead in the
 //!   fabric (as it does for every rank that ends, so peers blocked on it fail instead of
@@ -9,22 +9,54 @@
 //!   is the failed rank's (128+N for signal N);
 //! - SIGINT, SIGTERM or SIGHUP sent to `mpirun`: passed on to every rank, SIGKILL
 //!   [`SIGNAL_GRACE`] later (at once on a second signal); the status is 128+N;
-//! - the time limit: SIGTERM, SIGKILL [`FAILURE_GRACE`] later, status 255.
+//! - the time limit: SIGTERM, SIGKILL [`FAILURE_GRACE`] later, status 255;
+//! - a rank that aborts through PMI: `mpirun` says so (with the rank's message) and ends the
+//!   job as for a failed rank; the status is the abort code (its low byte, never 0 for a
+//!   non-zero code). A rank that fails right after sending its abort gets [`PMI_SETTLE`] for
+//!   the abort to arrive, so that the abort, with its message, is what is reported;
+//! - a rank whose PMI connection is lost while it keeps running ([`LOST_GRACE`] later;
+//!   status 1).
 //!
 //! A rank that exits with status 0 does not end the job. Each rank leads a process group of its
 //! own, and signals go to the whole group, so whatever a rank started goes with it; when all
 //! ranks have ended, the groups get a last SIGKILL in case something they started lingers. If
 //! `mpirun` itself is killed, the kernel kills the ranks (parent-death signal, set by
-//! [`Job::prepare`]) and the [`Guard`] kills their process groups; the fabric's memory file
-//! goes with the last process holding it.
+//! [`Job::prepare`], or by `os::die_with_parent` without a fabric) and the [`Guard`] kills
+//! their process groups; the fabric's memory file goes with the last process holding it.
+//!
+//! **Ranks on other hosts** are the processes of the launch command (`ssh HOST env ...
+//! PROGRAM`): the launch command's status is the rank's, and its process group is what gets
+//! signalled. If it fails before the rank connected to `mpirun`'s PMI server, the message
+//! says the rank could not be started on that host. What ssh leaves running on the other
+//! host when it is killed is ssh's business (its session ends; a rank whose PMI connection
+//! closes should end itself).
+//!
+//! **The environment of a rank**, on top of `mpirun`'s own (minus any PMI variables in it)
+//! and the `-x`/`--genv`/`--channel`/`--profile`/`--wire` settings:
+//!
+//! | where | fabric | PMI |
+//! |---|---|---|
+//! | one host | `NIC_FABRIC_FD`, `NIC_RANK`, `NIC_JOB_KEY` | `PMI_FD`, `PMI_RANK`, `PMI_SIZE` |
+//! | several hosts, rank on this machine | none | `PMI_FD`, `PMI_RANK`, `PMI_SIZE` |
+//! | several hosts, rank elsewhere | none | `PMI_PORT`, `PMI_ID`, `PMI_RANK`, `PMI_SIZE`, `MPI_PMI_KEY` |
+//!
+//! `--wire tcp` on one host runs the job as across hosts (no fabric), so the network path can
+//! be tried on one machine.
 
 use super::cli::Options;
 use super::guard::Guard;
-use super::os::signal_group;
+use super::hosts;
+use super::os::{self, signal_group};
 use super::output::{self, Sink, Writer};
-use super::status::{signal_name, RankEnd, TIMED_OUT};
+use super::status::{abort_status, signal_name, RankEnd, TIMED_OUT};
 use nic_model::Job;
+use pmi::server::{JobKey, Server, ServerConfig, ServerEvent};
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -39,6 +71,32 @@ pub const FAILURE_GRACE: Duration = Duration::from_millis(300);
 pub const SIGNAL_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait, once every rank has ended, for the last of their output.
 const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
+/// How long a rank may keep running after its PMI connection was lost before that ends the
+/// job (its exit, which usually follows at once, says more).
+pub const LOST_GRACE: Duration = Duration::from_secs(2);
+/// How long a failed rank's last PMI messages may take to arrive (see `settle_pmi`).
+pub const PMI_SETTLE: Duration = Duration::from_millis(200);
+
+/// PMI variables `mpirun` sets itself, and those of other process managers (Slurm's, when
+/// `mpirun` runs inside a job step) that must not reach the ranks.
+const PMI_VARIABLES: &[&str] = &[
+    pmi::env::FD,
+    pmi::env::PORT,
+    pmi::env::ID,
+    pmi::env::RANK,
+    pmi::env::SIZE,
+    pmi::env::JOBID,
+    pmi::env::PMI2_SUN_PATH,
+    pmi::env::KEY,
+    "PMI_SPAWNED",
+];
+/// Set in `mpirun`'s own environment only.
+const MPIRUN_ONLY: &[&str] = &[
+    super::guard::GUARD_ENV,
+    nic_model::fabric::env::FABRIC_FD,
+    nic_model::fabric::env::RANK,
+    nic_model::fabric::env::JOB_KEY,
+];
 
 /// Runs the job described by `options`; returns `mpirun`'s exit status.
 pub async fn run(tool: &'static str, options: Options) -> i32 {
@@ -52,7 +110,7 @@ pub async fn run(tool: &'static str, options: Options) -> i32 {
             return 1;
         }
     };
-    let status = match Supervisor::new(tool, options, stdout.sink(), stderr.sink()) {
+    let status = match Supervisor::new(tool, options, stdout.sink(), stderr.sink()).await {
         Ok(mut supervisor) => supervisor.run().await,
         Err(message) => {
             stderr.sink().say(format!("{tool}: {message}"));
@@ -68,6 +126,8 @@ pub async fn run(tool: &'static str, options: Options) -> i32 {
 #[derive(Debug)]
 enum Cause {
     RankFailed(RankEnd),
+    Aborted(i32),
+    ConnectionLost,
     TimedOut,
     Signal(i32),
     StartFailed,
@@ -77,6 +137,8 @@ impl Cause {
     fn status(&self) -> i32 {
         match self {
             Cause::RankFailed(end) => end.shell_status(),
+            Cause::Aborted(code) => abort_status(*code),
+            Cause::ConnectionLost => 1,
             Cause::TimedOut => TIMED_OUT,
             Cause::Signal(signal) => 128 + signal,
             Cause::StartFailed => 1,
@@ -92,18 +154,35 @@ struct Ending {
 
 /// One started rank.
 struct RankProcess {
+    /// The rank's process, or for a rank on another host the launch command's.
     pid: u32,
     ended: Option<RankEnd>,
     /// `mpirun` sent it a signal (so its death is the launcher's doing, not a failure).
     signalled: bool,
+    /// It has reached the PMI server (sent `init`, or passed the TCP handshake).
+    connected: bool,
+    /// Its PMI connection is over (finalized, aborted or lost).
+    pmi_over: bool,
 }
 
 /// What woke the supervisor.
 enum Event {
     Exited(usize, io::Result<ExitStatus>),
+    Pmi(ServerEvent),
     Signal(i32),
     KillTime,
     TimeLimit,
+    LostTime,
+}
+
+/// What ranks on other hosts need to reach the PMI server.
+struct RemoteAccess {
+    /// The job's secret, hex.
+    key: String,
+    /// `PMI_PORT` for each remote host.
+    port_for_host: HashMap<String, String>,
+    /// `mpirun`'s environment as passed to them.
+    forwarded: Vec<(OsString, OsString)>,
 }
 
 /// The signals `mpirun` passes on to the ranks.
@@ -126,7 +205,14 @@ impl Signals {
 struct Supervisor {
     tool: &'static str,
     options: Options,
-    job: Job,
+    /// The shared-memory fabric (one host only).
+    job: Option<Job>,
+    pmi: Server,
+    remote: Option<RemoteAccess>,
+    /// Ranks whose PMI connection was lost while they ran: when that ends the job, and why.
+    lost: Vec<(Instant, usize, String)>,
+    /// The ranks' ends of PMI socket pairs, held until the rank they belong to is spawned.
+    pmi_ends: Vec<UnixStream>,
     ranks: Vec<RankProcess>,
     exits: mpsc::UnboundedReceiver<(usize, io::Result<ExitStatus>)>,
     exits_sender: mpsc::UnboundedSender<(usize, io::Result<ExitStatus>)>,
@@ -139,20 +225,26 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn new(
+    async fn new(
         tool: &'static str,
         options: Options,
         stdout: Sink,
         stderr: Sink,
     ) -> Result<Self, String> {
-        let mut config = mpich_channel::job_config(options.nranks, options.modeled);
-        config.bind_cores = options.bind_cores;
-        let job = Job::new(&config).map_err(|e| {
-            format!(
-                "cannot create the job's shared-memory fabric for {} ranks: {e}",
-                options.nranks
-            )
-        })?;
+        let job = if options.without_fabric() {
+            None
+        } else {
+            let mut config = mpich_channel::job_config(options.nranks, options.modeled);
+            config.bind_cores = options.bind_cores;
+            let job = Job::new(&config).map_err(|e| {
+                format!(
+                    "cannot create the job's shared-memory fabric for {} ranks: {e}",
+                    options.nranks
+                )
+            })?;
+            Some(job)
+        };
+        let (pmi, remote) = start_pmi(&options).await?;
         let signals =
             Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
         let guard = Guard::start().map_err(|e| format!("cannot start the guard process: {e}"))?;
@@ -162,6 +254,10 @@ impl Supervisor {
             ranks: Vec::with_capacity(options.nranks),
             options,
             job,
+            pmi,
+            remote,
+            lost: Vec::new(),
+            pmi_ends: Vec::new(),
             exits,
             exits_sender,
             output_tasks: Vec::new(),
@@ -179,10 +275,18 @@ impl Supervisor {
         while self.running() > 0 {
             let event = self.next_event(time_limit).await;
             match event {
-                Event::Exited(rank, status) => self.on_exit(rank, status),
+                Event::Exited(rank, status) => {
+                    let failed = !matches!(&status, Ok(s) if s.success());
+                    if failed {
+                        self.settle_pmi(rank).await;
+                    }
+                    self.on_exit(rank, status)
+                }
+                Event::Pmi(event) => self.on_pmi(event),
                 Event::Signal(signal) => self.on_signal(signal),
                 Event::KillTime => self.kill_remaining(),
                 Event::TimeLimit => self.on_time_limit(),
+                Event::LostTime => self.on_lost_time(),
             }
         }
         self.clean_up().await;
@@ -196,15 +300,18 @@ impl Supervisor {
     async fn next_event(&mut self, time_limit: Option<Instant>) -> Event {
         let kill_at = self.ending.as_ref().and_then(|e| e.kill_at);
         let time_limit = time_limit.filter(|_| self.ending.is_none());
+        let lost_at = self.lost.iter().map(|(at, _, _)| *at).min();
         let never = Instant::now() + Duration::from_secs(86400 * 365);
         tokio::select! {
             biased;
             Some((rank, status)) = self.exits.recv() => Event::Exited(rank, status),
+            Some(event) = self.pmi.next_event() => Event::Pmi(event),
             Some(()) = self.signals.interrupt.recv() => Event::Signal(libc::SIGINT),
             Some(()) = self.signals.terminate.recv() => Event::Signal(libc::SIGTERM),
             Some(()) = self.signals.hangup.recv() => Event::Signal(libc::SIGHUP),
             () = sleep_until(kill_at.unwrap_or(never)), if kill_at.is_some() => Event::KillTime,
             () = sleep_until(time_limit.unwrap_or(never)), if time_limit.is_some() => Event::TimeLimit,
+            () = sleep_until(lost_at.unwrap_or(never)), if lost_at.is_some() => Event::LostTime,
         }
     }
 
@@ -212,18 +319,25 @@ impl Supervisor {
     fn start_ranks(&mut self) {
         for rank in 0..self.options.nranks {
             if let Err(e) = self.start_rank(rank) {
-                let path = &self.options.program.path;
-                // The program was found before, so "not found" now is about what it needs.
-                let hint = if e.kind() == io::ErrorKind::NotFound && path.exists() {
-                    " (the interpreter on its #! line, or its dynamic loader, is missing)"
+                let place = &self.options.places[rank];
+                let message = if place.local {
+                    let path = &self.options.program.path;
+                    // The program was found before, so "not found" now is about what it needs.
+                    let hint = if e.kind() == io::ErrorKind::NotFound && path.exists() {
+                        " (the interpreter on its #! line, or its dynamic loader, is missing)"
+                    } else {
+                        ""
+                    };
+                    format!("cannot start rank {rank} ('{}'): {e}{hint}", path.display())
                 } else {
-                    ""
+                    format!(
+                        "cannot start rank {rank} on host {} ('{}'): {e}",
+                        place.host,
+                        self.launcher_name()
+                    )
                 };
-                let program = path.display();
-                self.stderr.say(format!(
-                    "{}: cannot start rank {rank} ('{program}'): {e}{hint}; ending the job",
-                    self.tool
-                ));
+                self.stderr
+                    .say(format!("{}: {message}; ending the job", self.tool));
                 self.begin_ending(Cause::StartFailed, libc::SIGTERM, FAILURE_GRACE);
                 return;
             }
@@ -231,12 +345,12 @@ impl Supervisor {
     }
 
     fn start_rank(&mut self, rank: usize) -> io::Result<()> {
-        let options = &self.options;
-        let mut command = std::process::Command::new(&options.program.path);
+        let mut command = if self.options.places[rank].local {
+            self.local_command(rank)?
+        } else {
+            self.remote_command(rank)
+        };
         command
-            .arg0(&options.program.argv0)
-            .args(&options.args)
-            .envs(options.env.iter().map(|(name, value)| (name, value)))
             .stdin(if rank == 0 {
                 Stdio::piped()
             } else {
@@ -246,10 +360,12 @@ impl Supervisor {
             .stderr(Stdio::piped());
         // Its own session, so its own process group too (signals reach it through that group).
         super::os::in_new_session(&mut command);
-        self.job.prepare(&mut command, rank);
         // Spawned from this thread, the one the runtime runs on: the parent-death signal is
         // tied to it and fires only when mpirun ends.
-        let mut child = tokio::process::Command::from(command).spawn()?;
+        let spawned = tokio::process::Command::from(command).spawn();
+        // The child has its copy of its PMI socket now (or never will).
+        self.pmi_ends.clear();
+        let mut child = spawned?;
         let pid = child.id().expect("a child just spawned has a pid");
         if let Some(guard) = &mut self.guard {
             guard.watch(pid);
@@ -275,8 +391,173 @@ impl Supervisor {
             pid,
             ended: None,
             signalled: false,
+            connected: false,
+            pmi_over: false,
         });
         Ok(())
+    }
+
+    /// The program itself, with a PMI socket (and the fabric, on one host).
+    fn local_command(&mut self, rank: usize) -> io::Result<std::process::Command> {
+        let options = &self.options;
+        let mut command = std::process::Command::new(&options.program.path);
+        command.arg0(&options.program.argv0).args(&options.args);
+        for name in PMI_VARIABLES {
+            command.env_remove(name);
+        }
+        command.envs(options.env.iter().map(|(name, value)| (name, value)));
+        let (ours, theirs) = UnixStream::pair()?;
+        self.pmi
+            .serve_rank(rank, ours)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let fd = theirs.as_raw_fd();
+        os::inherit_fd(&mut command, fd);
+        command
+            .env(pmi::env::FD, fd.to_string())
+            .env(pmi::env::RANK, rank.to_string())
+            .env(pmi::env::SIZE, options.nranks.to_string());
+        // This end stays open until the command is dropped (after the spawn).
+        self.pmi_ends.push(theirs);
+        match &self.job {
+            Some(job) => job.prepare(&mut command, rank),
+            None => {
+                let cpu = options.bind_cores.then(|| {
+                    let here = options.places[..rank].iter().filter(|p| p.local).count();
+                    here % std::thread::available_parallelism().map_or(1, |n| n.get())
+                });
+                os::die_with_parent(&mut command, cpu);
+            }
+        }
+        Ok(command)
+    }
+
+    /// The launch command that starts `rank` on its host, reaching back over TCP.
+    fn remote_command(&self, rank: usize) -> std::process::Command {
+        let options = &self.options;
+        let host = &options.places[rank].host;
+        let remote = self
+            .remote
+            .as_ref()
+            .expect("a job with remote ranks has remote access");
+        let mut env = remote.forwarded.clone();
+        env.extend(options.env.iter().cloned());
+        let port = &remote.port_for_host[host];
+        for (name, value) in [
+            (pmi::env::PORT, port.clone()),
+            (pmi::env::ID, rank.to_string()),
+            (pmi::env::RANK, rank.to_string()),
+            (pmi::env::SIZE, options.nranks.to_string()),
+            (pmi::env::KEY, remote.key.clone()),
+        ] {
+            env.push((name.into(), value.into()));
+        }
+        // The path as this machine sees it: the same on every host of a shared file system.
+        let program = std::path::absolute(&options.program.path)
+            .unwrap_or_else(|_| options.program.path.clone());
+        let words = hosts::remote_command(&options.launcher, host, &env, &program, &options.args);
+        let mut command = std::process::Command::new(&words[0]);
+        command.args(&words[1..]);
+        os::die_with_parent(&mut command, None);
+        command
+    }
+
+    fn launcher_name(&self) -> String {
+        self.options.launcher[0].to_string_lossy().into_owned()
+    }
+
+    /// "rank 3 (pid 77)", or with hosts "rank 3 on node2 (pid 77)".
+    fn who(&self, rank: usize) -> String {
+        let pid = self.ranks.get(rank).map_or(0, |r| r.pid);
+        if self.options.hosts_given {
+            format!(
+                "rank {rank} on {} (pid {pid})",
+                self.options.places[rank].host
+            )
+        } else {
+            format!("rank {rank} (pid {pid})")
+        }
+    }
+
+    /// Lets the PMI server finish reading what a rank that just failed sent before it died:
+    /// an abort (with its message) then decides how the job ends, rather than the exit.
+    async fn settle_pmi(&mut self, rank: usize) {
+        let settled =
+            |ranks: &[RankProcess]| ranks.get(rank).is_none_or(|r| !r.connected || r.pmi_over);
+        let deadline = Instant::now() + PMI_SETTLE;
+        while !settled(&self.ranks) {
+            match tokio::time::timeout_at(deadline, self.pmi.next_event()).await {
+                Ok(Some(event)) => self.on_pmi(event),
+                _ => return,
+            }
+        }
+    }
+
+    fn on_pmi(&mut self, event: ServerEvent) {
+        tracing::debug!(target: "mpirun", ?event, "PMI");
+        match &event {
+            ServerEvent::Aborted { rank, .. }
+            | ServerEvent::Finalized { rank }
+            | ServerEvent::ConnectionLost { rank, .. } => {
+                if let Some(process) = self.ranks.get_mut(*rank) {
+                    process.pmi_over = true;
+                }
+            }
+            _ => {}
+        }
+        match event {
+            ServerEvent::Initialized { rank } => {
+                if let Some(process) = self.ranks.get_mut(rank) {
+                    process.connected = true;
+                }
+            }
+            ServerEvent::Aborted {
+                rank,
+                code,
+                message,
+            } => {
+                if self.ending.is_none() {
+                    let message = if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {message}")
+                    };
+                    self.stderr.say(format!(
+                        "{}: {} aborted the job with status {code}{message}; ending the job",
+                        self.tool,
+                        self.who(rank)
+                    ));
+                    self.begin_ending(Cause::Aborted(code), libc::SIGTERM, FAILURE_GRACE);
+                }
+            }
+            ServerEvent::Finalized { .. } => {}
+            ServerEvent::ConnectionLost { rank, detail } => {
+                let running = self.ranks.get(rank).is_some_and(|r| r.ended.is_none());
+                if running && self.ending.is_none() {
+                    self.lost.push((Instant::now() + LOST_GRACE, rank, detail));
+                }
+            }
+            ServerEvent::Rejected { peer, reason } => {
+                tracing::info!(target: "mpirun", %peer, %reason, "refused a connection to the PMI port");
+            }
+        }
+    }
+
+    /// A rank lost its PMI connection [`LOST_GRACE`] ago; if it still runs, end the job.
+    fn on_lost_time(&mut self) {
+        let now = Instant::now();
+        let (due, later): (Vec<_>, Vec<_>) = self.lost.drain(..).partition(|(at, _, _)| *at <= now);
+        self.lost = later;
+        for (_, rank, detail) in due {
+            let running = self.ranks[rank].ended.is_none();
+            if running && self.ending.is_none() {
+                self.stderr.say(format!(
+                    "{}: {} lost its PMI connection to mpirun ({detail}) and still runs; ending the job",
+                    self.tool,
+                    self.who(rank)
+                ));
+                self.begin_ending(Cause::ConnectionLost, libc::SIGTERM, FAILURE_GRACE);
+            }
+        }
     }
 
     fn on_exit(&mut self, rank: usize, status: io::Result<ExitStatus>) {
@@ -289,15 +570,28 @@ impl Supervisor {
         };
         let process = &mut self.ranks[rank];
         process.ended = Some(end);
-        let pid = process.pid;
-        self.job.mark_exit(rank, &end.for_fabric(process.signalled));
+        let (pid, connected, signalled) = (process.pid, process.connected, process.signalled);
+        if let Some(job) = &self.job {
+            job.mark_exit(rank, &end.for_fabric(signalled));
+        }
         tracing::debug!(target: "mpirun", rank, pid, ?end, "rank ended");
         if !end.success() && self.ending.is_none() {
-            self.stderr.say(format!(
-                "{}: rank {rank} (pid {pid}) {}; ending the job",
-                self.tool,
-                end.describe()
-            ));
+            let place = &self.options.places[rank];
+            let message = if !place.local && !connected {
+                format!(
+                    "cannot start rank {rank} on host {}: '{}' (pid {pid}) {} before the rank \
+                     reached mpirun (can '{} {}' reach it, and does the program exist there?)",
+                    place.host,
+                    self.launcher_name(),
+                    end.describe(),
+                    self.launcher_name(),
+                    place.host
+                )
+            } else {
+                format!("{} {}", self.who(rank), end.describe())
+            };
+            self.stderr
+                .say(format!("{}: {message}; ending the job", self.tool));
             self.begin_ending(Cause::RankFailed(end), libc::SIGTERM, FAILURE_GRACE);
         }
     }
@@ -371,6 +665,77 @@ impl Supervisor {
             guard.finish().await;
         }
     }
+}
+
+/// The PMI server, listening on TCP (with the job's key) when some rank runs on another
+/// host; what those ranks need to reach it.
+async fn start_pmi(options: &Options) -> Result<(Server, Option<RemoteAccess>), String> {
+    let mut config = ServerConfig::new(options.nranks);
+    let nodes: Vec<usize> = options.places.iter().map(|p| p.node).collect();
+    config.process_mapping = Some(pmi::mapping::encode(&nodes));
+    let mut remote_hosts: Vec<&str> = Vec::new();
+    for place in options.places.iter().filter(|p| !p.local) {
+        if !remote_hosts.contains(&place.host.as_str()) {
+            remote_hosts.push(&place.host);
+        }
+    }
+    let key = if remote_hosts.is_empty() {
+        None
+    } else {
+        let key = JobKey::random().map_err(|e| format!("cannot make the job's PMI key: {e}"))?;
+        Some(key)
+    };
+    config.job_key = key.clone();
+    let mut server =
+        Server::new(config).map_err(|e| format!("cannot start the PMI server: {e}"))?;
+    let Some(key) = key else {
+        return Ok((server, None));
+    };
+    let bound = listen(&mut server, options.pmi_address).await?;
+    let mut port_for_host = HashMap::new();
+    for host in remote_hosts {
+        let address = match options.pmi_address {
+            Some(address) => address,
+            None => hosts::address_towards(host).map_err(|e| {
+                format!(
+                    "cannot find the address host '{host}' reaches this machine at ({e}); \
+                     give it with --pmi-address ADDR"
+                )
+            })?,
+        };
+        port_for_host.insert(host.to_string(), hosts::pmi_port(address, bound.port()));
+    }
+    let skip: Vec<&str> = PMI_VARIABLES.iter().chain(MPIRUN_ONLY).copied().collect();
+    let forwarded = hosts::forwarded_env(std::env::vars_os(), &skip);
+    tracing::debug!(target: "mpirun", %bound, ?port_for_host, "PMI over TCP");
+    let remote = RemoteAccess {
+        key: key.to_hex(),
+        port_for_host,
+        forwarded,
+    };
+    Ok((server, Some(remote)))
+}
+
+/// Listens on `address` (port chosen by the kernel), or on every address (IPv6 and IPv4,
+/// else IPv4 alone).
+async fn listen(server: &mut Server, address: Option<IpAddr>) -> Result<SocketAddr, String> {
+    let candidates: Vec<SocketAddr> = match address {
+        Some(address) => vec![SocketAddr::new(address, 0)],
+        None => ["[::]:0", "0.0.0.0:0"]
+            .iter()
+            .map(|a| a.parse().expect("a valid address"))
+            .collect(),
+    };
+    let mut failure = String::new();
+    for candidate in candidates {
+        match server.listen(candidate).await {
+            Ok(bound) => return Ok(bound),
+            Err(e) => failure = e.to_string(),
+        }
+    }
+    Err(format!(
+        "cannot serve PMI to ranks on other hosts: {failure}"
+    ))
 }
 
 /// Copies `mpirun`'s stdin to rank 0 until either side closes.
