@@ -3,11 +3,13 @@
 //! ```text
 //!   bip-core (BIP)  ──uses──▶  Device trait (phy): send, poll, progress,
 //!                                │                  register / import / read / write regions
-//!                    DeviceStack: Nic, or Box<dyn Device> under FaultInjector / PcapWriter
+//!                    DeviceStack: Nic or HostNet, or either boxed under FaultInjector / PcapWriter
 //!                                │
+//!            HostNet (net) ──────┤  a job across hosts: this host's ranks through the Nic,
+//!                                │  the others through TCP (wire-up through PMI)
 //!                               Nic  (one per process: rings, regions, single-copy engine, timing)
 //!                                │
-//!              wire: ring src→dst, region descriptors, in the job's shared-memory fabric
+//!              wire: ring src→dst, region descriptors, in the host's shared-memory fabric
 //! ```
 //!
 //! **What it does.** Moves packets between the processes of a job on one host with no system
@@ -32,7 +34,13 @@
 //! `process_vm_readv`/`writev` (refused under some ptrace policies, in which case the layer
 //! above falls back to packets).
 //!
-//! **Modules.** [`fabric`]: the job's shared memory, its layout, and the launcher ([`Job`]);
+//! Between hosts ([`net`]) the same interface runs over TCP: packets as frames, region reads
+//! as requests answered with the region's bytes, sent from the exporter's memory and received
+//! into the reader's; ranks find each other through their launcher's PMI key-value space,
+//! and the ranks of one host share one fabric through a node leader ([`fabric::HostLeader`]).
+//!
+//! **Modules.** [`fabric`]: the job's shared memory, its layout, the launcher ([`Job`]) and the
+//! node leader that shares a host's fabric without one; [`net`]: the network between hosts;
 //! `wire`: the rings; [`phy`]: the device trait and wrappers; [`region`]: exported regions and
 //! their keys; [`nic`]: the NIC; `stack`: the wrappers chosen at run time; [`timing`]:
 //! profiles; [`wait`]: back-off; [`testing`]: multi-process test harness.

@@ -1,5 +1,6 @@
-//! [`DeviceStack`]: this process's device with the wrappers the environment asks for, chosen
-//! at run time.
+//! [`DeviceStack`]: this process's device, attached as its launcher says (a fabric handed
+//! down, or the wire-up through PMI: the plain [`Nic`] on one host, a [`HostNet`] across
+//! hosts), with the wrappers the environment asks for, chosen at run time.
 //!
 //! Wrappers are generic over any [`Device`], a boxed one included, so a stack is built by
 //! boxing the device and wrapping the box as many times as asked: no list of combinations.
@@ -91,19 +92,19 @@ impl Attached {
 }
 
 fn attach(config: &dyn Fn(usize) -> JobConfig) -> Result<Attached> {
-    if std::env::var_os(crate::fabric::env::FABRIC_FD).is_none() {
-        let started_by_pmi = launcher::connect().map_err(|e| {
-            NicError::Network(format!("cannot reach the launcher's PMI service: {e}"))
-        })?;
-        if started_by_pmi {
-            let wired = launcher::with_exchange(|ex| wire_up(ex, config)).expect("connected")?;
-            return Ok(match wired {
-                Wired::OneHost(nic) => Attached::Nic(nic),
-                Wired::Hosts(net) => Attached::Net(net),
-            });
-        }
+    // A PMI launcher is this process's launcher whatever else it handed down: the job ends
+    // (MPI_Abort) and is left (MPI_Finalize) through it.
+    let started_by_pmi = launcher::connect()
+        .map_err(|e| NicError::Network(format!("cannot reach the launcher's PMI service: {e}")))?;
+    if std::env::var_os(crate::fabric::env::FABRIC_FD).is_some() || !started_by_pmi {
+        // Our mpirun on one host hands the fabric down: every rank is on it.
+        return Nic::from_env().map(Attached::Nic);
     }
-    Nic::from_env().map(Attached::Nic)
+    let wired = launcher::with_exchange(|ex| wire_up(ex, config)).expect("connected")?;
+    Ok(match wired {
+        Wired::OneHost(nic) => Attached::Nic(nic),
+        Wired::Hosts(net) => Attached::Net(net),
+    })
 }
 
 /// The device, whatever its stack.

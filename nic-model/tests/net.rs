@@ -1,5 +1,5 @@
 //! The network device across "hosts" on loopback addresses (127.0.0.h, a host id each): the
-//! wire-up, packets between every pair, region reads of every size up to 64 MiB across hosts
+//! wire-up, packets between every pair, region reads of every size up to 16 MiB across hosts
 //! and within one, refusals, and the death of a peer on another host.
 
 use nic_model::net::{wire_up, Wired};
@@ -95,7 +95,7 @@ fn two_hosts_two_ranks_packets_and_regions() {
         }
         // Each rank exports a buffer; every other rank reads it at several sizes (crossing
         // hosts for two of the three peers).
-        const BIG: usize = 64 << 20;
+        const BIG: usize = 16 << 20;
         let mine = pattern(me as u8, BIG);
         // SAFETY: `mine` outlives the region (withdrawn below before it is dropped).
         let key = unsafe { dev.register(mine.as_ptr() as usize, BIG, Access::READ) }.unwrap();

@@ -193,8 +193,9 @@ mpi_fn! {
         let _ = std::io::stdout().flush();
         let message = format!("MPI_Abort({comm_name}, {errorcode}) called by {who}: ending the job with exit status {errorcode}");
         let _ = writeln!(std::io::stderr(), "{message}");
-        // A PMI launcher ends the other ranks (on every host) with this status.
-        nic_model::net::launcher::abort(errorcode, &message);
+        // A PMI launcher ends the other ranks (on every host) with this status; it says that
+        // it ends the job, so it is told only who aborted.
+        nic_model::net::launcher::abort(errorcode, &format!("MPI_Abort({comm_name}, {errorcode}) called by {who}"));
         end_process(errorcode)
     }
 }
