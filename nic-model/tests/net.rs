@@ -228,3 +228,43 @@ fn a_dead_remote_peer_is_reported() {
         out.output[0]
     );
 }
+
+#[test]
+fn wrappers_wrap_the_network_device() {
+    if is_rank() {
+        let net: Box<dyn Device> = device();
+        let me = net.rank();
+        let dir = std::env::var("NET_TEST_PCAP_DIR").unwrap();
+        let path = std::path::Path::new(&dir).join(format!("rank{me}.pcap"));
+        let mut dev = nic_model::phy::PcapWriter::new(net, &path).expect("pcap file");
+        let peer = 1 - me;
+        for i in 0..10u8 {
+            send_to(&mut dev, peer, &[i; 100]);
+            assert_eq!(recv_from(&mut dev, peer), vec![i; 100]);
+        }
+        dev.finalize();
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("net-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run_on_hosts(
+        "wrappers_wrap_the_network_device",
+        &[1, 1],
+        &[("NET_TEST_PCAP_DIR", dir.to_str().unwrap())],
+        Duration::from_secs(60),
+    );
+    assert!(out.success(), "{out:?}");
+    for rank in 0..2 {
+        let file = std::fs::File::open(dir.join(format!("rank{rank}.pcap"))).unwrap();
+        let mut reader = pcap_file::pcap::PcapReader::new(file).unwrap();
+        let mut packets = 0;
+        while let Some(p) = reader.next_packet() {
+            let p = p.unwrap();
+            assert!(p.data.len() >= 100 + nic_model::phy::PSEUDO_HEADER_LEN);
+            packets += 1;
+        }
+        // 10 sent and 10 received, each recorded once.
+        assert_eq!(packets, 20, "rank {rank}'s trace");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
