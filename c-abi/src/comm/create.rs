@@ -102,15 +102,14 @@ pub(crate) fn split(
     Ok(create_from(cx, parent, group)?.map_or(MPI_COMM_NULL, |(_, h)| h))
 }
 
-/// A color shared by the processes of one host: a hash of its name (never `MPI_UNDEFINED`).
+/// A color shared by the processes of one host: a hash of its id (never `MPI_UNDEFINED`).
 pub(crate) fn host_color() -> c_int {
-    let mut name = [0u8; 256];
-    // SAFETY: gethostname writes at most name.len() bytes into our buffer.
-    unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
-    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    // The host as the NIC sees it (host name and network namespace, or MPI_HOST_ID): the
+    // ranks that share a fabric, and so memory.
+    let id = nic_model::net::host_id();
     // FNV-1a, kept non-negative: a stable value every process of the host computes alike.
     let mut h: u32 = 0x811c_9dc5;
-    for &b in &name[..end] {
+    for &b in id.as_bytes() {
         h = (h ^ b as u32).wrapping_mul(0x0100_0193);
     }
     (h & 0x3fff_ffff) as c_int

@@ -35,5 +35,5 @@ pub mod wireup;
 
 pub use card::{library_version, WIRE_VERSION};
 pub use device::{HostNet, Route};
-pub use host::{ADDR_ENV, HOST_ID_ENV};
+pub use host::{host_id, ADDR_ENV, HOST_ID_ENV};
 pub use wireup::{wire_up, Exchange, Wire, Wired, PORT_ENV, WIRE_ENV};
