@@ -142,10 +142,8 @@ impl HostNet {
             let incoming = match conn.next() {
                 Ok(Some(i)) => i,
                 Ok(None) => return false,
-                Err(why) => {
-                    fail_reads(reads, c, &why);
-                    return false;
-                }
+                // Broken: the state says so, and reads on it fail in `poll_transfer`.
+                Err(_) => return false,
             };
             match incoming {
                 Incoming::Packet(p) => {
@@ -262,15 +260,6 @@ fn apply_write(local: &Nic, key: RegionKey, offset: u64, bytes: &[u8]) -> Result
         )
     };
     Ok(())
-}
-
-/// Every read in flight on connection `c` fails: the connection is gone.
-fn fail_reads(reads: &mut [Option<RemoteRead>], c: usize, why: &str) {
-    for r in reads.iter_mut().flatten().filter(|r| r.conn == c) {
-        if r.refused.is_none() && r.got < r.len {
-            r.refused = Some(format!("the connection failed: {why}"));
-        }
-    }
 }
 
 impl Device for HostNet {
@@ -467,6 +456,12 @@ impl Device for HostNet {
             self.pump(c, None);
         }
         let r = self.reads[slot as usize].as_ref().expect("still there");
+        if r.refused.is_none() && r.got < r.len {
+            if let ConnState::Broken(_) = self.conns[c].state {
+                self.free_read(slot);
+                return Err(self.gone(c));
+            }
+        }
         if let Some(why) = &r.refused {
             let (rank, why) = (self.conn_rank[c], why.clone());
             self.free_read(slot);
