@@ -173,6 +173,9 @@ pub(crate) fn fatal(
     } else {
         e.class
     };
+    // A fatal error aborts the whole job, as MPI_Abort would: a PMI launcher ends the ranks on
+    // every host (a plain exit is not enough for Hydra to end a job across hosts).
+    nic_model::net::launcher::abort(code, line.trim_end());
     end_process(code)
 }
 

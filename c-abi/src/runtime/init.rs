@@ -45,9 +45,17 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         }
     }
     let engine = Engine::init().map_err(|e| {
+        // The hint to use a launcher helps only a program that was started without one.
+        let launched = std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_some()
+            || nic_model::net::launcher::present();
+        let hint = if launched {
+            ""
+        } else {
+            " (start MPI programs with mpirun, e.g. `mpirun -n 2 ./prog`)"
+        };
         MpiError::new(
             MPI_ERR_OTHER,
-            format!("the communication engine did not start: {e} (start MPI programs with mpirun, e.g. `mpirun -n 2 ./prog`)"),
+            format!("the communication engine did not start: {e}{hint}"),
         )
     })?;
     let (rank, size) = (engine.p2p_ref().rank(), engine.p2p_ref().size());

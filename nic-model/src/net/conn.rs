@@ -189,8 +189,10 @@ impl Conn {
             ConnState::Finalized => {}
             ConnState::Broken(_) => {}
             ConnState::Open => {
-                // The job is broken: say where, once, whatever the layers above make of it.
-                eprintln!("nic: lost {}: {why}", self.peer_name);
+                // The job is broken: say where, once, whatever the layers above make of it. One
+                // write, so that the lines of ranks sharing the launcher's stderr do not mix.
+                let line = format!("nic: lost {}: {why}\n", self.peer_name);
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
                 self.state = ConnState::Broken(why);
             }
         }

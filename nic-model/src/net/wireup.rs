@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 pub const WIRE_ENV: &str = "MPI_WIRE";
 /// Environment variable with the port this rank listens on (default: any free port).
 pub const PORT_ENV: &str = "MPI_NET_PORT";
-/// How long each step of the wire-up may take before it fails naming what is missing.
-const STEP_DEADLINE: Duration = Duration::from_secs(10);
+/// How long each step of the wire-up may take before it fails naming what is missing (an
+/// unreachable host is reported within 10 s, with room for the launcher to end the job).
+const STEP_DEADLINE: Duration = Duration::from_secs(8);
 
 /// The launcher's key-value space, as the wire-up uses it (PMI is one).
 pub trait Exchange {
@@ -205,8 +206,15 @@ fn listen(addrs: &[Ipv4Addr]) -> Result<TcpListener> {
     } else {
         Ipv4Addr::UNSPECIFIED
     };
-    TcpListener::bind(SocketAddr::from((ip, port)))
-        .map_err(|e| NicError::Network(format!("cannot listen on {ip}:{port}: {e}")))
+    TcpListener::bind(SocketAddr::from((ip, port))).map_err(|e| {
+        // Name the host and the settings that chose the address and port: what a user changes.
+        let setting =
+            |name| std::env::var(name).map_or(String::new(), |v| format!(", {name}={v:?}"));
+        let (host, addr, port_set) = (host::host_id(), setting(host::ADDR_ENV), setting(PORT_ENV));
+        NicError::Network(format!(
+            "cannot listen on {ip}:{port} (host {host}{addr}{port_set}): {e}"
+        ))
+    })
 }
 
 /// Every rank's card, checked: same library, same packet size.
