@@ -1,5 +1,5 @@
 //! [`DeviceStack`]: this process's device, attached as its launcher says (a fabric handed
-//! down, or the wire-up through PMI: the plain [`Nic`] on one host, a [`HostNet`] across
+//! down, or the wire-up through PMI: the plain [`Nic`] on one host, a [`HostNet`](crate::net::HostNet) across
 //! hosts), with the wrappers the environment asks for, chosen at run time.
 //!
 //! Wrappers are generic over any [`Device`], a boxed one included, so a stack is built by
@@ -15,7 +15,7 @@
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
 use crate::fabric::JobConfig;
-use crate::net::{launcher, wire_up, HostNet, Wired};
+use crate::net::{launcher, wire_up, Wired};
 use crate::nic::Nic;
 use crate::phy::{
     pcap_path_from_env, Capabilities, Device, FaultConfig, FaultInjector, PcapWriter, PeerStatus,
@@ -50,17 +50,20 @@ impl DeviceStack {
     ///   this host: the plain NIC; otherwise a [`crate::net::HostNet`].
     pub fn from_env_with(config: &dyn Fn(usize) -> JobConfig) -> Result<DeviceStack> {
         let dev = attach(config)?;
-        let rank = dev.rank();
+        let rank = match &dev {
+            Wired::OneHost(nic) => nic.rank(),
+            Wired::Hosts(net) => net.rank(),
+        };
         let faults = FaultConfig::from_env()
             .map_err(NicError::Config)?
             .filter(FaultConfig::is_active);
         let pcap = pcap_path_from_env(rank);
         let mut dev: Box<dyn Device> = match dev {
-            Attached::Nic(nic) if faults.is_none() && pcap.is_none() => {
+            Wired::OneHost(nic) if faults.is_none() && pcap.is_none() => {
                 return Ok(DeviceStack::Plain(nic))
             }
-            Attached::Nic(nic) => Box::new(nic),
-            Attached::Net(net) => Box::new(net),
+            Wired::OneHost(nic) => Box::new(nic),
+            Wired::Hosts(net) => net,
         };
         if let Some(cfg) = faults {
             dev = Box::new(FaultInjector::new(dev, cfg));
@@ -76,35 +79,16 @@ impl DeviceStack {
     }
 }
 
-/// The device before wrappers.
-enum Attached {
-    Nic(Nic),
-    Net(HostNet),
-}
-
-impl Attached {
-    fn rank(&self) -> Rank {
-        match self {
-            Attached::Nic(n) => n.rank(),
-            Attached::Net(n) => n.rank(),
-        }
-    }
-}
-
-fn attach(config: &dyn Fn(usize) -> JobConfig) -> Result<Attached> {
+fn attach(config: &dyn Fn(usize) -> JobConfig) -> Result<Wired> {
     // A PMI launcher is this process's launcher whatever else it handed down: the job ends
     // (MPI_Abort) and is left (MPI_Finalize) through it.
     let started_by_pmi = launcher::connect()
         .map_err(|e| NicError::Network(format!("cannot reach the launcher's PMI service: {e}")))?;
     if std::env::var_os(crate::fabric::env::FABRIC_FD).is_some() || !started_by_pmi {
         // Our mpirun on one host hands the fabric down: every rank is on it.
-        return Nic::from_env().map(Attached::Nic);
+        return Nic::from_env().map(Wired::OneHost);
     }
-    let wired = launcher::with_exchange(|ex| wire_up(ex, config)).expect("connected")?;
-    Ok(match wired {
-        Wired::OneHost(nic) => Attached::Nic(nic),
-        Wired::Hosts(net) => Attached::Net(net),
-    })
+    launcher::with_exchange(|ex| wire_up(ex, config)).expect("connected")
 }
 
 /// The device, whatever its stack.

@@ -39,6 +39,15 @@ pub fn note_ranks_on_host(ranks: usize) {
         Ordering::Relaxed,
     );
 }
+
+/// Tells the waiting loops that a poll of this process's device makes system calls (a network
+/// device reads its sockets): a poll then costs about a microsecond instead of a few
+/// nanoseconds, so the spin phase is kept as short as when ranks share cores, or 4096 polls
+/// would hold the core for milliseconds before yielding it.
+pub fn note_polls_are_system_calls() {
+    SPIN.store(SPIN_POLLS_SHARED, Ordering::Relaxed);
+}
+
 const YIELD_FOR: Duration = Duration::from_millis(2);
 const NAP: Duration = Duration::from_micros(50);
 const CHECK_EVERY: Duration = Duration::from_millis(100);

@@ -11,7 +11,7 @@ fn device() -> Box<dyn Device> {
     let mut ex = FileExchange::from_env().expect("started by run_on_hosts");
     match wire_up(&mut ex, &JobConfig::new).expect("wire-up") {
         Wired::OneHost(nic) => Box::new(nic),
-        Wired::Hosts(net) => Box::new(net),
+        Wired::Hosts(net) => net,
     }
 }
 
@@ -61,13 +61,13 @@ fn serve_until_done(dev: &mut dyn Device) {
     let mut done = vec![false; n];
     done[me] = true;
     while done.iter().any(|d| !d) {
-        for s in 0..n {
-            if done[s] {
+        for (s, done) in done.iter_mut().enumerate() {
+            if *done {
                 continue;
             }
             if let Some(p) = poll_bytes(dev, s) {
                 assert_eq!(p, b"done", "from {s}");
-                done[s] = true;
+                *done = true;
             }
         }
         dev.progress();

@@ -146,6 +146,11 @@ pub struct Conn {
     /// Whether the frame at the head has been returned by `next` and not yet consumed: its
     /// length.
     head_len: Option<usize>,
+    /// Why a send failed because the peer closed its end (`EPIPE`, `ECONNRESET`). Not yet a
+    /// loss: a peer that finalized closes after its `Bye`, which stays readable after the
+    /// reset, so the receive side decides: `Bye` makes the connection `Finalized`, the end of
+    /// the stream without it makes it `Broken` for this reason.
+    send_failed: Option<String>,
 }
 
 // SAFETY: the raw pointers a connection holds (region chunks, a reader's buffer) are owned by
@@ -179,6 +184,7 @@ impl Conn {
             rx_end: 0,
             inbound: None,
             head_len: None,
+            send_failed: None,
         })
     }
 
@@ -317,6 +323,18 @@ impl Conn {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+                    ) && self.state == ConnState::Open =>
+                {
+                    self.send_failed
+                        .get_or_insert_with(|| format!("sending failed: {e}"));
+                    self.tx.clear();
+                    self.tx_frame_bytes = 0;
+                    break;
+                }
                 Err(e) => {
                     self.io_failed("sending", &e);
                     self.tx.clear();
@@ -422,7 +440,11 @@ impl Conn {
     /// The end of the stream: expected after `Bye`, a failure otherwise.
     fn ended(&mut self) -> String {
         if self.state != ConnState::Finalized {
-            self.broken("the connection closed without the peer finalizing".into());
+            let why = self
+                .send_failed
+                .take()
+                .unwrap_or_else(|| "the connection closed without the peer finalizing".into());
+            self.broken(why);
         }
         self.why()
     }

@@ -39,6 +39,9 @@ pub enum Route {
     Remote(usize),
 }
 
+/// Where a polled packet is lent.
+type Take<'a> = &'a mut dyn FnMut(&[u8]);
+
 /// A read of a remote region, in flight.
 struct RemoteRead {
     conn: usize,
@@ -83,6 +86,7 @@ impl HostNet {
     pub fn new(local: Nic, rank: Rank, routes: Vec<Route>, conns: Vec<(Rank, Conn)>) -> HostNet {
         let n = conns.len();
         let (conn_rank, conns) = conns.into_iter().unzip();
+        crate::wait::note_polls_are_system_calls();
         HostNet {
             local,
             rank,
@@ -121,7 +125,7 @@ impl HostNet {
 
     /// Handles what arrived on connection `c` until a packet is lent to `take` (`true`), or,
     /// without `take`, until nothing more has arrived (packets on the way are parked).
-    fn pump(&mut self, c: usize, mut take: Option<&mut dyn FnMut(&[u8])>) -> bool {
+    fn pump(&mut self, c: usize, mut take: Option<Take<'_>>) -> bool {
         let HostNet {
             local,
             conns,
