@@ -34,7 +34,7 @@ pub const TX_LIMIT: usize = 4 << 20;
 pub const RX_CAPACITY: usize = 256 << 10;
 /// Largest `ReadData` chunk: a long read is cut into chunks so that packets queued meanwhile
 /// are not held behind the whole region.
-pub const CHUNK: usize = 1 << 20;
+pub const CHUNK: usize = 256 << 10;
 /// Largest data of one `Write` frame (deliberate update), so that it fits the receive buffer.
 pub const WRITE_CHUNK: usize = 64 << 10;
 /// Largest frame other than `ReadData` that a peer may send.
@@ -99,16 +99,23 @@ struct Inbound {
     got: usize,
 }
 
-/// A piece of the send queue.
-enum TxItem {
-    /// Whole frames built in user space (packets, requests, small control frames).
-    Frames { buf: Vec<u8>, sent: usize },
-    /// One chunk of a region being served: the header here, the data in the region.
-    Chunk {
-        head: [u8; HEADER_LEN],
-        data: ChunkData,
-        sent: usize,
-    },
+/// Whole frames built in user space (packets, requests, small control frames), sent in order.
+struct Frames {
+    buf: Vec<u8>,
+    sent: usize,
+}
+
+/// One chunk of a region being served: the header here, the data in the region.
+struct Chunk {
+    head: [u8; HEADER_LEN],
+    data: ChunkData,
+    sent: usize,
+}
+
+impl Chunk {
+    fn len(&self) -> usize {
+        HEADER_LEN + self.data.bytes().len()
+    }
 }
 
 enum ChunkData {
@@ -135,8 +142,13 @@ pub struct Conn {
     /// For messages: "rank 3 on host 192.0.2.2".
     pub peer_name: String,
     pub state: ConnState,
-    tx: VecDeque<TxItem>,
-    tx_frame_bytes: usize,
+    /// Frames waiting for the kernel, in order.
+    frames: VecDeque<Frames>,
+    frame_bytes: usize,
+    /// Chunks of region reads being served, in order. A chunk once started is finished before
+    /// anything else goes; between chunks, waiting frames go first, so a packet never waits
+    /// behind more than one chunk of a long read.
+    chunks: VecDeque<Chunk>,
     /// Buffers of sent `Frames` items, for reuse.
     spare: Vec<Vec<u8>>,
     rx: Box<[u8]>,
@@ -176,8 +188,9 @@ impl Conn {
             sock,
             peer_name,
             state: ConnState::Open,
-            tx: VecDeque::new(),
-            tx_frame_bytes: 0,
+            frames: VecDeque::new(),
+            frame_bytes: 0,
+            chunks: VecDeque::new(),
             spare: Vec::new(),
             rx: vec![0u8; RX_CAPACITY].into_boxed_slice(),
             rx_start: 0,
@@ -213,13 +226,13 @@ impl Conn {
     /// Whether a packet may be queued now.
     #[inline]
     pub fn has_room(&self) -> bool {
-        self.tx_frame_bytes < TX_LIMIT
+        self.frame_bytes < TX_LIMIT
     }
 
     /// Whether anything waits to be sent.
     #[inline]
     pub fn tx_pending(&self) -> bool {
-        !self.tx.is_empty()
+        !self.frames.is_empty() || !self.chunks.is_empty()
     }
 
     /// Sends (or queues) a frame of `len` payload bytes that `fill` writes.
@@ -232,16 +245,16 @@ impl Conn {
         fill: &mut dyn FnMut(&mut [u8]),
     ) {
         let total = HEADER_LEN + len;
-        let mut buf = match self.tx.back_mut() {
+        let mut buf = match self.frames.back_mut() {
             // Append to the frames already waiting (order is kept; one send for all of them).
-            Some(TxItem::Frames { buf, .. }) if buf.len() + total <= RX_CAPACITY => {
+            Some(Frames { buf, .. }) if buf.len() + total <= RX_CAPACITY => {
                 let at = buf.len();
                 buf.resize(at + total, 0);
                 Header::new_checked(&mut buf[at..at + HEADER_LEN])
                     .expect("header room")
                     .emit(kind, len, id, offset);
                 fill(&mut buf[at + HEADER_LEN..]);
-                self.tx_frame_bytes += total;
+                self.frame_bytes += total;
                 return;
             }
             _ => self.spare.pop().unwrap_or_default(),
@@ -252,9 +265,9 @@ impl Conn {
             .expect("header room")
             .emit(kind, len, id, offset);
         fill(&mut buf[HEADER_LEN..]);
-        let was_idle = self.tx.is_empty();
-        self.tx_frame_bytes += total;
-        self.tx.push_back(TxItem::Frames { buf, sent: 0 });
+        let was_idle = !self.tx_pending();
+        self.frame_bytes += total;
+        self.frames.push_back(Frames { buf, sent: 0 });
         if was_idle {
             self.flush();
         }
@@ -266,11 +279,11 @@ impl Conn {
     /// # Safety
     /// The bytes stay valid until sent or until [`Conn::detach`] names their region.
     pub unsafe fn send_region(&mut self, id: u32, ptr: *const u8, len: usize) {
-        let was_idle = self.tx.is_empty();
+        let was_idle = !self.tx_pending();
         let mut at = 0;
         while at < len {
             let n = (len - at).min(CHUNK);
-            self.tx.push_back(TxItem::Chunk {
+            self.chunks.push_back(Chunk {
                 head: frame::header(Kind::ReadData, n, id, at as u64),
                 // SAFETY: `at < len`, inside the caller's range.
                 data: ChunkData::Region {
@@ -289,13 +302,11 @@ impl Conn {
     /// Copies out what is still to be sent from memory in `[addr, addr + len)`: the region is
     /// being withdrawn.
     pub fn detach(&mut self, addr: usize, len: usize) {
-        for item in &mut self.tx {
-            if let TxItem::Chunk { data, .. } = item {
-                if let ChunkData::Region { ptr, .. } = *data {
-                    let p = ptr as usize;
-                    if p >= addr && p < addr + len {
-                        *data = ChunkData::Owned(data.bytes().to_vec());
-                    }
+        for Chunk { data, .. } in &mut self.chunks {
+            if let ChunkData::Region { ptr, .. } = *data {
+                let p = ptr as usize;
+                if p >= addr && p < addr + len {
+                    *data = ChunkData::Owned(data.bytes().to_vec());
                 }
             }
         }
@@ -304,63 +315,68 @@ impl Conn {
     /// Sends what the kernel takes now; `true` if anything went.
     pub fn flush(&mut self) -> bool {
         let mut any = false;
-        while let Some(item) = self.tx.front_mut() {
-            let r = match item {
-                TxItem::Frames { buf, sent } => send(&self.sock, &[IoSlice::new(&buf[*sent..])]),
-                TxItem::Chunk { head, data, sent } => {
-                    let bytes = data.bytes();
-                    if *sent < HEADER_LEN {
-                        send(
-                            &self.sock,
-                            &[IoSlice::new(&head[*sent..]), IoSlice::new(bytes)],
-                        )
-                    } else {
-                        send(&self.sock, &[IoSlice::new(&bytes[*sent - HEADER_LEN..])])
-                    }
+        loop {
+            // A chunk already begun must end before anything else; then frames, then the
+            // next chunk.
+            let chunk_first = self.chunks.front().is_some_and(|c| c.sent > 0)
+                || (self.frames.is_empty() && !self.chunks.is_empty());
+            let r = if chunk_first {
+                let c = self.chunks.front().expect("a chunk");
+                let bytes = c.data.bytes();
+                if c.sent < HEADER_LEN {
+                    send(
+                        &self.sock,
+                        &[IoSlice::new(&c.head[c.sent..]), IoSlice::new(bytes)],
+                    )
+                } else {
+                    send(&self.sock, &[IoSlice::new(&bytes[c.sent - HEADER_LEN..])])
                 }
+            } else if let Some(f) = self.frames.front() {
+                send(&self.sock, &[IoSlice::new(&f.buf[f.sent..])])
+            } else {
+                break;
             };
             let n = match r {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e)
+                Err(e) => {
                     if matches!(
                         e.kind(),
                         io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-                    ) && self.state == ConnState::Open =>
-                {
-                    self.send_failed
-                        .get_or_insert_with(|| format!("sending failed: {e}"));
-                    self.tx.clear();
-                    self.tx_frame_bytes = 0;
-                    break;
-                }
-                Err(e) => {
-                    self.io_failed("sending", &e);
-                    self.tx.clear();
-                    self.tx_frame_bytes = 0;
+                    ) && self.state == ConnState::Open
+                    {
+                        // Not yet a loss: a peer that finalized closes after its `Bye`, which
+                        // stays readable after the reset; the receive side decides.
+                        self.send_failed
+                            .get_or_insert_with(|| format!("sending failed: {e}"));
+                    } else {
+                        self.io_failed("sending", &e);
+                    }
+                    self.frames.clear();
+                    self.chunks.clear();
+                    self.frame_bytes = 0;
                     break;
                 }
             };
             any |= n > 0;
-            let finished = match item {
-                TxItem::Frames { buf, sent } => {
-                    *sent += n;
-                    *sent == buf.len()
+            if chunk_first {
+                let c = self.chunks.front_mut().expect("a chunk");
+                c.sent += n;
+                if c.sent < c.len() {
+                    break; // The kernel's buffer is full: the rest goes on a later turn.
                 }
-                TxItem::Chunk { data, sent, .. } => {
-                    *sent += n;
-                    *sent == HEADER_LEN + data.bytes().len()
+                self.chunks.pop_front();
+            } else {
+                let f = self.frames.front_mut().expect("a frame buffer");
+                f.sent += n;
+                if f.sent < f.buf.len() {
+                    break;
                 }
-            };
-            if !finished {
-                // The kernel's buffer is full: the rest goes on a later turn.
-                break;
-            }
-            if let Some(TxItem::Frames { buf, .. }) = self.tx.pop_front() {
-                self.tx_frame_bytes -= buf.len();
+                let f = self.frames.pop_front().expect("a frame buffer");
+                self.frame_bytes -= f.buf.len();
                 if self.spare.len() < 4 {
-                    self.spare.push(buf);
+                    self.spare.push(f.buf);
                 }
             }
         }
