@@ -1,10 +1,10 @@
 //! MPI errors: the error type of the library's internals, and the table of error classes.
 //!
-//! Every internal function returns [`MpiResult`]. An [`MpiError`] carries the MPI error class
-//! (which is also the code the C caller sees: this library returns classes as codes), a
-//! sentence for the person reading the fatal-error message, and the communicator whose error
-//! handler must deal with it. Building one is the cold path: the detail is formatted only when
-//! something went wrong.
+//! Every internal function returns [`MpiResult`]. An [`MpiError`] carries the MPI error class,
+//! a sentence for the person reading the fatal-error message or `MPI_Error_string`, and the
+//! communicator whose error handler must deal with it. (The code the C caller sees is made
+//! from the class and the sentence by `errhandler`.) Building one is the cold path: the
+//! detail is formatted only when something went wrong.
 
 use crate::abi::*;
 use crate::comm::idx::CommIdx;
@@ -17,7 +17,7 @@ pub(crate) type MpiResult<T> = Result<T, MpiError>;
 /// A failed MPI call, on its way to the communicator's error handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MpiError {
-    /// The MPI error class (`MPI_ERR_RANK`, ...), returned as the error code.
+    /// The MPI error class (`MPI_ERR_RANK`, ...); the returned error code is of this class.
     pub class: c_int,
     /// What exactly was wrong and, where it helps, what to do about it.
     pub detail: String,

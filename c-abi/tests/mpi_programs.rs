@@ -152,6 +152,13 @@ fn misc() {
     run_ok("misc", 3, None);
 }
 
+/// Returned error codes carry their detail: class via `MPI_Error_class`, what went wrong via
+/// `MPI_Error_string`; added codes work beside them.
+#[test]
+fn error_codes() {
+    run_ok("error_codes", 2, None);
+}
+
 #[test]
 fn hello() {
     let run = run_ok("hello", 4, None);
@@ -319,13 +326,14 @@ fn program_built_by_mpich_mpicc_runs_on_our_library() {
 /// The parts of the ABI `ring` does not touch, compiled against MPICH's header: status
 /// fields and `MPI_ERR_IN_STATUS` (truncate), null and invalid handles and error classes
 /// (bad_args), `MPI_BSEND_OVERHEAD` and persistent requests (persistent), attributes and
-/// thread levels (misc). Which library they load is shown by the ring test above.
+/// thread levels (misc), error codes and their strings (error_codes). Which library they
+/// load is shown by the ring test above.
 #[test]
 fn programs_built_by_mpich_mpicc_pass_on_our_library() {
     let Some(mpich_cc) = mpich_mpicc() else {
         return;
     };
-    for name in ["truncate", "bad_args", "persistent", "misc"] {
+    for name in ["truncate", "bad_args", "persistent", "misc", "error_codes"] {
         let exe = common::build_with(&mpich_cc, name, &format!("{name}-built-by-mpich"));
         assert_ok(&run_on_our_library(&exe, 2), name);
     }

@@ -30,7 +30,7 @@ mod api;
 pub(crate) mod comm_attrs;
 
 use crate::abi::*;
-use crate::error::{class_info, MpiError, MpiResult};
+use crate::error::{MpiError, MpiResult};
 use crate::handle::{index_of, Kind, Table};
 use std::ffi::{c_int, c_void};
 
@@ -131,13 +131,10 @@ pub(crate) fn is_predefined(keyval: c_int) -> bool {
     )
 }
 
-/// A callback's return code as an error (its class if it is one, else `MPI_ERR_OTHER`).
+/// A callback's return code as an error (its class if it is a code the library makes, else
+/// `MPI_ERR_OTHER`).
 fn callback_failed(which: &str, keyval: c_int, rc: c_int) -> MpiError {
-    let class = if class_info(rc).is_some() {
-        rc
-    } else {
-        MPI_ERR_OTHER
-    };
+    let class = crate::errhandler::codes::library_class(rc).unwrap_or(MPI_ERR_OTHER);
     MpiError::new(
         class,
         format!("the {which} callback of keyval 0x{keyval:08x} returned {rc}"),

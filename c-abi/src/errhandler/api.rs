@@ -3,11 +3,11 @@
 //! MPI-1 `MPI_Errhandler_create`/`set`/`get`, `MPI_Error_string`, `MPI_Error_class`,
 //! `MPI_Add_error_class`, `MPI_Add_error_code`, `MPI_Add_error_string`.
 
-use super::{call_user, check_errhandler, fatal};
+use super::{call_user, check_errhandler, codes, fatal};
 use crate::abi::*;
 use crate::comm::WORLD;
 use crate::cptr::{write_c_string, Out};
-use crate::error::{class_info, error_string, MpiError, MpiResult};
+use crate::error::{error_string, MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
 use std::ffi::{c_char, c_int};
@@ -109,7 +109,8 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Comm_call_errhandler`: invokes `comm`'s handler on `errorcode`. Returns
-    /// `MPI_SUCCESS` when the handler returns.
+    /// `MPI_SUCCESS` when the handler returns. A fatal handler reports the class and detail of
+    /// an error code the library returned earlier.
     fn MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) |st| {
         let rt = st.runtime()?;
         let (_, c) = rt.comms.lookup(comm)?;
@@ -120,22 +121,29 @@ mpi_fn! {
             call_user(f, c.handle, errorcode);
             return Ok(());
         }
-        let e = MpiError::new(errorcode, "raised by the program with MPI_Comm_call_errhandler");
+        let raised = "raised by the program with MPI_Comm_call_errhandler";
+        let e = match (codes::class_of_instance(errorcode), codes::detail_of(errorcode)) {
+            (Some(class), Some(detail)) => MpiError::new(class, format!("{detail} ({raised})")),
+            (Some(class), None) => MpiError::new(class, raised),
+            (None, _) => MpiError::new(errorcode, raised),
+        };
         fatal("MPI_Comm_call_errhandler", Some(rt.comms.get(WORLD).rank), Some((&c.label(), c.errhandler)), &e)
     }
 }
 
-/// The class of `code`: a predefined class, or an added code or class of the running library.
+/// The class of `code`: a predefined class, an error code the library returned, or an added
+/// code or class of the running library.
 fn class_of(st: &Mpi, code: c_int) -> Option<c_int> {
-    if class_info(code).is_some() {
-        return Some(code);
+    if let Some(class) = codes::library_class(code) {
+        return Some(class);
     }
     st.runtime_ref()
         .and_then(|rt| rt.errhandlers.class_of(code))
 }
 
 mpi_fn! {
-    /// `MPI_Error_string`: a description of an error code (may be called at any time).
+    /// `MPI_Error_string`: a description of an error code (may be called at any time): its
+    /// class, and what went wrong for a code the library returned.
     fn MPI_Error_string / PMPI_Error_string(
         errorcode: c_int,
         string: *mut c_char,
@@ -145,7 +153,9 @@ mpi_fn! {
         let added = st.runtime_ref().and_then(|rt| {
             rt.errhandlers.class_of(errorcode).map(|_| rt.errhandlers.strings.get(&errorcode).cloned().unwrap_or_default())
         });
-        let text = added.unwrap_or_else(|| error_string(errorcode));
+        let text = added
+            .or_else(|| codes::describe(errorcode))
+            .unwrap_or_else(|| error_string(errorcode));
         let len = write_c_string(string, MPI_MAX_ERROR_STRING as usize, &text, "string")?;
         len_out.set(len);
         Ok(())
@@ -153,8 +163,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// `MPI_Error_class`: the class of an error code: the code itself for the library's own
-    /// codes (may be called at any time).
+    /// `MPI_Error_class`: the class of an error code (may be called at any time).
     fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) |st| {
         let out = Out::new(errorclass, "errorclass")?;
         let Some(class) = class_of(st, errorcode) else {
@@ -170,7 +179,7 @@ mpi_fn! {
     fn MPI_Add_error_class / PMPI_Add_error_class(errorclass: *mut c_int) |st| {
         let rt = st.runtime()?;
         let out = Out::new(errorclass, "errorclass")?;
-        out.set(rt.errhandlers.add(None));
+        out.set(rt.errhandlers.add(None)?);
         Ok(())
     }
 }
@@ -183,7 +192,7 @@ mpi_fn! {
             return Err(MpiError::arg(format!("{errorclass} is not an error class")));
         }
         let rt = st.runtime()?;
-        out.set(rt.errhandlers.add(Some(errorclass)));
+        out.set(rt.errhandlers.add(Some(errorclass))?);
         Ok(())
     }
 }

@@ -7,24 +7,26 @@
 //! Each communicator has a handler, `MPI_ERRORS_ARE_FATAL` unless the program sets another
 //! (a new communicator inherits its parent's):
 //!
-//! * `MPI_ERRORS_RETURN`: the call returns the error class (the library's error codes are the
-//!   classes themselves).
+//! * `MPI_ERRORS_RETURN`: the call returns an error code: an instance of the error's class
+//!   that carries its detail (`MPI_Error_class` gives the class back, `MPI_Error_string` the
+//!   class and the detail; layout and lifetime in `codes`), or the bare class when there is
+//!   no detail.
 //! * `MPI_ERRORS_ARE_FATAL` and `MPI_ERRORS_ABORT`: one line on stderr naming the rank, the
 //!   function, the error and what was wrong, then the process ends with the error class as its
 //!   exit status (as MPICH does); `mpirun` then ends the job.
 //! * A handler made by `MPI_Comm_create_errhandler` (handle `0x94000000 | index`): the
-//!   library calls the program's function with the communicator and the error code, then the
-//!   call returns the code. For an error raised by a call, the function runs after that call
-//!   has let go of the library's state, so it may call MPI (`MPI_Error_string`, `MPI_Abort`,
-//!   ...); `MPI_Comm_call_errhandler` calls it from inside, where it should only look at its
-//!   arguments or call the functions that need no state (`MPI_Error_string`,
-//!   `MPI_Error_class`). A freed handler stays valid for the communicators that use it (its
-//!   index is never reused).
+//!   library calls the program's function with the communicator and the error code (the same
+//!   instance `MPI_ERRORS_RETURN` would return), then the call returns the code. For an error
+//!   raised by a call, the function runs after that call has let go of the library's state,
+//!   so it may call MPI (`MPI_Error_string`, `MPI_Abort`, ...); `MPI_Comm_call_errhandler`
+//!   calls it from inside, where it should only look at its arguments or call the functions
+//!   that need no state (`MPI_Error_string`, `MPI_Error_class`). A freed handler stays valid
+//!   for the communicators that use it (its index is never reused).
 //!
 //! **Error classes and codes the program adds** are numbered from `0x100` up (above every
-//! predefined class), classes and codes from one counter so that none is both; each maps to
-//! its class and may have a string (empty until `MPI_Add_error_string`). The attribute
-//! `MPI_LASTUSEDCODE` follows the largest.
+//! predefined class) to `0x1fffffff` (below the instances), classes and codes from one counter
+//! so that none is both; each maps to its class and may have a string (empty until
+//! `MPI_Add_error_string`). The attribute `MPI_LASTUSEDCODE` follows the largest.
 //!
 //! An error is raised on the communicator the call was about; an error with no communicator
 //! (a bad request handle, an invalid communicator handle) on `MPI_COMM_WORLD`'s handler.
@@ -36,6 +38,7 @@
 //! state, calls it), and [`fatal`]; the C functions are in `api`.
 
 mod api;
+pub(crate) mod codes;
 
 use crate::abi::*;
 use crate::comm::{CommTable, WORLD};
@@ -55,12 +58,14 @@ pub(crate) fn handle(
 ) -> c_int {
     let comm = comms.get(e.comm.unwrap_or(WORLD));
     if comm.errhandler == MPI_ERRORS_RETURN {
-        tracing::debug!(function = func, class = e.class, detail = %e.detail, "MPI error returned");
-        return e.class;
+        let code = codes::code_of(&e);
+        tracing::debug!(function = func, class = e.class, code, detail = %e.detail, "MPI error returned");
+        return code;
     }
     if let Some(f) = errhandlers.function(comm.errhandler) {
-        tracing::debug!(function = func, class = e.class, detail = %e.detail, "MPI error to the program's handler");
-        return call_user(f, comm.handle, e.class);
+        let code = codes::code_of(&e);
+        tracing::debug!(function = func, class = e.class, code, detail = %e.detail, "MPI error to the program's handler");
+        return call_user(f, comm.handle, code);
     }
     let world_rank = comms.get(WORLD).rank;
     fatal(
@@ -109,11 +114,17 @@ impl ErrhandlerTable {
     }
 
     /// A new error number of class `class` (`None`: a new class).
-    fn add(&mut self, class: Option<c_int>) -> c_int {
+    fn add(&mut self, class: Option<c_int>) -> MpiResult<c_int> {
         let n = self.last_used.max(FIRST_ADDED - 1) + 1;
+        if n >= codes::INSTANCE {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                format!("the program has added every error class and code there is room for ({FIRST_ADDED:#x}..{:#x}); reuse the ones it has", codes::INSTANCE),
+            ));
+        }
         self.added.insert(n, class.unwrap_or(n));
         self.last_used = n;
-        n
+        Ok(n)
     }
 
     /// The class of an added code or class.
@@ -201,5 +212,31 @@ fn check_errhandler(
         _ => Err(MpiError::arg(format!(
             "0x{h:08x} is not an error handler (use MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT or one from MPI_Comm_create_errhandler)"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_numbers_stay_below_the_instances() {
+        let mut t = ErrhandlerTable::new();
+        let class = t.add(None).unwrap();
+        assert_eq!(class, FIRST_ADDED);
+        assert_eq!(t.add(Some(class)).unwrap(), FIRST_ADDED + 1);
+        assert_eq!(t.class_of(FIRST_ADDED + 1), Some(class));
+        t.last_used = codes::INSTANCE - 2;
+        assert_eq!(t.add(Some(class)).unwrap(), codes::INSTANCE - 1);
+        assert_eq!(t.add(None).unwrap_err().class, MPI_ERR_OTHER);
+        assert_eq!(t.last_used, codes::INSTANCE - 1);
+    }
+
+    #[test]
+    fn the_library_class_of_a_code() {
+        assert_eq!(codes::library_class(MPI_ERR_RANK), Some(MPI_ERR_RANK));
+        let code = codes::code_of(&MpiError::new(MPI_ERR_TAG, "tag -5"));
+        assert_eq!(codes::library_class(code), Some(MPI_ERR_TAG));
+        assert_eq!(codes::library_class(FIRST_ADDED), None);
     }
 }

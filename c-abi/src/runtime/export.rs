@@ -17,7 +17,7 @@
 //!
 //! **Errors and panics.** The body returns an [`MpiResult`]; an error goes to the error handler
 //! of the communicator it names (`raise`, which looks it up in the running state and hands the
-//! error to `errhandler::handle`), which returns the class or ends
+//! error to `errhandler::handle`), which returns an error code of its class or ends
 //! the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
 //! caught here and reported as `MPI_ERR_INTERN` the same way.
 

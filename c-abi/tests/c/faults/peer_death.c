@@ -125,5 +125,8 @@ int main(int argc, char **argv)
     fputs(line, stderr);
     fflush(stderr);
     report(line);
+    /* Linger before exiting: a survivor that exits at once is a second dead rank, and a
+     * survivor that looks a moment later would see two (and may name either). */
+    sleep_ms(500);
     exit(3);
 }
