@@ -109,7 +109,7 @@ fn read_env(name: &'static str) -> Result<String> {
 }
 
 /// The 16 bytes written as 32 hex digits by [`super::hex`].
-fn parse_key(s: &str) -> Option<[u8; 16]> {
+pub(crate) fn parse_key(s: &str) -> Option<[u8; 16]> {
     // `from_str_radix` alone would also take a sign.
     if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;

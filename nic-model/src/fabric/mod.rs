@@ -14,6 +14,7 @@ use layout::{FabricHeader, Geometry, RankBlock, RingConsumer, FABRIC_MAGIC, LAYO
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
+pub(crate) use host::parse_key;
 pub use host::HostFabric;
 pub use job::{Job, JobConfig, JobOutcome, RankExit};
 pub use leader::{join, HostLeader};

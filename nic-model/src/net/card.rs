@@ -82,7 +82,10 @@ impl Card {
                 }
                 "t" => (card.port, seen[4]) = (v.parse().map_err(|_| bad("a port"))?, true),
                 "s" => (card.slot_bytes, seen[5]) = (v.parse().map_err(|_| bad("a size"))?, true),
-                "k" => card.job_key = Some(parse_key(v).ok_or_else(|| bad("a 128-bit key"))?),
+                "k" => {
+                    card.job_key =
+                        Some(crate::fabric::parse_key(v).ok_or_else(|| bad("a 128-bit key"))?)
+                }
                 _ => {}
             }
         }
@@ -102,17 +105,6 @@ impl Card {
             None => format!("host {}", self.host),
         }
     }
-}
-
-fn parse_key(v: &str) -> Option<[u8; 16]> {
-    if v.len() != 32 || !v.is_ascii() {
-        return None;
-    }
-    let mut k = [0u8; 16];
-    for (i, b) in k.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&v[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(k)
 }
 
 #[cfg(test)]
