@@ -13,7 +13,12 @@
 //!   `mpicc`, MPICH's and Open MPI's, run alternately, compared in one table and in charts;
 //! * `nas` ([`nas`]): the NAS kernels EP, IS, CG, MG and FT (`benches/nas/`, C from the NPB
 //!   specification), built with our `mpicc` (and MPICH's), run and verified; and the fabric's
-//!   memory per rank.
+//!   memory per rank;
+//! * `netbench` ([`compare::netns`]): the same comparison across two network namespace hosts,
+//!   one rank in each, every message over TCP on veth links.
+//!
+//! `layers --wire tcp` ([`wire`]) measures the layers over the network device instead of the
+//! shared fabric, the ranks started by a PMI launcher.
 
 pub mod compare;
 pub mod counters;
@@ -23,3 +28,4 @@ pub mod plot;
 pub mod report;
 pub mod tools;
 pub mod transport;
+pub mod wire;

@@ -120,6 +120,9 @@ impl Transport for NicLayer {
             let piece = &buf[off..off + l];
             let mut backoff = Backoff::new();
             while !self.nic.send(peer, l, &mut |p| p.copy_from_slice(piece)) {
+                // The device's own work while the layer above waits (a network device sends
+                // what its queue holds; see `Device::progress`).
+                self.nic.progress();
                 backoff.snooze();
             }
             self.count_copy(l);
@@ -141,6 +144,7 @@ impl Transport for NicLayer {
                 buf[off..off + p.len()].copy_from_slice(p);
                 n = p.len();
             }) {
+                self.nic.progress();
                 if backoff.snooze() {
                     assert!(
                         self.nic.peer_status(peer) != nic_model::PeerStatus::Dead,
@@ -189,7 +193,10 @@ impl Transport for NicLayer {
             let got = rx.message < count && self.try_recv_packet(peer, bufs, &mut rx);
             if sent || got {
                 backoff.reset();
-            } else if backoff.snooze() {
+                continue;
+            }
+            self.nic.progress();
+            if backoff.snooze() {
                 assert!(
                     self.nic.peer_status(peer) != nic_model::PeerStatus::Dead,
                     "peer died"

@@ -21,12 +21,22 @@
 //!                                        # built with our mpicc, run with our mpirun)
 //! layers --compare-mpich --repeat 3      # and MPICH's MPI, alternating, in the same run
 //! layers --calibrate                     # BIP's copy / single-copy threshold on this machine
+//! layers --wire tcp --layers nic,bip,fm,mpi-bip,mpi-fm --repeat 5   # over the network device
 //! ```
+//!
+//! `--wire tcp` connects the two ranks through the network device instead of the shared
+//! fabric: each rank is a host of its own and the pair talks over one TCP connection on
+//! loopback. The ranks (this binary's workers and the C benchmark alike) are started by a PMI
+//! launcher, our `mpirun --wire tcp` or `mpiexec.hydra` ([`benches::wire`]), so that the
+//! device is made by the same wire-up as in any MPI program. The JSON document then has
+//! `"wire": "tcp"` at its top level (absent: the shared fabric), and `--compare-mpich` runs
+//! MPICH over its TCP transport too (`UCX_TLS=tcp,self` on `lo`).
 
 use benches::counters::{difference, per_message, sum};
 use benches::measure::{self, n_half, pingpong_mb_s, Point};
 use benches::tools::{our_tool, system_tool};
 use benches::transport::{BipLayer, FmLayer, NicLayer, Transport};
+use benches::wire::{Launcher, LauncherChoice, TcpJob, Wire};
 use clap::Parser;
 use nic_model::{DeviceStack, Job, JobConfig};
 use std::collections::BTreeMap;
@@ -80,6 +90,18 @@ struct Args {
     /// Do not pin the two ranks to separate cores.
     #[arg(long)]
     no_bind: bool,
+    /// What connects the two ranks: shm (this host's shared-memory fabric) or tcp (the
+    /// network device, each rank its own host, TCP on loopback; ranks started by a PMI
+    /// launcher, see --launcher).
+    #[arg(long, value_enum, default_value_t = Wire::Shm)]
+    wire: Wire,
+    /// The PMI launcher of --wire tcp: auto (our mpirun if it knows --wire, else
+    /// mpiexec.hydra), mpirun or hydra.
+    #[arg(long, value_enum, default_value_t = LauncherChoice::Auto)]
+    launcher: LauncherChoice,
+    /// The launcher found for --wire tcp.
+    #[arg(skip)]
+    tcp_launcher: Option<Launcher>,
     /// Internal: run as a rank measuring this layer.
     #[arg(long, hide = true)]
     worker: Option<String>,
@@ -143,6 +165,10 @@ fn worker(layer: &str, args: &Args) {
         }
     }
     t.finish();
+    // A PMI launcher (--wire tcp) is told that this rank ended cleanly; without one, no-op.
+    if let Err(e) = nic_model::net::launcher::finalize() {
+        panic!("layers worker: PMI finalize: {e}");
+    }
 }
 
 /// Round trips of a counted run at `size`: fewer for long messages (a modeled 1997 NIC takes
@@ -236,6 +262,11 @@ fn run_worker_job(
     extra_env: &[(&str, String)],
 ) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    if let Some(launcher) = &args.tcp_launcher {
+        return run_tcp_worker_job(
+            launcher, &exe, layer, profile, args, out, extra_args, extra_env,
+        );
+    }
     let mut cfg = JobConfig::new(2);
     cfg.bind_cores = !args.no_bind;
     let job = Job::new(&cfg).map_err(|e| e.to_string())?;
@@ -264,6 +295,43 @@ fn run_worker_job(
         return Err(format!(
             "the {layer} measurement (profile {profile}) failed: {:?}",
             outcome.exits
+        ));
+    }
+    Ok(())
+}
+
+/// Runs this binary as the two ranks of a job over TCP, started by a PMI launcher.
+#[allow(clippy::too_many_arguments)]
+fn run_tcp_worker_job(
+    launcher: &Launcher,
+    exe: &Path,
+    layer: &str,
+    profile: &str,
+    args: &Args,
+    out: &Path,
+    extra_args: &[String],
+    extra_env: &[(&str, String)],
+) -> Result<(), String> {
+    let mut c = launcher.tcp_job(&TcpJob {
+        bind: !args.no_bind,
+        profile,
+        channel: None,
+    });
+    c.arg(exe)
+        .args(["--worker", layer, "--out"])
+        .arg(out)
+        .args(extra_args);
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    let st = c
+        .stdin(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("running {}: {e}", launcher.name()))?;
+    if !st.success() {
+        return Err(format!(
+            "the {layer} measurement over tcp (profile {profile}, launcher {}) failed ({st})",
+            launcher.name()
         ));
     }
     Ok(())
@@ -305,7 +373,16 @@ fn mean_points(runs: &[Vec<Point>]) -> Vec<Point> {
         .collect()
 }
 
-fn run(args: Args) -> Result<(), String> {
+fn run(mut args: Args) -> Result<(), String> {
+    if args.wire == Wire::Tcp {
+        let launcher = Launcher::find(args.launcher)?;
+        println!(
+            "wire: tcp (each rank its own host, TCP on {}); ranks started by {}",
+            benches::wire::LOOPBACK,
+            launcher.name()
+        );
+        args.tcp_launcher = Some(launcher);
+    }
     for l in &args.layers {
         if !KNOWN.contains(&l.as_str()) {
             return Err(format!("unknown layer {l:?}; the layers are {KNOWN:?}"));
@@ -475,6 +552,7 @@ fn measure_profile(
             .collect();
         print_pairwise(&others, base, &args.layers[0]);
     }
+    print_mpi_over_channels(&runs);
     let mut counters = serde_json::Map::new();
     if !args.no_counters {
         for layer in &args.layers {
@@ -492,6 +570,9 @@ fn measure_profile(
         .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap()))
         .collect();
     let mut doc = serde_json::json!({ "profile": profile, "layers": layers });
+    if args.wire != Wire::Shm {
+        doc["wire"] = args.wire.name().into();
+    }
     let summary: serde_json::Map<String, serde_json::Value> = results
         .iter()
         .map(|(k, v)| {
@@ -569,7 +650,11 @@ fn print_table(profile: &str, args: &Args, results: &BTreeMap<String, Vec<Point>
         .collect();
     // The layering ratio: what the second layer delivers of the first's performance.
     let pair = (args.layers.len() >= 2).then(|| (args.layers[0].as_str(), args.layers[1].as_str()));
-    println!("profile: {profile}   (latency: median of round trip / 2; bandwidth: streaming one way, then both ways at once; 10^6 B/s)");
+    let wire = match args.wire {
+        Wire::Shm => String::new(),
+        w => format!("   wire: {}", w.name()),
+    };
+    println!("profile: {profile}{wire}   (latency: median of round trip / 2; bandwidth: streaming one way, then both ways at once; 10^6 B/s)");
     let mut head = format!("{:>9}", "size");
     for l in &order {
         head += &format!(" | {:>10} {:>9} {:>9}", format!("{l} us"), "MB/s", "bidir");
@@ -661,6 +746,69 @@ fn print_pairwise(runs: &BTreeMap<String, Vec<Vec<Point>>>, mpich: &[Vec<Point>]
     }
 }
 
+/// The share of its channel's bandwidth MPI must keep from 64 KiB up (the layering target).
+const MPI_BANDWIDTH_TARGET: f64 = 0.95;
+/// Where the layering target starts.
+const MPI_TARGET_FROM: usize = 65536;
+
+/// Each MPI layer against the channel it runs over (mpi-bip/bip, mpi-fm/fm, mpi-fm1/fm1):
+/// per-run ratios (runs of one round against each other), median over the rounds, and whether
+/// MPI keeps [`MPI_BANDWIDTH_TARGET`] of the channel's bandwidth from [`MPI_TARGET_FROM`] up.
+fn print_mpi_over_channels(runs: &BTreeMap<String, Vec<Vec<Point>>>) {
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    for channel in ["bip", "fm", "fm1"] {
+        let mpi = format!("mpi-{channel}");
+        let (Some(lower), Some(upper)) = (runs.get(channel), runs.get(&mpi)) else {
+            continue;
+        };
+        println!(
+            "\n{mpi} against {channel} (median over {} rounds of the per-round ratios; latency: {channel}'s / {mpi}'s, bandwidth: {mpi}'s / {channel}'s)",
+            lower.len().min(upper.len())
+        );
+        let mut worst: Option<(usize, f64)> = None;
+        for (i, p) in upper[0].iter().enumerate() {
+            let Some(j) = lower[0].iter().position(|q| q.size == p.size) else {
+                continue;
+            };
+            let pairs = || upper.iter().zip(lower);
+            let lat = med(pairs()
+                .map(|(u, l)| l[j].latency_us / u[i].latency_us.max(1e-9))
+                .collect());
+            let bw = (p.size > 0).then(|| {
+                med(pairs()
+                    .map(|(u, l)| u[i].bandwidth_mb_s / l[j].bandwidth_mb_s.max(1e-9))
+                    .collect())
+            });
+            if let Some(b) = bw.filter(|_| p.size >= MPI_TARGET_FROM) {
+                match worst {
+                    Some((_, w)) if w <= b => {}
+                    _ => worst = Some((p.size, b)),
+                }
+            }
+            println!(
+                "{mpi:>8} {:>9}: latency {:>5.1}%  bandwidth {}",
+                human(p.size),
+                100.0 * lat,
+                bw.map_or("    -".into(), |b| format!("{:>5.1}%", 100.0 * b))
+            );
+        }
+        if let Some((size, w)) = worst {
+            let kept = w >= MPI_BANDWIDTH_TARGET;
+            println!(
+                "target: {mpi} keeps >= {:.0}% of {channel}'s bandwidth from {} up: {} (lowest {:.1}% at {})",
+                100.0 * MPI_BANDWIDTH_TARGET,
+                human(MPI_TARGET_FROM),
+                if kept { "met" } else { "NOT met" },
+                100.0 * w,
+                human(size)
+            );
+        }
+    }
+}
+
 fn calibrate(args: &Args, profile: &str) -> Result<(), String> {
     let sizes: Vec<usize> = args.sizes.clone().unwrap_or_else(|| {
         vec![
@@ -747,6 +895,9 @@ fn clone_args(a: &Args) -> Args {
         compare_mpich: false,
         calibrate: false,
         no_bind: a.no_bind,
+        wire: a.wire,
+        launcher: a.launcher,
+        tcp_launcher: a.tcp_launcher.clone(),
         worker: None,
         out: None,
     }
@@ -836,11 +987,23 @@ fn run_mpich(exe: &Path, args: &Args) -> Result<Vec<Point>, String> {
     if !args.no_bind {
         c.args(["-bind-to", "core"]);
     }
+    if args.wire == Wire::Tcp {
+        // Debian's MPICH is ch4:ucx: UCX's TCP transport on loopback instead of shared memory.
+        c.env("UCX_TLS", "tcp,self").env("UCX_NET_DEVICES", "lo");
+    }
     run_mpi_bench(c, exe, args, "MPICH")
 }
 
-/// Our `mpirun` starting two ranks over `channel` under `profile`.
+/// Our `mpirun` starting two ranks over `channel` under `profile` (over TCP: the PMI
+/// launcher of `--wire tcp`).
 fn our_mpirun(channel: &str, profile: &str, args: &Args) -> Result<Command, String> {
+    if let Some(launcher) = &args.tcp_launcher {
+        return Ok(launcher.tcp_job(&TcpJob {
+            bind: !args.no_bind,
+            profile,
+            channel: Some(channel),
+        }));
+    }
     let mut c = Command::new(our_tool("mpirun")?);
     c.args(["-n", "2", "--channel", channel, "--profile", profile]);
     c.args(["--bind-to", if args.no_bind { "none" } else { "core" }]);

@@ -5,9 +5,11 @@
 //! `mpi.h`'s. This module builds it with each library's `mpicc` ([`library`]), runs one
 //! benchmark under each library's launcher and reads its result lines ([`run`]), and turns the
 //! runs of several rounds into medians, ratios, a Markdown table, JSON and charts ([`report`]).
-//! The `mpibench` binary is the command line over it.
+//! The `mpibench` binary is the command line over it; [`netns`] runs the same program with one
+//! rank in each of two network namespace hosts, for the `netbench` binary.
 
 pub mod library;
+pub mod netns;
 pub mod report;
 pub mod run;
 
