@@ -408,24 +408,31 @@ impl Conn {
             // not take yet): it is still whole there.
             return self.parse_head();
         }
-        let avail = self.rx_end - self.rx_start;
-        let need = if avail >= HEADER_LEN {
-            let h = Header::new_checked(&self.rx[self.rx_start..self.rx_end]).expect("length");
-            match h.kind() {
-                Some(Kind::ReadData) => HEADER_LEN,
-                _ if h.len() > MAX_FRAME => {
-                    return Err(self.malformed(format!(
-                        "a frame of {} bytes (at most {MAX_FRAME})",
-                        h.len()
-                    )))
+        // The header first, then (once its length is known) the whole frame: a read may end
+        // anywhere in it.
+        loop {
+            let avail = self.rx_end - self.rx_start;
+            let need = if avail >= HEADER_LEN {
+                let h = Header::new_checked(&self.rx[self.rx_start..self.rx_end]).expect("length");
+                match h.kind() {
+                    Some(Kind::ReadData) => HEADER_LEN,
+                    _ if h.len() > MAX_FRAME => {
+                        return Err(self.malformed(format!(
+                            "a frame of {} bytes (at most {MAX_FRAME})",
+                            h.len()
+                        )))
+                    }
+                    _ => HEADER_LEN + h.len(),
                 }
-                _ => HEADER_LEN + h.len(),
+            } else {
+                HEADER_LEN
+            };
+            if avail >= need {
+                break;
             }
-        } else {
-            HEADER_LEN
-        };
-        if avail < need && !self.fill(need)? {
-            return Ok(None);
+            if !self.fill(need)? {
+                return Ok(None);
+            }
         }
         self.parse_head()
     }
@@ -637,4 +644,39 @@ impl Conn {
 /// `sendmsg` with `MSG_NOSIGNAL`: a peer that closed its end gives `EPIPE`, not `SIGPIPE`.
 fn send(sock: &TcpStream, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
     SockRef::from(sock).send_vectored_with_flags(bufs, libc::MSG_NOSIGNAL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A frame whose header arrives before its payload is not lent until all of it is there.
+    #[test]
+    fn a_frame_split_across_reads_is_lent_whole() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (rx, _) = l.accept().unwrap();
+        let mut conn = Conn::new(rx, "test peer".into()).unwrap();
+        let payload: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        tx.write_all(&frame::header(Kind::Packet, payload.len(), 0, 0))
+            .unwrap();
+        tx.write_all(&payload[..100]).unwrap();
+        tx.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(matches!(conn.next(), Ok(None)), "a partial frame was lent");
+        tx.write_all(&payload[100..]).unwrap();
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match conn.next() {
+                Ok(Some(Incoming::Packet(p))) => {
+                    assert_eq!(p, &payload[..]);
+                    break;
+                }
+                Ok(None) => assert!(std::time::Instant::now() < end, "the frame never came"),
+                other => panic!("{other:?}"),
+            }
+        }
+        conn.consume();
+    }
 }
