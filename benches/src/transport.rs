@@ -78,7 +78,8 @@ impl NicLayer {
         let buf = &mut bufs[c.message % k];
         let off = c.offset;
         let mut n = 0;
-        if !self.nic.poll(peer, &mut |p| {
+        if !self.nic.poll(&mut |src, p| {
+            debug_assert_eq!(src, peer, "a two-rank job hears only its peer");
             buf[off..off + p.len()].copy_from_slice(p);
             n = p.len();
         }) {
@@ -140,7 +141,8 @@ impl Transport for NicLayer {
         loop {
             let mut backoff = Backoff::new();
             let mut n = 0;
-            while !self.nic.poll(peer, &mut |p| {
+            while !self.nic.poll(&mut |src, p| {
+                debug_assert_eq!(src, peer, "a two-rank job hears only its peer");
                 buf[off..off + p.len()].copy_from_slice(p);
                 n = p.len();
             }) {

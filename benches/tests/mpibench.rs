@@ -1,11 +1,14 @@
 //! `mpibench` end to end: builds `mpibench.c` with our `mpicc` (and MPICH's when installed),
-//! runs every benchmark in quick mode on two sizes, and checks that the table and the JSON hold
-//! a positive figure for every benchmark, size and library, and a ratio when MPICH ran.
+//! runs every benchmark in quick mode on two sizes at both placements, and checks that the
+//! tables and the JSON hold a positive figure for every placement, benchmark, size and library,
+//! and a ratio when MPICH ran.
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
+
+const PLACEMENTS: [&str; 2] = ["default", "bound"];
 
 const BENCHMARKS: [&str; 8] = [
     "latency",
@@ -66,7 +69,7 @@ fn quick_run_reports_every_benchmark_with_positive_figures() {
             .lines()
             .filter(|l| l.starts_with(&format!("| {benchmark} |")))
             .collect();
-        let expected = if benchmark == "barrier" { 1 } else { 2 };
+        let expected = PLACEMENTS.len() * if benchmark == "barrier" { 1 } else { 2 };
         assert_eq!(
             rows.len(),
             expected,
@@ -101,15 +104,22 @@ fn quick_run_reports_every_benchmark_with_positive_figures() {
     let runs = json["runs"].as_array().expect("runs");
     assert_eq!(
         runs.len(),
-        BENCHMARKS.len() * libs.len(),
-        "one run per benchmark and library"
+        PLACEMENTS.len() * BENCHMARKS.len() * libs.len(),
+        "one run per placement, benchmark and library"
     );
-    for benchmark in BENCHMARKS {
+    for (placement, benchmark) in PLACEMENTS
+        .iter()
+        .flat_map(|p| BENCHMARKS.iter().map(move |b| (*p, *b)))
+    {
         for lib in &libs {
             let run = runs
                 .iter()
-                .find(|r| r["benchmark"] == benchmark && r["library"] == *lib)
-                .unwrap_or_else(|| panic!("no {lib} {benchmark} run in the JSON"));
+                .find(|r| {
+                    r["placement"] == placement
+                        && r["benchmark"] == benchmark
+                        && r["library"] == *lib
+                })
+                .unwrap_or_else(|| panic!("no {lib} {benchmark} {placement} run in the JSON"));
             let results = run["results"].as_array().expect("results");
             assert!(!results.is_empty(), "{lib} {benchmark} has results");
             for m in results {
@@ -119,7 +129,10 @@ fn quick_run_reports_every_benchmark_with_positive_figures() {
         }
     }
     let rows = json["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 2 * (BENCHMARKS.len() - 1) + 1);
+    assert_eq!(
+        rows.len(),
+        PLACEMENTS.len() * (2 * (BENCHMARKS.len() - 1) + 1)
+    );
     for row in rows {
         for lib in &libs {
             assert!(row["medians"][lib].as_f64().unwrap() > 0.0, "{row}");

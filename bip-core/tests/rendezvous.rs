@@ -54,7 +54,8 @@ fn raw_send(nic: &mut Nic, dest: usize, p: &[u8]) {
 fn raw_recv(nic: &mut Nic, src: usize) -> Packet {
     let start = Instant::now();
     loop {
-        if let Some(p) = poll_bytes(nic, src) {
+        if let Some((from, p)) = poll_bytes(nic) {
+            assert_eq!(from, src, "a packet from an unexpected rank");
             let p = parse(&p);
             if p.0 != CREDIT {
                 return p;

@@ -151,7 +151,7 @@ fn finished() -> u64 {
 fn launch(name: &str, n: usize, env: &[(&str, &str)], slots: Option<usize>) {
     let mut cfg = JobConfig::new(n);
     if let Some(s) = slots {
-        cfg.slots_per_ring = s;
+        cfg.queue_slots = s;
     }
     let out = run_ranks_with(name, &cfg, env, Duration::from_secs(30));
     assert!(out.success(), "{name}: {out:?}");

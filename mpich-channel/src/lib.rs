@@ -48,24 +48,20 @@ pub mod channel;
 pub mod engine;
 pub mod envelope;
 
-/// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): packet buffers
-/// of 8 KiB plus headers, so that an 8 KiB message with its BIP header and MPI envelope
-/// travels as one packet (the eager limit of the `bip` channel), and fewer of them per route
-/// as jobs grow (the fabric holds one ring per ordered pair of ranks). Under a timing profile
-/// (`modeled`) the packet buffers keep the NIC's own size, which is what the profiles were
-/// calibrated with (the modeled NIC pipelines a 4 KiB message in two packets, not one).
-/// `MPI_NIC_SLOT_BYTES` and `MPI_NIC_SLOTS` still override.
+/// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): queue packet
+/// buffers of 8 KiB plus headers, so that an 8 KiB message with its BIP header and MPI envelope
+/// travels as one packet (the eager limit of the `bip` channel). Each rank's inbox is one
+/// receive queue of 64 such buffers, shared by all its senders, plus up to 64 fast boxes of 64
+/// buffers of 512 bytes for small packets (one per sender, claimed on first use): about
+/// 2.6 MiB per rank, whatever the job's size (`nic_model::fabric::layout`). Under a timing
+/// profile (`modeled`) the queue buffers keep the NIC's own size, which is what the profiles
+/// were calibrated with (the modeled NIC pipelines a 4 KiB message in two packets, not one).
+/// `MPI_NIC_SLOT_BYTES`, `MPI_NIC_SLOTS`, `MPI_NIC_BOXES`, `MPI_NIC_BOX_SLOTS` and
+/// `MPI_NIC_BOX_BYTES` still override.
 pub fn job_config(nranks: usize, modeled: bool) -> nic_model::JobConfig {
     let mut cfg = nic_model::JobConfig::new(nranks);
     if std::env::var_os("MPI_NIC_SLOT_BYTES").is_none() && !modeled {
         cfg.slot_bytes = JOB_SLOT_BYTES;
-    }
-    if std::env::var_os("MPI_NIC_SLOTS").is_none() {
-        cfg.slots_per_ring = match nranks {
-            0..=8 => 64,
-            9..=32 => 16,
-            _ => 8,
-        };
     }
     cfg
 }

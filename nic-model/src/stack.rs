@@ -130,10 +130,10 @@ impl Device for DeviceStack {
     }
     /// As `send`: every waiting loop of the stack polls through here.
     #[inline(always)]
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
         match self {
-            DeviceStack::Plain(d) => d.poll(src, take),
-            DeviceStack::Composed(d) => d.poll(src, take),
+            DeviceStack::Plain(d) => d.poll(take),
+            DeviceStack::Composed(d) => d.poll(take),
         }
     }
     #[inline(always)]

@@ -3,10 +3,9 @@
 //! user (mode 0600), a process outside a job is told so, and a full route pushes back on the
 //! sender without losing anything.
 
-use nic_model::testing::{is_rank, run_ranks, run_ranks_with};
+use nic_model::testing::{is_rank, poll_from, run_ranks, run_ranks_with};
 use nic_model::{
-    poll_bytes, send_bytes, Device, DeviceStack, Job, JobConfig, Nic, NicError, PeerStatus,
-    RankExit,
+    send_bytes, Device, DeviceStack, Job, JobConfig, Nic, NicError, PeerStatus, RankExit,
 };
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -113,7 +112,7 @@ fn send_packet(nic: &mut Nic, dest: usize, data: &[u8]) {
 fn recv_packet(nic: &mut Nic, src: usize) -> Option<Vec<u8>> {
     let start = Instant::now();
     loop {
-        if let Some(p) = poll_bytes(nic, src) {
+        if let Some(p) = poll_from(nic, src) {
             return Some(p);
         }
         if nic.peer_status(src) == PeerStatus::Dead {
@@ -460,7 +459,7 @@ fn full_route_pushes_back_without_loss() {
             // Nothing more: no duplicate, nothing left over.
             std::thread::sleep(Duration::from_millis(20));
             assert!(
-                poll_bytes(&mut nic, 0).is_none(),
+                poll_from(&mut nic, 0).is_none(),
                 "more packets than were sent"
             );
             assert_eq!(nic.counters().packets_rx, total as u64);
@@ -469,8 +468,10 @@ fn full_route_pushes_back_without_loss() {
         return;
     }
     let mut cfg = JobConfig::new(2);
-    cfg.slots_per_ring = SLOTS;
+    cfg.queue_slots = SLOTS;
     cfg.slot_bytes = 4096;
+    // Every packet through the queue, whose size the test checks.
+    cfg.box_count = 0;
     let out = run_ranks_with(
         "full_route_pushes_back_without_loss",
         &cfg,

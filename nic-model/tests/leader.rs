@@ -7,9 +7,9 @@
 //! neither the leader's socket nor the fabric is left anywhere.
 
 use nic_model::fabric::{join, HostLeader};
+use nic_model::testing::{poll_from, set_aside_arrivals};
 use nic_model::{
-    poll_bytes, send_bytes, Access, Device, JobConfig, Nic, NicError, PeerStatus, RegionKey,
-    Transfer,
+    send_bytes, Access, Device, JobConfig, Nic, NicError, PeerStatus, RegionKey, Transfer,
 };
 use std::io::{BufRead, Read, Write};
 use std::os::linux::net::SocketAddrExt;
@@ -230,6 +230,8 @@ fn fabric_descriptors() -> Vec<(i32, bool)> {
 fn send(nic: &mut Nic, dest: usize, data: &[u8]) {
     let start = Instant::now();
     while !send_bytes(nic, dest, data) {
+        // The destination may itself be waiting for room in our queue.
+        set_aside_arrivals(nic);
         assert_ne!(nic.peer_status(dest), PeerStatus::Dead, "rank {dest} died");
         assert!(
             start.elapsed() < Duration::from_secs(20),
@@ -243,7 +245,7 @@ fn recv(nic: &mut Nic, src: usize) -> Vec<u8> {
     let start = Instant::now();
     loop {
         nic.progress();
-        if let Some(p) = poll_bytes(nic, src) {
+        if let Some(p) = poll_from(nic, src) {
             return p;
         }
         assert_ne!(nic.peer_status(src), PeerStatus::Dead, "rank {src} died");

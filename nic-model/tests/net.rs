@@ -3,8 +3,9 @@
 //! and within one, refusals, and the death of a peer on another host.
 
 use nic_model::net::{wire_up, Wired};
+use nic_model::testing::poll_from;
 use nic_model::testing::{is_rank, run_on_hosts, FileExchange};
-use nic_model::{poll_bytes, send_bytes, Access, Device, JobConfig, PeerStatus, Transfer};
+use nic_model::{send_bytes, Access, Device, JobConfig, PeerStatus, Transfer};
 use std::time::{Duration, Instant};
 
 fn device() -> Box<dyn Device> {
@@ -19,7 +20,7 @@ fn device() -> Box<dyn Device> {
 fn recv_from(dev: &mut dyn Device, src: usize) -> Vec<u8> {
     let end = Instant::now() + Duration::from_secs(20);
     loop {
-        if let Some(p) = poll_bytes(dev, src) {
+        if let Some(p) = poll_from(dev, src) {
             return p;
         }
         dev.progress();
@@ -65,7 +66,7 @@ fn serve_until_done(dev: &mut dyn Device) {
             if *done {
                 continue;
             }
-            if let Some(p) = poll_bytes(dev, s) {
+            if let Some(p) = poll_from(dev, s) {
                 assert_eq!(p, b"done", "from {s}");
                 *done = true;
             }
@@ -205,7 +206,7 @@ fn a_dead_remote_peer_is_reported() {
         assert_eq!(recv_from(&mut *dev, 1), b"up");
         let end = Instant::now() + Duration::from_secs(5);
         loop {
-            let _ = poll_bytes(&mut *dev, 1);
+            let _ = poll_from(&mut *dev, 1);
             if dev.peer_status(1) == PeerStatus::Dead {
                 break;
             }

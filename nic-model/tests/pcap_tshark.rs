@@ -34,13 +34,10 @@ impl Device for Echo {
         self.queue.push_back(buf);
         true
     }
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        if src != 1 {
-            return false;
-        }
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
         match self.queue.pop_front() {
             Some(p) => {
-                take(&p);
+                take(1, &p);
                 true
             }
             None => false,
@@ -86,7 +83,8 @@ fn write_trace(path: &Path) {
     let mut dev = PcapWriter::new(Echo::default(), path).unwrap();
     for len in LENGTHS {
         assert!(send_bytes(&mut dev, 1, &vec![len as u8; len]));
-        let got = poll_bytes(&mut dev, 1).unwrap();
+        let (from, got) = poll_bytes(&mut dev).unwrap();
+        assert_eq!(from, 1);
         assert_eq!(got.len(), len);
     }
     dev.finalize();

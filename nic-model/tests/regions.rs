@@ -4,10 +4,8 @@
 //! not allow (another key, a withdrawn region, bytes outside it, a write into a read-only
 //! region) is refused without touching a byte.
 
-use nic_model::testing::{is_rank, run_ranks};
-use nic_model::{
-    poll_bytes, send_bytes, Access, Device, Nic, NicError, PeerStatus, RegionKey, Transfer,
-};
+use nic_model::testing::{is_rank, poll_from, run_ranks};
+use nic_model::{send_bytes, Access, Device, Nic, NicError, PeerStatus, RegionKey, Transfer};
 use std::time::{Duration, Instant};
 
 fn send(nic: &mut Nic, dest: usize, data: &[u8]) {
@@ -27,7 +25,7 @@ fn recv(nic: &mut Nic, src: usize) -> Vec<u8> {
     let start = Instant::now();
     loop {
         nic.progress();
-        if let Some(p) = poll_bytes(nic, src) {
+        if let Some(p) = poll_from(nic, src) {
             return p;
         }
         assert_ne!(nic.peer_status(src), PeerStatus::Dead, "rank {src} died");

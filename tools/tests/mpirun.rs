@@ -1043,21 +1043,7 @@ fn a_stranger_with_the_wrong_key_is_refused_and_the_job_goes_on() {
 
 #[test]
 fn host_options_are_checked_and_documented() {
-    let run = mpirun_clean(&[
-        "--hosts",
-        "hostA,hostB",
-        "--bind-to",
-        "core",
-        "-n",
-        "2",
-        "true",
-    ]);
-    assert_eq!(run.status, 2);
-    assert!(
-        run.stderr.contains("--bind-to core") && run.stderr.contains("hostA"),
-        "{}",
-        run.stderr
-    );
+    // (--bind-to across hosts is accepted: remote ranks bind themselves; tests/binding.rs.)
     let run = mpirun_clean(&["--hosts", "hostA:0", "true"]);
     assert_eq!(run.status, 2, "{}", run.stderr);
     let run = mpirun_clean(&["--hosts", "a", "--hostfile", "/dev/null", "true"]);

@@ -1,12 +1,21 @@
 //! `mpibench`: the MPI micro-benchmarks of `benches/c/mpibench.c` built with our `mpicc` and
-//! with Debian's MPICH and Open MPI wrappers, run alternately, compared in one table and charts.
+//! with Debian's MPICH and Open MPI wrappers, run alternately, compared in one table and charts
+//! per placement.
 //!
 //! ```text
 //! mpibench                                   # all benchmarks, ours/mpich/openmpi, 3 rounds
 //! mpibench --libs ours,mpich --benchmarks latency,bw --repeat 5
 //! mpibench --np 4 --benchmarks allreduce,alltoall,barrier
+//! mpibench --placement bound                 # only with every library's ranks bound
 //! mpibench --quick --out /tmp/mb             # a short, rough run
 //! ```
+//!
+//! Every figure is measured at two placements (`--placement default,bound`): each launcher's
+//! default (no binding option: ours binds a rank per core while the ranks fit the cores,
+//! Hydra binds nothing, Open MPI binds to core up to 2 ranks and nothing when oversubscribed),
+//! and every library's ranks bound one per core. A library whose launcher leaves ranks to the
+//! scheduler by default is then compared both as users run it and as tuned, and so is ours.
+//! Each round runs every placement, and within it every benchmark under every library in turn.
 //!
 //! Latency, bw and bibw run at np=2; multibw and the collectives at `--np` (default 2). This
 //! machine has 2 cores: at np=4 two ranks share each core. MPICH and Open MPI wait for messages
@@ -15,11 +24,13 @@
 //! scheduler as much as the library (tens of microseconds where np=2 gives a few hundred
 //! nanoseconds), and a library that yields while waiting gains a large advantage there.
 //!
-//! The files: `OUT/mpibench.json` (every run and the medians), `OUT/mpibench.md` (the table),
-//! `OUT/mpibench-*.svg|png` (charts), and `OUT/build/` (the sources and the three executables).
+//! The files: `OUT/mpibench.json` (every run and row, each with its placement), `OUT/mpibench.md`
+//! (one table per placement), `OUT/mpibench-PLACEMENT-*.svg|png` (charts), and `OUT/build/`
+//! (the sources and the three executables).
 
+use benches::compare::report::PlacedReport;
 use benches::compare::run::run_benchmark;
-use benches::compare::{Benchmark, Built, Comparison, Library, RunRecord};
+use benches::compare::{Benchmark, Built, Comparison, Library, Placement, RunRecord};
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +55,10 @@ struct Args {
     /// Libraries, comma-separated: ours, mpich, openmpi.
     #[arg(long, value_delimiter = ',', default_value = "ours,mpich,openmpi")]
     libs: Vec<String>,
+    /// Placements, comma-separated: default (each launcher's own) and bound (every rank bound
+    /// to a core).
+    #[arg(long, value_delimiter = ',', default_value = "default,bound")]
+    placement: Vec<String>,
     /// Message sizes in bytes, comma-separated, for every benchmark [default: point-to-point 0 B
     /// to 4 MiB by powers of 4 (plus 8 B), collectives 8 B to 1 MiB].
     #[arg(long, value_delimiter = ',')]
@@ -75,6 +90,7 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<bool, String> {
     let libraries = parse_list(&args.libs, Library::from_name)?;
     let benchmarks = parse_list(&args.benchmarks, Benchmark::from_name)?;
+    let placements = parse_list(&args.placement, Placement::from_name)?;
     let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
     if repeat == 0 || args.np == 0 {
         return Err("--repeat and --np must be at least 1".into());
@@ -112,57 +128,82 @@ fn run(args: Args) -> Result<bool, String> {
         builds.push(built);
     }
 
-    let mut runs = Vec::new();
+    let mut runs: Vec<Vec<RunRecord>> = vec![Vec::new(); placements.len()];
     let mut failures = Vec::new();
     for round in 0..repeat {
-        for &benchmark in &benchmarks {
-            // Start each round with a different library so none always runs first.
-            for i in 0..builds.len() {
-                let built = &builds[(i + round) % builds.len()];
-                let np = benchmark.ranks(args.np);
-                let started = Instant::now();
-                match run_benchmark(built, benchmark, np, sizes.as_deref(), args.quick) {
-                    Ok(results) => {
-                        eprintln!(
-                            "round {}/{repeat}  {:<9} {:<8} np={np}  {:.1} s",
-                            round + 1,
-                            benchmark.name(),
-                            built.library.name(),
-                            started.elapsed().as_secs_f64()
-                        );
-                        runs.push(RunRecord {
-                            round,
-                            library: built.library.name().to_string(),
-                            benchmark: benchmark.name().to_string(),
-                            np,
-                            results,
-                        });
-                    }
-                    Err(e) => {
-                        eprintln!("mpibench: {e}");
-                        failures.push(format!(
-                            "round {} {} {}",
-                            round + 1,
-                            benchmark.name(),
-                            built.library.name()
-                        ));
+        for (p, &placement) in placements.iter().enumerate() {
+            for &benchmark in &benchmarks {
+                // Start each round with a different library so none always runs first.
+                for i in 0..builds.len() {
+                    let built = &builds[(i + round) % builds.len()];
+                    let np = benchmark.ranks(args.np);
+                    let started = Instant::now();
+                    let measured = run_benchmark(
+                        built,
+                        benchmark,
+                        np,
+                        placement,
+                        sizes.as_deref(),
+                        args.quick,
+                    );
+                    match measured {
+                        Ok(results) => {
+                            eprintln!(
+                                "round {}/{repeat}  {:<7} {:<9} {:<8} np={np}  {:.1} s",
+                                round + 1,
+                                placement.name(),
+                                benchmark.name(),
+                                built.library.name(),
+                                started.elapsed().as_secs_f64()
+                            );
+                            runs[p].push(RunRecord {
+                                round,
+                                library: built.library.name().to_string(),
+                                benchmark: benchmark.name().to_string(),
+                                np,
+                                results,
+                            });
+                        }
+                        Err(e) => {
+                            eprintln!("mpibench: {e}");
+                            failures.push(format!(
+                                "round {} {} {} {}",
+                                round + 1,
+                                placement.name(),
+                                benchmark.name(),
+                                built.library.name()
+                            ));
+                        }
                     }
                 }
             }
         }
     }
 
-    let comparison = Comparison::new(args.np, repeat, args.quick, &libraries, runs);
-    let table = comparison.markdown();
+    let comparisons: Vec<Comparison> = placements
+        .iter()
+        .zip(runs)
+        .map(|(&placement, runs)| {
+            Comparison::new(args.np, repeat, args.quick, &libraries, runs).at(placement)
+        })
+        .collect();
+    let tables: Vec<String> = comparisons.iter().map(Comparison::markdown).collect();
+    let table = tables.join("\n");
     println!("{table}");
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let md = out.join("mpibench.md");
     std::fs::write(&md, &table).map_err(|e| format!("cannot write {}: {e}", md.display()))?;
     let json = out.join("mpibench.json");
-    let text = serde_json::to_string_pretty(&comparison).map_err(|e| e.to_string())?;
+    let report = PlacedReport::new(&comparisons).ok_or("no placement was measured")?;
+    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&json, text).map_err(|e| format!("cannot write {}: {e}", json.display()))?;
     println!("wrote {} and {}", md.display(), json.display());
-    let (charts, chart_errors) = comparison.draw_charts(&out);
+    let (mut charts, mut chart_errors) = (Vec::new(), Vec::new());
+    for comparison in &comparisons {
+        let (written, errors) = comparison.draw_charts(&out);
+        charts.extend(written);
+        chart_errors.extend(errors);
+    }
     if !charts.is_empty() {
         println!("wrote {} chart files in {}", charts.len(), out.display());
     }

@@ -1,14 +1,18 @@
 //! The three MPI libraries being compared: how to find their compiler wrapper and launcher,
-//! how to build `mpibench.c` with them, and how to start a job with each, ranks bound one per
-//! core where there are enough cores.
+//! how to build `mpibench.c` with them, and how to start a job with each at one of two
+//! [`Placement`]s: each launcher's default, or every rank bound to a core of its own.
 //!
 //! What each launcher needs on this kind of machine (found by trying, and made automatic):
-//! - ours: `mpirun --bind-to core` (rank r on CPU r modulo the CPUs).
-//! - MPICH (Hydra): `-bind-to core`; with more ranks than cores Hydra binds round-robin.
+//! - ours: nothing by default (`mpirun` binds one rank per core while the ranks fit the cores,
+//!   and leaves them unbound beyond); bound: `--bind-to core` (round robin beyond the cores).
+//! - MPICH (Hydra): binds nothing by default; bound: `-bind-to core` (with more ranks than
+//!   cores Hydra binds round-robin).
 //! - Open MPI 4: as root it refuses to start without `--allow-run-as-root` (we also set
 //!   `OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`); beyond the number of cores
-//!   it needs `--oversubscribe`, and binding must then be `core:overload-allowed`. Its
-//!   shared-memory transport (vader, with CMA single copy) works here without `--mca` options.
+//!   it needs `--oversubscribe`, which also makes its default placement unbound (up to the
+//!   cores it binds to core for 1-2 ranks, to socket beyond); bound: `--bind-to core`, or
+//!   `core:overload-allowed` beyond the cores. Its shared-memory transport (vader, with CMA
+//!   single copy) works here without `--mca` options.
 //!
 //! Every job gets `MPIEXEC_TIMEOUT` (honoured by all three launchers) so that a hung library
 //! cannot stall a comparison.
@@ -23,6 +27,56 @@ pub const SOURCE: &str = include_str!("../../c/mpibench.c");
 
 /// Seconds after which a launcher ends a job that has not finished.
 pub const JOB_TIMEOUT_S: u32 = 600;
+
+/// Where the ranks of a job run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// No placement option: whatever each launcher does by default.
+    Default,
+    /// Every rank bound to a core of its own (round robin when ranks outnumber cores).
+    Bound,
+}
+
+impl Placement {
+    /// Both, in the order of the report.
+    pub const ALL: [Placement; 2] = [Placement::Default, Placement::Bound];
+
+    /// The name used on the command line, in tables, file names and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Default => "default",
+            Placement::Bound => "bound",
+        }
+    }
+
+    /// Parses a `--placement` entry.
+    pub fn from_name(name: &str) -> Result<Placement, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "default" => Ok(Placement::Default),
+            "bound" | "core" => Ok(Placement::Bound),
+            other => Err(format!(
+                "unknown placement {other:?}: choose from default, bound"
+            )),
+        }
+    }
+
+    /// What the placement means for each launcher, in a sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Placement::Default => {
+                "Each launcher's default placement (no binding option): ours binds one rank per \
+                 core while a host's ranks fit its cores and leaves them unbound beyond; MPICH's \
+                 Hydra binds nothing; Open MPI binds to core up to 2 ranks, to socket beyond, and \
+                 nothing when oversubscribed (`--oversubscribe`)."
+            }
+            Placement::Bound => {
+                "Every library's ranks bound one per core (`--bind-to core`, Hydra's `-bind-to \
+                 core`, Open MPI's `--bind-to core`, `core:overload-allowed` beyond the cores)."
+            }
+        }
+    }
+}
 
 /// One MPI library under comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -151,29 +205,43 @@ pub struct Built {
 }
 
 impl Built {
-    /// The command that starts `np` ranks of the benchmark with `args`, bound one per core.
-    pub fn job(&self, np: usize, args: &[String]) -> Command {
+    /// The command that starts `np` ranks of the benchmark with `args` at `placement`.
+    pub fn job(&self, np: usize, args: &[String], placement: Placement) -> Command {
         let mut cmd = Command::new(&self.mpirun);
         cmd.env("MPIEXEC_TIMEOUT", JOB_TIMEOUT_S.to_string());
         if self.library != Library::Ours {
             without_our_library_path(&mut cmd);
         }
         let np_text = np.to_string();
+        let bound = placement == Placement::Bound;
         match self.library {
             Library::Ours => {
-                cmd.args(["-n", &np_text, "--bind-to", "core"]);
+                cmd.args(["-n", &np_text]);
+                if bound {
+                    cmd.args(["--bind-to", "core"]);
+                }
             }
             Library::Mpich => {
-                cmd.args(["-n", &np_text, "-bind-to", "core"]);
+                cmd.args(["-n", &np_text]);
+                if bound {
+                    cmd.args(["-bind-to", "core"]);
+                }
             }
             Library::OpenMpi => {
                 cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
                     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
                 cmd.args(["--allow-run-as-root", "-n", &np_text]);
-                if np > cores() {
-                    cmd.args(["--oversubscribe", "--bind-to", "core:overload-allowed"]);
-                } else {
-                    cmd.args(["--bind-to", "core"]);
+                let oversubscribed = np > cores();
+                if oversubscribed {
+                    cmd.arg("--oversubscribe");
+                }
+                if bound {
+                    let how = if oversubscribed {
+                        "core:overload-allowed"
+                    } else {
+                        "core"
+                    };
+                    cmd.args(["--bind-to", how]);
                 }
             }
         }

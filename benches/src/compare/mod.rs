@@ -3,8 +3,10 @@
 //! `benches/c/mpibench.c` is one C program (latency, bandwidth, bidirectional and multi-pair
 //! bandwidth, Allreduce, Bcast, Alltoall, Barrier) that builds against any of the three
 //! `mpi.h`'s. This module builds it with each library's `mpicc` ([`library`]), runs one
-//! benchmark under each library's launcher and reads its result lines ([`run`]), and turns the
-//! runs of several rounds into medians, ratios, a Markdown table, JSON and charts ([`report`]).
+//! benchmark under each library's launcher, at each launcher's default placement or with every
+//! rank bound to a core ([`Placement`]), and reads its result lines ([`run`]), and turns the
+//! runs of several rounds into medians, ratios, a Markdown table, JSON and charts per placement
+//! ([`report`]).
 //! The `mpibench` binary is the command line over it; [`netns`] runs the same program with one
 //! rank in each of two network namespace hosts, for the `netbench` binary.
 
@@ -13,6 +15,6 @@ pub mod netns;
 pub mod report;
 pub mod run;
 
-pub use library::{Built, Library};
+pub use library::{Built, Library, Placement};
 pub use report::{Comparison, Row};
 pub use run::{parse_results, Benchmark, Measurement, RunRecord};

@@ -1,8 +1,10 @@
 //! From runs to a comparison: the median over rounds of every (benchmark, size, library), the
 //! ratio ours/theirs, and the outputs: a Markdown table, `mpibench.json` and the charts drawn
-//! with [`crate::plot::draw`].
+//! with [`crate::plot::draw`]. `mpibench` makes one [`Comparison`] per [`Placement`] (each
+//! with its own table and charts, file names carrying the placement) and writes them as one
+//! [`PlacedReport`], in which every run and row says its placement.
 
-use super::library::Library;
+use super::library::{Library, Placement};
 use super::run::{Benchmark, RunRecord};
 use crate::plot::{self, Chart, Series};
 use serde::Serialize;
@@ -55,6 +57,9 @@ pub struct Comparison {
     pub quick: bool,
     pub cores: usize,
     pub libraries: Vec<String>,
+    /// Where the ranks of every run ran, when the comparison is one of several placements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     pub runs: Vec<RunRecord>,
     pub rows: Vec<Row>,
 }
@@ -128,8 +133,32 @@ impl Comparison {
             quick,
             cores: super::library::cores(),
             libraries: libraries.iter().map(|l| l.name().to_string()).collect(),
+            placement: None,
             runs,
             rows,
+        }
+    }
+
+    /// The same comparison, saying that every run was at `placement`.
+    pub fn at(mut self, placement: Placement) -> Comparison {
+        self.placement = Some(placement);
+        self
+    }
+
+    /// A chart's file name (without extension): `mpibench-NAME`, or with a placement
+    /// `mpibench-PLACEMENT-NAME`.
+    pub fn chart_stem(&self, name: &str) -> String {
+        match self.placement {
+            Some(p) => format!("mpibench-{}-{name}", p.name()),
+            None => format!("mpibench-{name}"),
+        }
+    }
+
+    /// A chart's title, with the placement when there is one.
+    fn chart_title(&self, title: &str) -> String {
+        match self.placement {
+            Some(p) => format!("{title}, {} placement", p.name()),
+            None => title.to_string(),
         }
     }
 
@@ -144,9 +173,13 @@ impl Comparison {
     /// The Markdown table, with a header saying how to read the ratios and a summary per library.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
+        let placement = match self.placement {
+            Some(p) => format!(", {} placement", p.name()),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "# MPI micro-benchmarks: ours against {}\n",
+            "# MPI micro-benchmarks: ours against {}{placement}\n",
             self.others().join(" and ")
         );
         let _ =
@@ -154,11 +187,12 @@ impl Comparison {
             s,
             "Medians over {} round(s); each round runs every library once in turn. Point-to-point \
              latency, bw and bibw at np=2; multibw and the collectives at np={} on {} core(s){}. \
-             Ranks are bound one per core.\n",
+             {}\n",
             self.repeat,
             self.np,
             self.cores,
-            if self.quick { "; quick mode (short runs, figures are rough)" } else { "" }
+            if self.quick { "; quick mode (short runs, figures are rough)" } else { "" },
+            self.placement.map_or("Ranks are bound one per core.", Placement::describe)
         );
         if self.np > self.cores {
             let _ = writeln!(
@@ -252,8 +286,8 @@ impl Comparison {
             if series.is_empty() {
                 continue;
             }
-            let title = chart_title(benchmark, self.np);
-            let stem = format!("mpibench-{}", benchmark.name());
+            let title = self.chart_title(&chart_title(benchmark, self.np));
+            let stem = self.chart_stem(benchmark.name());
             let y_label = if benchmark.is_time() {
                 "time per call (us)"
             } else {
@@ -296,7 +330,8 @@ impl Comparison {
             if series.is_empty() {
                 continue;
             }
-            let title = format!("Ours relative to {other} (above 1: ours faster)");
+            let title =
+                self.chart_title(&format!("Ours relative to {other} (above 1: ours faster)"));
             let y_label = format!("{other} time / ours, or ours bandwidth / {other}");
             draw(
                 Chart {
@@ -307,7 +342,7 @@ impl Comparison {
                     log_y: true,
                     series: &series,
                 },
-                &format!("mpibench-ratio-{other}"),
+                &self.chart_stem(&format!("ratio-{other}")),
             );
         }
         (written, errors)
@@ -392,6 +427,72 @@ impl Comparison {
     }
 }
 
+/// Comparisons at several placements as one document (`mpibench.json`): the settings once,
+/// what each placement means, and every run and row of every comparison with its placement.
+#[derive(Debug, Serialize)]
+pub struct PlacedReport<'a> {
+    pub np: usize,
+    pub repeat: usize,
+    pub quick: bool,
+    pub cores: usize,
+    pub libraries: &'a [String],
+    /// Each placement's name and meaning, in the order of the tables.
+    pub placements: Vec<PlacementInfo>,
+    pub runs: Vec<Placed<'a, RunRecord>>,
+    pub rows: Vec<Placed<'a, Row>>,
+}
+
+/// A placement as the JSON describes it.
+#[derive(Debug, Serialize)]
+pub struct PlacementInfo {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// A run or a row with the placement it was measured at.
+#[derive(Debug, Serialize)]
+pub struct Placed<'a, T> {
+    pub placement: &'static str,
+    #[serde(flatten)]
+    pub item: &'a T,
+}
+
+impl<'a> PlacedReport<'a> {
+    /// The report of `comparisons`, which must all have a placement (and the same settings).
+    pub fn new(comparisons: &'a [Comparison]) -> Option<PlacedReport<'a>> {
+        let first = comparisons.first()?;
+        let mut report = PlacedReport {
+            np: first.np,
+            repeat: first.repeat,
+            quick: first.quick,
+            cores: first.cores,
+            libraries: &first.libraries,
+            placements: Vec::new(),
+            runs: Vec::new(),
+            rows: Vec::new(),
+        };
+        for comparison in comparisons {
+            let placement = comparison.placement?;
+            let name = placement.name();
+            report.placements.push(PlacementInfo {
+                name,
+                description: placement.describe(),
+            });
+            let runs = comparison.runs.iter();
+            report.runs.extend(runs.map(|item| Placed {
+                placement: name,
+                item,
+            }));
+            let rows = comparison.rows.iter();
+            report.rows.extend(rows.map(|item| Placed {
+                placement: name,
+                item,
+            }));
+        }
+        Some(report)
+    }
+}
+
 fn chart_title(benchmark: Benchmark, np: usize) -> String {
     let ranks = benchmark.ranks(np);
     match benchmark {
@@ -459,5 +560,42 @@ mod tests {
         assert!(c
             .markdown()
             .contains("| latency | 2 | 8 | us | 2.00 | 4.00 | 0.500 |"));
+    }
+
+    #[test]
+    fn placements_name_tables_charts_and_every_run_and_row() {
+        let libs = [Library::Ours, Library::Mpich];
+        let comparisons: Vec<Comparison> = Placement::ALL
+            .into_iter()
+            .map(|p| {
+                let value = if p == Placement::Bound { 1.0 } else { 2.0 };
+                let runs = vec![
+                    run(0, "ours", "latency", 8, value),
+                    run(0, "mpich", "latency", 8, 4.0),
+                ];
+                Comparison::new(2, 1, false, &libs, runs).at(p)
+            })
+            .collect();
+        assert!(comparisons[0]
+            .markdown()
+            .starts_with("# MPI micro-benchmarks: ours against mpich, default placement"));
+        assert_eq!(
+            comparisons[1].chart_stem("latency"),
+            "mpibench-bound-latency"
+        );
+        let report = PlacedReport::new(&comparisons).unwrap();
+        let json = serde_json::to_value(&report).unwrap();
+        let runs = json["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 4);
+        assert_eq!(runs[0]["placement"], "default");
+        assert_eq!(runs[3]["placement"], "bound");
+        assert_eq!(runs[3]["library"], "mpich");
+        let rows = json["rows"].as_array().unwrap();
+        assert_eq!(rows[1]["placement"], "bound");
+        assert_eq!(rows[1]["ratios"]["mpich"], 0.25);
+        assert_eq!(json["placements"][0]["name"], "default");
+        // A comparison without a placement (netbench's) cannot be placed.
+        let plain = [Comparison::new(2, 1, false, &libs, Vec::new())];
+        assert!(PlacedReport::new(&plain).is_none());
     }
 }

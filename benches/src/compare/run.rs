@@ -1,7 +1,7 @@
 //! One run of one benchmark under one library: the arguments `mpibench.c` takes, the number of
 //! ranks it runs at, and the parsing of its `result BENCHMARK SIZE VALUE UNIT SAMPLES` lines.
 
-use super::library::Built;
+use super::library::{Built, Placement};
 use serde::{Deserialize, Serialize};
 use std::process::Stdio;
 
@@ -185,11 +185,13 @@ pub fn parse_results(
     Ok(results)
 }
 
-/// Runs `benchmark` built against one library at `np` ranks and returns its figures.
+/// Runs `benchmark` built against one library at `np` ranks placed as `placement` and returns
+/// its figures.
 pub fn run_benchmark(
     built: &Built,
     benchmark: Benchmark,
     np: usize,
+    placement: Placement,
     sizes: Option<&[u64]>,
     quick: bool,
 ) -> Result<Vec<Measurement>, String> {
@@ -202,7 +204,7 @@ pub fn run_benchmark(
     if quick {
         args.push("--quick".into());
     }
-    let mut job = built.job(np, &args);
+    let mut job = built.job(np, &args, placement);
     let out = job
         .stdin(Stdio::null())
         .output()
@@ -210,9 +212,10 @@ pub fn run_benchmark(
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!(
-            "{} {} at np={np} failed ({}):\n{}{}",
+            "{} {} at np={np}, {} placement, failed ({}):\n{}{}",
             built.library.name(),
             benchmark.name(),
+            placement.name(),
             out.status,
             stdout,
             String::from_utf8_lossy(&out.stderr)

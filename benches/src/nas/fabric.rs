@@ -6,11 +6,12 @@
 //! (`/memfd:nic-fabric-...`): its size (the segment, mapped whole by every rank) and each
 //! rank's proportional share of the pages in memory (Pss, which sums to what the job really
 //! holds). It reads the fabric's header through `/proc/PID/map_files/` to say what the
-//! segment is made of: one header page, a 256-byte control block per rank, and one ring of
-//! packet buffers per ordered pair of ranks (see `nic_model::fabric::layout`).
+//! segment is made of: one header page, a 256-byte control block and 512 region descriptors
+//! per rank, and one inbox per rank: a receive queue shared by the rank's senders and a pool
+//! of fast boxes for small packets (see `nic_model::fabric::layout`).
 
 use super::run::kill_group;
-use nic_model::fabric::layout::{FabricHeader, Geometry, FABRIC_MAGIC, PAGE};
+use nic_model::fabric::layout::{FabricHeader, Geometry, InboxShape, FABRIC_MAGIC, PAGE};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -30,10 +31,13 @@ pub struct FabricMemory {
     /// Sum over the ranks of their proportional share of its resident pages.
     pub resident_bytes: u64,
     /// From the fabric's header, when it could be read.
-    pub slots_per_ring: Option<u64>,
+    pub queue_slots: Option<u64>,
     pub slot_bytes: Option<u64>,
-    pub ring_stride: Option<u64>,
-    pub ring_offset: Option<u64>,
+    pub box_count: Option<u64>,
+    pub box_slots: Option<u64>,
+    pub box_slot_bytes: Option<u64>,
+    pub inbox_offset: Option<u64>,
+    pub inbox_stride: Option<u64>,
 }
 
 impl FabricMemory {
@@ -41,22 +45,32 @@ impl FabricMemory {
         self.segment_bytes / self.ranks as u64
     }
 
+    /// The inbox shape the header describes, when it was read.
+    fn shape(&self) -> Option<InboxShape> {
+        Some(InboxShape {
+            queue_slots: self.queue_slots? as usize,
+            slot_bytes: self.slot_bytes? as usize,
+            box_count: self.box_count? as usize,
+            box_slots: self.box_slots? as usize,
+            box_slot_bytes: self.box_slot_bytes? as usize,
+        })
+    }
+
     /// What the segment is made of, in words.
     pub fn composition(&self) -> String {
-        match (
-            self.slots_per_ring,
-            self.slot_bytes,
-            self.ring_stride,
-            self.ring_offset,
-        ) {
-            (Some(slots), Some(slot), Some(stride), Some(offset)) => {
+        match (self.shape(), self.inbox_offset, self.inbox_stride) {
+            (Some(s), Some(offset), Some(stride)) => {
                 let n = self.ranks as u64;
                 format!(
-                    "{} B header + {} B rank blocks ({n} x 256 B, page-rounded) + {} rings ({n}x{n} ordered pairs) x {} KiB ({slots} slots x {slot} B + 64 B, page-rounded)",
-                    PAGE,
-                    offset - PAGE as u64,
-                    n * n,
-                    stride / 1024
+                    "{} KiB header, rank blocks and region descriptors ({n} x 256 B + {n} x 32 KiB) + {n} inboxes x {} KiB \
+                     (queue {} slots x {} B + {} fast boxes x ({} slots x {} B + 64 B), page-rounded)",
+                    offset / 1024,
+                    stride / 1024,
+                    s.queue_slots,
+                    s.slot_bytes,
+                    s.box_count,
+                    s.box_slots,
+                    s.box_slot_bytes,
                 )
             }
             _ => "layout unavailable (could not read the fabric's header)".into(),
@@ -99,7 +113,7 @@ fn fabric_mapping(pid: u32) -> Result<(u64, u64, u64), String> {
 
 /// Reads the fabric's header through the rank's `map_files` entry (needs the rights to
 /// inspect the process, which the owner of the job has on most systems).
-fn read_header(pid: u32, start: u64, end: u64) -> Option<[u64; 4]> {
+fn read_header(pid: u32, start: u64, end: u64) -> Option<[u64; 7]> {
     let path = format!("/proc/{pid}/map_files/{start:x}-{end:x}");
     let mut page = vec![0u8; std::mem::size_of::<FabricHeader>()];
     std::fs::File::open(path).ok()?.read_exact(&mut page).ok()?;
@@ -109,10 +123,13 @@ fn read_header(pid: u32, start: u64, end: u64) -> Option<[u64; 4]> {
         return None;
     }
     Some([
-        u32_at(std::mem::offset_of!(FabricHeader, slots_per_ring)),
+        u32_at(std::mem::offset_of!(FabricHeader, queue_slots)),
         u32_at(std::mem::offset_of!(FabricHeader, slot_bytes)),
-        u64_at(std::mem::offset_of!(FabricHeader, ring_stride)),
-        u64_at(std::mem::offset_of!(FabricHeader, ring_offset)),
+        u32_at(std::mem::offset_of!(FabricHeader, box_count)),
+        u32_at(std::mem::offset_of!(FabricHeader, box_slots)),
+        u32_at(std::mem::offset_of!(FabricHeader, box_slot_bytes)),
+        u64_at(std::mem::offset_of!(FabricHeader, inbox_offset)),
+        u64_at(std::mem::offset_of!(FabricHeader, inbox_stride)),
     ])
 }
 
@@ -204,10 +221,13 @@ pub fn measure(
             ranks,
             segment_bytes: segment,
             resident_bytes: resident,
-            slots_per_ring: header.map(|h| h[0]),
+            queue_slots: header.map(|h| h[0]),
             slot_bytes: header.map(|h| h[1]),
-            ring_stride: header.map(|h| h[2]),
-            ring_offset: header.map(|h| h[3]),
+            box_count: header.map(|h| h[2]),
+            box_slots: header.map(|h| h[3]),
+            box_slot_bytes: header.map(|h| h[4]),
+            inbox_offset: header.map(|h| h[5]),
+            inbox_stride: header.map(|h| h[6]),
         })
     })();
 
@@ -233,8 +253,8 @@ pub fn measure(
     }
     let measured = outcome?;
     // The header's geometry must account for the whole segment.
-    if let (Some(slots), Some(slot)) = (measured.slots_per_ring, measured.slot_bytes) {
-        let geo = Geometry::new(ranks, slots as usize, slot as usize)?;
+    if let Some(shape) = measured.shape() {
+        let geo = Geometry::new(ranks, shape)?;
         if round_to_page(geo.total_bytes as u64) != measured.segment_bytes {
             eprintln!(
                 "note: the layout says {} bytes, the mapping is {} bytes",
@@ -284,9 +304,9 @@ pub fn table(rows: &[FabricMemory]) -> String {
                 last.per_rank() as f64 / first.per_rank() as f64,
                 rank_ratio * rank_ratio
             );
-            out += "the segment holds one ring per ordered pair of ranks (n x n): for a fixed ring size it grows \
-                    quadratically in total and linearly per rank; the MPI channel shrinks the rings as jobs grow \
-                    (fewer slots per ring), which is what keeps the per-rank figure flat up to here\n";
+            out += "the segment holds one inbox per rank (a receive queue shared by its senders and a pool of \
+                    fast boxes of at most 64 senders, neither growing with the job) plus 32 KiB of region descriptors \
+                    per rank: linear in total, flat per rank once the pool is full\n";
         }
     }
     out

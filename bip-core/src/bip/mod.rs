@@ -30,6 +30,10 @@ mod tx;
 pub use rendezvous::Event;
 use rendezvous::{Owner, Read, Rendezvous};
 
+/// Packets one turn of a polling loop takes from the device before it also moves sends and
+/// the device's own work on (the device lends them from any source, fairly).
+const POLL_BUDGET: usize = 32;
+
 /// Counts kept by BIP, beside the NIC's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BipCounters {
@@ -170,7 +174,6 @@ struct Engine {
     next_uid: u64,
     counters: BipCounters,
     deferred: Vec<Deferred>,
-    poll_from: usize,
     /// Some peer may have queued control packets or send work: set by every push onto
     /// `Peer::ctrl`/`Peer::sendq`, cleared by `pump_pending` once all are empty, so that a poll
     /// with nothing queued skips the sweep over the peers.
@@ -223,7 +226,6 @@ impl<D: Device> Bip<D> {
             next_uid: 0,
             counters: BipCounters::default(),
             deferred: Vec::new(),
-            poll_from: 0,
             tx_backlog: false,
             next_liveness_check: std::time::Instant::now(),
             idle_tests: 0,
@@ -318,31 +320,24 @@ impl<D: Device> Bip<D> {
         let mut backoff = Backoff::new();
         loop {
             let mut progressed = false;
-            let n = self.e.n;
-            let mut src = self.e.poll_from;
-            for _ in 0..n {
-                loop {
-                    let e = &mut self.e;
-                    let mut polled = Ok(Polled::Other);
-                    if !self.dev.poll(src, &mut |pkt| {
-                        polled = e.on_packet_for_recv(src, pkt, tag, ptr, cap)
-                    }) {
-                        break;
-                    }
-                    self.run_deferred()?;
-                    match polled? {
-                        Polled::Got(len) => return Ok((len, src)),
-                        Polled::Posted(r) => return self.wait(r).map(|c| (c.len, c.peer)),
-                        Polled::Other => progressed = true,
-                    }
+            // The device lends packets from any source, in order per source; a bounded
+            // number per turn, so that sends and the device's own work keep moving.
+            for _ in 0..POLL_BUDGET {
+                let e = &mut self.e;
+                let mut polled = (0, Ok(Polled::Other));
+                if !self.dev.poll(&mut |src, pkt| {
+                    polled = (src, e.on_packet_for_recv(src, pkt, tag, ptr, cap))
+                }) {
+                    break;
                 }
-                src = if src + 1 == n { 0 } else { src + 1 };
+                self.run_deferred()?;
+                let (src, polled) = polled;
+                match polled? {
+                    Polled::Got(len) => return Ok((len, src)),
+                    Polled::Posted(r) => return self.wait(r).map(|c| (c.len, c.peer)),
+                    Polled::Other => progressed = true,
+                }
             }
-            self.e.poll_from = if self.e.poll_from + 1 == n {
-                0
-            } else {
-                self.e.poll_from + 1
-            };
             progressed |= self.dev.progress();
             progressed |= self.pump_pending()?;
             if progressed {
@@ -371,33 +366,27 @@ impl<D: Device> Bip<D> {
         }
         let mut arrived = false;
         if self.e.reliable && self.e.tags[tag as usize].posted.is_empty() {
-            let n = self.e.n;
-            let mut src = self.e.poll_from;
-            self.e.poll_from = if src + 1 == n { 0 } else { src + 1 };
-            'sources: for _ in 0..n {
-                loop {
-                    let e = &mut self.e;
-                    let mut lent = Ok(None);
-                    if !self.dev.poll(src, &mut |pkt| {
-                        lent = e.on_packet_for_lend(src, pkt, tag, &mut f)
-                    }) {
-                        break;
-                    }
-                    self.run_deferred()?;
-                    if let Some(r) = lent? {
-                        return Ok(Some(r));
-                    }
-                    arrived = true;
-                    // A rendezvous that ended is the caller's to see before more packets are
-                    // lent (a sender waiting for its FIN returns before it handles the
-                    // reply that came right behind it).
-                    if !self.e.tags[tag as usize].unexpected.is_empty()
-                        || !self.e.rv.events.is_empty()
-                    {
-                        break 'sources;
-                    }
+            for _ in 0..POLL_BUDGET {
+                let e = &mut self.e;
+                let mut lent = Ok(None);
+                if !self
+                    .dev
+                    .poll(&mut |src, pkt| lent = e.on_packet_for_lend(src, pkt, tag, &mut f))
+                {
+                    break;
                 }
-                src = if src + 1 == n { 0 } else { src + 1 };
+                self.run_deferred()?;
+                if let Some(r) = lent? {
+                    return Ok(Some(r));
+                }
+                arrived = true;
+                // A rendezvous that ended is the caller's to see before more packets are
+                // lent (a sender waiting for its FIN returns before it handles the
+                // reply that came right behind it).
+                if !self.e.tags[tag as usize].unexpected.is_empty() || !self.e.rv.events.is_empty()
+                {
+                    break;
+                }
             }
             self.background()?;
         } else {
@@ -640,29 +629,19 @@ impl<D: Device> Bip<D> {
     /// waits, lets the device do its own work. Returns true if anything happened.
     pub fn progress(&mut self) -> Result<bool> {
         let mut did = false;
-        let n = self.e.n;
-        // Round-robin over the sources, starting one further each call (no division: this loop
-        // is the heart of every wait).
-        let start = self.e.poll_from;
-        let mut src = start;
-        for _ in 0..n {
-            let mut budget = 32;
-            while budget > 0 {
-                let e = &mut self.e;
-                let mut handled = Ok(());
-                if !self
-                    .dev
-                    .poll(src, &mut |pkt| handled = e.on_packet(src, pkt))
-                {
-                    break;
-                }
-                handled?;
-                budget -= 1;
-                did = true;
+        // The device is fair between sources; a budget bounds one turn.
+        for _ in 0..POLL_BUDGET {
+            let e = &mut self.e;
+            let mut handled = Ok(());
+            if !self
+                .dev
+                .poll(&mut |src, pkt| handled = e.on_packet(src, pkt))
+            {
+                break;
             }
-            src = if src + 1 == n { 0 } else { src + 1 };
+            handled?;
+            did = true;
         }
-        self.e.poll_from = if start + 1 == n { 0 } else { start + 1 };
         if did {
             self.run_deferred()?;
         }

@@ -185,6 +185,20 @@ pub(crate) fn id_at(cx: &Cx<'_>, requests: &Array<MPI_Request>, i: usize) -> Opt
     resolve_in(cx.engine, requests.get(i))
 }
 
+/// The request behind a handle of an array [`check_all`] accepted (`None` for null), without
+/// looking it up again.
+#[inline(always)]
+pub(crate) fn checked_id(h: MPI_Request) -> Option<ReqId> {
+    (h != MPI_REQUEST_NULL).then(|| request::checked_index(h))
+}
+
+/// Whether the operation behind a handle of a checked array is still running (null, complete
+/// and inactive ones are not).
+#[inline(always)]
+pub(crate) fn running(engine: &mpich_channel::Engine, h: MPI_Request) -> bool {
+    checked_id(h).is_some_and(|id| engine.p2p_ref().is_pending(id))
+}
+
 /// Collects the failures of a multiple-completion call into `MPI_ERR_IN_STATUS`.
 #[derive(Default)]
 pub(crate) struct Failures {
@@ -214,6 +228,56 @@ impl Failures {
     }
 }
 
+/// Retires request `i` of a checked array (it is over) into status `slot`, when statuses are
+/// wanted; failures are noted (their status's `MPI_ERROR` says what). A plain request (no
+/// attachment) that succeeded is retired in one look at the engine, its status translated
+/// only when asked for; anything else takes [`complete_into`].
+#[inline(always)]
+pub(crate) fn retire_into(
+    cx: &mut Cx<'_>,
+    requests: &Array<MPI_Request>,
+    i: usize,
+    statuses: &Statuses<'_>,
+    slot: usize,
+    failures: &mut Failures,
+) {
+    let h = requests.get(i);
+    let Some(id) = checked_id(h) else {
+        statuses.set(slot, &Completion::EMPTY);
+        return;
+    };
+    if let Some((s, owner, persistent)) = cx.engine.p2p().retire_plain(id) {
+        if !persistent {
+            requests.set(i, MPI_REQUEST_NULL);
+        }
+        if s.error == 0 && !s.truncated {
+            if statuses.wanted() {
+                let c = Completion::from_engine(&s, cx.comms.get(owner as CommIdx));
+                statuses.set(slot, &c);
+            }
+            return;
+        }
+        let f = Finished {
+            c: Completion::from_engine(&s, cx.comms.get(owner as CommIdx)),
+            comm: Some(owner as CommIdx),
+            detail: None,
+        };
+        note_finished(f, i, |c| statuses.set(slot, c), failures);
+        return;
+    }
+    complete_into(cx, requests, i, |c| statuses.set(slot, c), failures);
+}
+
+/// Writes a retired request's completion, noting its failure.
+fn note_finished(f: Finished, i: usize, out: impl FnOnce(&Completion), failures: &mut Failures) {
+    let mut c = f.c;
+    if let Err(e) = f.check() {
+        c.error = e.class;
+        failures.note(i, e);
+    }
+    out(&c);
+}
+
 /// Retires request `i` of a multiple-completion call (it is over), writing its status;
 /// failures are noted (their status's `MPI_ERROR` says what).
 pub(crate) fn complete_into(
@@ -228,14 +292,7 @@ pub(crate) fn complete_into(
     requests.set(i, h);
     match polled {
         Ok(None) => unreachable!("complete_into is called for requests that are over"),
-        Ok(Some(f)) => {
-            let mut c = f.c;
-            if let Err(e) = f.check() {
-                c.error = e.class;
-                failures.note(i, e);
-            }
-            out(&c);
-        }
+        Ok(Some(f)) => note_finished(f, i, out, failures),
         Err(e) => {
             out(&Completion {
                 error: e.class,
@@ -284,7 +341,7 @@ pub(crate) fn some(
         cx.engine.block_on(|e| {
             let mut any_active = false;
             for i in 0..n {
-                let Some(id) = resolve_in(e, requests.get(i)) else {
+                let Some(id) = checked_id(requests.get(i)) else {
                     continue;
                 };
                 match e.p2p_ref().standing(id) {
@@ -298,21 +355,31 @@ pub(crate) fn some(
     } else {
         cx.engine.poke()?;
     }
-    if !(0..n).any(|i| is_active(cx, id_at(cx, &requests, i))) {
-        outcount.set(MPI_UNDEFINED);
-        return Ok(());
-    }
+    // One pass: every request that is complete is retired (inactive and null ones are
+    // skipped); none complete and none active is MPI_UNDEFINED.
     let mut failures = Failures::default();
     let mut done = 0;
+    let mut any_active = false;
     for i in 0..n {
-        let id = id_at(cx, &requests, i);
-        if !is_active(cx, id) || !is_over(cx, id) {
+        let Some(id) = checked_id(requests.get(i)) else {
             continue;
+        };
+        match cx.engine.p2p_ref().standing(id) {
+            Some(Standing::Complete) => {}
+            Some(Standing::Pending) => {
+                any_active = true;
+                continue;
+            }
+            _ => continue,
         }
-        let slot = done;
-        complete_into(cx, &requests, i, |c| statuses.set(slot, c), &mut failures);
-        indices.set(slot, i as c_int);
+        any_active = true;
+        retire_into(cx, &requests, i, &statuses, done, &mut failures);
+        indices.set(done, i as c_int);
         done += 1;
+    }
+    if !any_active {
+        outcount.set(MPI_UNDEFINED);
+        return Ok(());
     }
     outcount.set(done as c_int);
     failures.result()

@@ -60,6 +60,14 @@ pub(crate) fn lookup(engine: &Engine, h: MPI_Request) -> MpiResult<ReqId> {
     Err(invalid_request(h))
 }
 
+/// The engine request a handle names, read from its index bits alone: for handles already
+/// checked by [`lookup`] (the multiple-completion calls check every handle first, then use
+/// this on every sweep).
+#[inline(always)]
+pub(crate) fn checked_index(h: MPI_Request) -> ReqId {
+    h as u32 & INDEX_MASK
+}
+
 /// The communicator request `id` belongs to.
 #[inline(always)]
 pub(crate) fn comm_of(engine: &Engine, id: ReqId) -> CommIdx {

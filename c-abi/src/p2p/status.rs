@@ -147,10 +147,17 @@ impl<'a> Statuses<'a> {
         Ok(Statuses(Some(Array::new(p, len, "array_of_statuses")?)))
     }
 
+    #[inline(always)]
     pub fn set(&self, i: usize, c: &Completion) {
         if let Some(a) = &self.0 {
             a.set(i, c.to_status());
         }
+    }
+
+    /// Whether the caller wants statuses (not `MPI_STATUSES_IGNORE`).
+    #[inline(always)]
+    pub fn wanted(&self) -> bool {
+        self.0.is_some()
     }
 }
 

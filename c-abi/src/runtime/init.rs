@@ -44,6 +44,7 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
             ))
         }
     }
+    nic_model::placement::bind_from_env(); // ranks mpirun started on other hosts bind here
     let engine = Engine::init().map_err(|e| {
         // The hint to use a launcher helps only a program that was started without one.
         let launched = std::env::var_os(nic_model::fabric::env::FABRIC_FD).is_some()

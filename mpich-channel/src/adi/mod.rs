@@ -274,8 +274,69 @@ impl Adi {
         mode: SendMode,
         owner: u32,
     ) -> Result<ReqId> {
+        if dest < self.size
+            && len <= self.eager_max
+            && mode != SendMode::Synchronous
+            && self.st.queued[dest].is_empty()
+        {
+            if let Some((id, _)) = self.st.reqs.alloc_mut(Op::Send) {
+                // SAFETY: the caller's contract is passed on.
+                return unsafe { self.isend_eager(id, buf, len, dest, tag, ctx, owner) };
+            }
+        }
         // SAFETY: the caller's contract is passed on.
         unsafe { self.isend_attached(buf, len, dest, tag, ctx, mode, owner, None) }
+    }
+
+    /// The shortest path of a send: a short message, standard or ready, to a route with
+    /// nothing queued, in new request `id` (no attachment). The request is filled in one go,
+    /// born complete, and the envelope and data are gathered into one packet; only if the
+    /// channel refuses (no room on the route) does it queue like any other send.
+    ///
+    /// # Safety
+    /// As for [`Adi::isend`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn isend_eager(
+        &mut self,
+        id: u32,
+        buf: *const u8,
+        len: usize,
+        dest: usize,
+        tag: i32,
+        ctx: u16,
+        owner: u32,
+    ) -> Result<ReqId> {
+        let buf = nonnull(buf as *mut u8);
+        let r = self.st.reqs.slot_mut(id);
+        let env = Envelope {
+            kind: Kind::Eager,
+            flags: 0,
+            ctx,
+            tag,
+            sreq: request::wire_name(id, r.gen),
+            rreq: 0,
+            len: len as u64,
+        };
+        (r.owner, r.buf, r.len, r.dest, r.env, r.done) = (owner, buf, len, dest, env, true);
+        r.status = Status {
+            source: dest as i32,
+            tag,
+            len,
+            ..Status::default()
+        };
+        // SAFETY: `buf` is valid for `len` bytes (this function's contract).
+        let payload = unsafe { std::slice::from_raw_parts(buf, len) };
+        if self.ch.send_control(dest, &env, payload, &mut self.st)? {
+            if self.st.has_work() {
+                self.flush()?;
+            }
+        } else {
+            let r = self.st.reqs.slot_mut(id);
+            (r.waiting, r.done) = (wait::DATA | wait::ENVELOPE, false);
+            self.queue_send(dest, id);
+        }
+        Ok(id)
     }
 
     /// As [`Adi::isend`], with what the layer above keeps with the request (attached before
@@ -295,13 +356,15 @@ impl Adi {
         attachment: Option<Box<dyn Attachment>>,
     ) -> Result<ReqId> {
         self.check_dest(dest)?;
-        let id = self
+        let (id, r) = self
             .st
             .reqs
-            .alloc(Op::Send)
+            .alloc_mut(Op::Send)
             .ok_or(AdiError::TooManyRequests)?;
-        let r = self.st.reqs.get_mut(id).expect("just allocated");
-        (r.owner, r.attachment) = (owner, attachment);
+        r.owner = owner;
+        if attachment.is_some() {
+            r.attachment = attachment;
+        }
         // SAFETY: the caller's contract is passed on. (After a failure the request stays
         // allocated: queues may name it, and the job is ending.)
         unsafe { self.start_send(id, buf, len, dest, tag, ctx, mode) }?;
@@ -323,49 +386,59 @@ impl Adi {
         ctx: u16,
         mode: SendMode,
     ) -> Result<()> {
-        let sreq = self.st.reqs.wire_id(id);
         let eager = len <= self.eager_max;
-        let mut env = Envelope {
+        let sync = eager && mode == SendMode::Synchronous;
+        // A short message that wants no acknowledgement is complete once the channel took it.
+        let fire_and_forget = eager && !sync;
+        let buf = nonnull(buf as *mut u8);
+        let idle_route = self.st.queued[dest].is_empty();
+        tracing::trace!(target: "mpi", dest, tag, len, eager, "isend");
+        // The request is filled in one go, and born complete when it will go at once (nobody
+        // looks at it before the channel answers: no reply can name a send not yet sent).
+        let r = self.st.reqs.get_mut(id).expect("a live request");
+        let env = Envelope {
             kind: if eager { Kind::Eager } else { Kind::Rts },
-            flags: 0,
+            flags: if sync { FLAG_SYNC } else { 0 },
             ctx,
             tag,
-            sreq,
+            sreq: request::wire_name(id, r.gen),
             rreq: 0,
             len: len as u64,
         };
-        let mut waiting = wait::DATA | wait::ENVELOPE;
-        if mode == SendMode::Synchronous && eager {
-            env.flags |= FLAG_SYNC;
-            waiting |= wait::ACK;
-        }
-        let buf = nonnull(buf as *mut u8);
-        let idle_route = self.st.queued[dest].is_empty();
-        // A short message that wants no acknowledgement is complete once the channel took it.
-        let fire_and_forget = eager && waiting & wait::ACK == 0;
-        tracing::trace!(target: "mpi", dest, tag, len, eager, "isend");
-        let r = self.st.reqs.get_mut(id).expect("a live request");
-        (r.op, r.buf, r.len, r.dest, r.env, r.waiting, r.done) =
-            (Op::Send, buf, len, dest, env, waiting, false);
+        let born_complete = fire_and_forget && idle_route;
+        (r.op, r.buf, r.len, r.dest, r.env) = (Op::Send, buf, len, dest, env);
+        (r.waiting, r.done) = if born_complete {
+            (0, true)
+        } else {
+            (
+                wait::DATA | wait::ENVELOPE | if sync { wait::ACK } else { 0 },
+                false,
+            )
+        };
         r.status = Status {
             source: dest as i32,
             tag,
             len,
             ..Status::default()
         };
-        if fire_and_forget && idle_route {
-            // Fast path: a short message the channel takes at once is complete on return.
+        let attached = r.attachment.is_some();
+        if born_complete {
+            // Fast path: envelope and data gathered into one packet, nothing else to do.
             // SAFETY: `buf` is valid for `len` bytes (this function's contract).
             let payload = unsafe { std::slice::from_raw_parts(buf, len) };
             if self.ch.send_control(dest, &env, payload, &mut self.st)? {
-                self.st.send_progress(id, wait::DATA | wait::ENVELOPE);
+                if attached {
+                    self.st.finish(id);
+                }
                 if self.st.has_work() {
                     self.flush()?;
                 }
                 return Ok(());
             }
+            // Refused (no room on the route): it queues like any other.
+            let r = self.st.reqs.get_mut(id).expect("a live request");
+            (r.waiting, r.done) = (wait::DATA | wait::ENVELOPE, false);
         }
-        // (A fire-and-forget send that found the route busy was just refused: it queues.)
         if idle_route && !fire_and_forget && self.try_send_envelope(id)? {
             if self.st.has_work() {
                 self.flush()?;
@@ -432,6 +505,18 @@ impl Adi {
         ctx: u16,
         owner: u32,
     ) -> Result<ReqId> {
+        if (src == ANY_SOURCE || (src >= 0 && (src as usize) < self.size))
+            && self.st.unexpected.is_empty()
+        {
+            // The shortest path: nothing has arrived to match, so the receive is posted.
+            let Some((id, r)) = self.st.reqs.alloc_mut(Op::Recv) else {
+                return Err(AdiError::TooManyRequests);
+            };
+            (r.owner, r.buf, r.len, r.ctx, r.src, r.tag) =
+                (owner, nonnull(buf), cap, ctx, src, tag);
+            self.st.posted.push_back(Posted { id, ctx, src, tag });
+            return Ok(id);
+        }
         // SAFETY: the caller's contract is passed on.
         unsafe { self.irecv_attached(buf, cap, src, tag, ctx, owner, None) }
     }
@@ -452,16 +537,17 @@ impl Adi {
         attachment: Option<Box<dyn Attachment>>,
     ) -> Result<ReqId> {
         self.check_source(src)?;
-        let id = self
+        let (id, r) = self
             .st
             .reqs
-            .alloc(Op::Recv)
+            .alloc_mut(Op::Recv)
             .ok_or(AdiError::TooManyRequests)?;
-        let r = self.st.reqs.get_mut(id).expect("just allocated");
-        (r.owner, r.attachment) = (owner, attachment);
-        // SAFETY: the caller's contract is passed on. (After a failure the request stays
-        // allocated: queues may name it, and the job is ending.)
-        unsafe { self.start_recv(id, buf, cap, src, tag, ctx) }?;
+        r.owner = owner;
+        if attachment.is_some() {
+            r.attachment = attachment;
+        }
+        (r.buf, r.len, r.ctx, r.src, r.tag) = (nonnull(buf), cap, ctx, src, tag);
+        self.post_recv(id, ctx, src, tag)?;
         Ok(id)
     }
 
@@ -482,10 +568,21 @@ impl Adi {
         (r.op, r.buf, r.len, r.ctx, r.src, r.tag, r.done) =
             (Op::Recv, nonnull(buf), cap, ctx, src, tag, false);
         r.status = Status::default();
-        if self.st.unexpected.is_empty() || !self.st.match_unexpected(id, ctx, src, tag) {
+        self.post_recv(id, ctx, src, tag)
+    }
+
+    /// Matches receive `id` against the unexpected messages, or posts it. Nothing is flushed
+    /// unless matching made work (an acknowledgement, a read to start): posting a receive
+    /// while nothing has arrived is a push onto the posted queue.
+    #[inline]
+    fn post_recv(&mut self, id: u32, ctx: u16, src: i32, tag: i32) -> Result<()> {
+        if self.st.unexpected.is_empty() {
             self.st.posted.push_back(Posted { id, ctx, src, tag });
+            return Ok(());
         }
-        if self.st.has_work() {
+        if !self.st.match_unexpected(id, ctx, src, tag) {
+            self.st.posted.push_back(Posted { id, ctx, src, tag });
+        } else if self.st.has_work() {
             self.flush()?;
         }
         Ok(())
@@ -686,6 +783,35 @@ impl Adi {
     /// Requests allocated now (live, complete or inactive).
     pub fn requests_live(&self) -> usize {
         self.st.reqs.live()
+    }
+
+    /// Whether request `id` is running (neither complete nor an inactive persistent request);
+    /// false for an id that names no live request.
+    #[inline]
+    pub fn is_pending(&self, id: ReqId) -> bool {
+        self.st
+            .reqs
+            .get(id)
+            .is_some_and(|r| !(r.done || r.persistent && r.op == Op::Idle))
+    }
+
+    /// The batch end of the completion calls: retires `id` if it is complete and carries
+    /// nothing of the layer above's, handing over its status, owner and whether it is
+    /// persistent (then it becomes inactive). `None` when it needs [`Adi::retire`] (running,
+    /// inactive, attached, freed, or no live request): nothing was done.
+    #[inline]
+    pub fn retire_plain(&mut self, id: ReqId) -> Option<(Status, u32, bool)> {
+        let q = self.st.reqs.get_mut(id)?;
+        if !q.done || q.detached || q.attachment.is_some() {
+            return None;
+        }
+        let (status, owner, persistent) = (q.status, q.owner, q.persistent);
+        if persistent {
+            (q.op, q.done, q.status) = (Op::Idle, false, Status::default());
+        } else {
+            self.st.reqs.release_plain(id);
+        }
+        Some((status, owner, persistent))
     }
 
     /// Whether `id` has completed, without driving progress or retiring it.

@@ -114,6 +114,12 @@ impl Req {
     }
 }
 
+/// How request `id` of generation `gen` is named on the wire.
+#[inline(always)]
+pub fn wire_name(id: u32, gen: u8) -> u32 {
+    id | u32::from(gen) << 24
+}
+
 #[derive(Default)]
 pub struct Table {
     slots: Vec<Req>,
@@ -125,6 +131,12 @@ impl Table {
     /// Takes a free entry, initialized as `op`; `None` when `MAX_REQUESTS` are in use.
     #[inline]
     pub fn alloc(&mut self, op: Op) -> Option<u32> {
+        self.alloc_mut(op).map(|(id, _)| id)
+    }
+
+    /// As [`Table::alloc`], handing over the entry too (the fast paths fill it in one go).
+    #[inline(always)]
+    pub fn alloc_mut(&mut self, op: Op) -> Option<(u32, &mut Req)> {
         let id = match self.free.pop() {
             Some(id) => id,
             None if self.slots.len() < MAX_REQUESTS => {
@@ -133,6 +145,7 @@ impl Table {
             }
             None => return None,
         };
+        self.live += 1;
         let r = &mut self.slots[id as usize];
         debug_assert!(r.attachment.is_none(), "a free slot holds no attachment");
         // Only what every use reads before it writes: the operation's own fields (buffer,
@@ -148,8 +161,7 @@ impl Table {
             r.owner,
         ) = (false, false, false, 0, None, 0);
         r.status = Status::default();
-        self.live += 1;
-        Some(id)
+        Some((id, r))
     }
 
     /// Returns an entry to the free list, dropping its attachment.
@@ -159,6 +171,25 @@ impl Table {
         debug_assert!(r.op != Op::Free);
         r.op = Op::Free;
         r.attachment = None;
+        self.free.push(id);
+        self.live -= 1;
+    }
+
+    /// Entry `id`, which the caller knows to be live (just allocated, or named by a queue).
+    #[inline(always)]
+    pub fn slot_mut(&mut self, id: u32) -> &mut Req {
+        let r = &mut self.slots[id as usize];
+        debug_assert!(r.op != Op::Free, "request {id} is live");
+        r
+    }
+
+    /// Returns an entry that holds no attachment to the free list (the batch retire of
+    /// plain requests: nothing to drop).
+    #[inline(always)]
+    pub fn release_plain(&mut self, id: u32) {
+        let r = &mut self.slots[id as usize];
+        debug_assert!(r.op != Op::Free && r.attachment.is_none());
+        r.op = Op::Free;
         self.free.push(id);
         self.live -= 1;
     }
@@ -183,9 +214,9 @@ impl Table {
     }
 
     /// How `id` is named on the wire.
-    #[inline]
+    #[cfg(test)]
     pub fn wire_id(&self, id: u32) -> u32 {
-        id | (self.slots[id as usize].gen as u32) << 24
+        wire_name(id, self.slots[id as usize].gen)
     }
 
     /// The live request whose index is `index` and whose generation agrees with `gen` in its

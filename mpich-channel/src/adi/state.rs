@@ -446,7 +446,107 @@ impl State {
     }
 }
 
+impl State {
+    /// An eager message matched posted receive `id`: its data is copied from where it lies
+    /// into the receive's buffer and the receive completes, with no landing in between.
+    #[inline(always)]
+    fn land_in_posted(&mut self, id: u32, src: usize, env: &Envelope, payload: &[u8]) -> usize {
+        let r = self.reqs.slot_mut(id);
+        let (n, truncated) = copy_into(r.buf, r.len, payload);
+        r.status = Status {
+            source: src as i32,
+            tag: env.tag,
+            len: n,
+            truncated,
+            ..Status::default()
+        };
+        if r.attachment.is_none() && !r.detached {
+            r.done = true;
+        } else {
+            // The layer above's part (unpacking), or a release.
+            self.finish(id);
+        }
+        if env.flags & FLAG_SYNC != 0 {
+            self.ack_sync(src, env);
+        }
+        n
+    }
+
+    /// An eager message matched the direct receive: copied into its buffer, it is done.
+    #[inline(always)]
+    fn land_in_direct(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
+        let d = self.direct.as_mut().expect("direct receive present");
+        let (n, truncated) = copy_into(d.buf, d.cap, payload);
+        d.status = Some(Status {
+            source: src as i32,
+            tag: env.tag,
+            len: n,
+            truncated,
+            ..Status::default()
+        });
+        d.done = true;
+        if env.flags & FLAG_SYNC != 0 {
+            self.ack_sync(src, env);
+        }
+        n
+    }
+}
+
+/// Copies `payload` into the `cap` bytes at `buf` (truncating); the bytes written, and whether
+/// the payload was cut.
+#[inline(always)]
+fn copy_into(buf: *mut u8, cap: usize, payload: &[u8]) -> (usize, bool) {
+    let n = payload.len().min(cap);
+    if n > 0 {
+        // SAFETY: a posted or direct receive's buffer is valid for `cap` bytes of writing until
+        // it completes (irecv's and direct_begin's contracts), `n <= cap`, and a packet or
+        // staging buffer does not overlap a user's buffer.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, n) };
+    }
+    (n, payload.len() > cap)
+}
+
 impl Sink for State {
+    /// The fast path of an eager message: matched straight from where it lies against the
+    /// direct receive or the first posted receive, and copied into its buffer. Anything else
+    /// (a later posted receive, an unexpected message, a rendezvous, a protocol message) takes
+    /// the two-step way.
+    #[inline]
+    fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
+        if env.kind == Kind::Eager {
+            match &self.direct {
+                None => {
+                    if let Some(p) = self.posted.front() {
+                        if matches(p.ctx, p.src, p.tag, src, env) {
+                            let id = p.id;
+                            self.posted.pop_front();
+                            return self.land_in_posted(id, src, env, payload);
+                        }
+                    }
+                }
+                Some(d) => {
+                    if d.status.is_none()
+                        && d.became.is_none()
+                        && matches(d.ctx, d.src, d.tag, src, env)
+                    {
+                        return self.land_in_direct(src, env, payload);
+                    }
+                }
+            }
+        }
+        let landing = self.arrived(src, env);
+        let n = landing.cap.min(payload.len());
+        if n > 0 {
+            // SAFETY: our landings are valid for `cap` bytes of writing until `landed`, and
+            // `n <= cap`; the payload does not overlap them.
+            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
+        }
+        if landing.token != Landing::NOWHERE.token {
+            self.landed(src, landing.token);
+        }
+        n
+    }
+
     #[inline]
     fn arrived(&mut self, src: usize, env: &Envelope) -> Landing {
         match env.kind {

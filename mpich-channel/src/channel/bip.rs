@@ -139,12 +139,24 @@ impl Channel for BipChannel {
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool> {
         // One message per call: callers loop, and a second look that finds nothing would cost
         // a whole sweep of the routes on every arrival.
-        let mut any = match self
+        // The closure's error is kept aside, so that the common answer (nothing, or a
+        // message delivered) carries nothing to drop.
+        let mut malformed = None;
+        let lent = self
             .bip
-            .lend(CTRL_TAG, |src, msg| deliver_whole(sink, src, msg))?
-        {
-            Some(r) => {
-                self.copied.add(r?);
+            .lend(CTRL_TAG, |src, msg| match deliver_whole(sink, src, msg) {
+                Ok(n) => n,
+                Err(e) => {
+                    malformed = Some(e);
+                    0
+                }
+            })?;
+        let mut any = match lent {
+            Some(n) => {
+                if let Some(e) = malformed {
+                    return Err(e);
+                }
+                self.copied.add(n);
                 true
             }
             None => false,

@@ -110,6 +110,24 @@ pub trait Sink {
     fn landed(&mut self, src: usize, token: u64);
     /// A data transfer has finished.
     fn data_done(&mut self, done: DataDone);
+    /// A whole message from `src` lies in memory (a packet, a staging buffer): its envelope
+    /// `env` and its payload. Does what `arrived`, a copy into the landing and `landed` do, in
+    /// one step (a sink that can match and copy straight into the receive's buffer overrides
+    /// it); returns the bytes copied.
+    #[inline]
+    fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
+        let landing = self.arrived(src, env);
+        let n = landing.cap.min(payload.len());
+        if n > 0 {
+            // SAFETY: a sink's landing is valid for `cap` bytes of writing until `landed` (the
+            // `Sink::arrived` contract), and `n <= cap`; the payload does not overlap it.
+            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
+        }
+        if landing.token != Landing::NOWHERE.token {
+            self.landed(src, landing.token);
+        }
+        n
+    }
 }
 
 /// A transport the ADI runs over. Every method may run arrivals through `sink` (a channel that
@@ -238,15 +256,5 @@ pub(crate) fn deliver_whole(sink: &mut dyn Sink, src: usize, msg: &[u8]) -> Resu
     if payload.len() != env.payload_len() {
         return Err(bad("payload length differs from the envelope's"));
     }
-    let landing = sink.arrived(src, &env);
-    let n = landing.cap.min(payload.len());
-    if n > 0 {
-        // SAFETY: a sink's landing is valid for `cap` bytes of writing until `landed` (the
-        // `Sink::arrived` contract), and `n <= cap`; the packet does not overlap it.
-        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
-    }
-    if landing.token != Landing::NOWHERE.token {
-        sink.landed(src, landing.token);
-    }
-    Ok(n)
+    Ok(sink.arrived_whole(src, &env, payload))
 }

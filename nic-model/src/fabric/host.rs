@@ -3,7 +3,7 @@
 //! a launcher through the environment ([`HostFabric::from_env`]) or handed over by the node
 //! leader ([`super::leader::join`], [`super::HostLeader::attach_self`]).
 
-use super::layout::{FabricHeader, Geometry, FABRIC_MAGIC, LAYOUT_VERSION};
+use super::layout::{FabricHeader, Geometry, InboxShape, FABRIC_MAGIC, LAYOUT_VERSION};
 use super::{env, shm, Fabric};
 use crate::error::{NicError, Rank, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -70,14 +70,18 @@ impl HostFabric {
                 "job key does not match: this fabric belongs to another job".into(),
             ));
         }
-        let geo = Geometry::new(
-            h.nranks as usize,
-            h.slots_per_ring as usize,
-            h.slot_bytes as usize,
-        )
-        .map_err(NicError::BadFabric)?;
+        let shape = InboxShape {
+            queue_slots: h.queue_slots as usize,
+            slot_bytes: h.slot_bytes as usize,
+            box_count: h.box_count as usize,
+            box_slots: h.box_slots as usize,
+            box_slot_bytes: h.box_slot_bytes as usize,
+        };
+        let geo = Geometry::new(h.nranks as usize, shape).map_err(NicError::BadFabric)?;
         if geo.total_bytes as u64 != h.total_bytes
             || geo.region_offset as u64 != h.region_offset
+            || geo.inbox_offset as u64 != h.inbox_offset
+            || geo.inbox_stride as u64 != h.inbox_stride
             || geo.total_bytes > region.len()
         {
             return Err(NicError::BadFabric(

@@ -5,35 +5,53 @@
 //! keeps its own mapping only to mark ranks dead, so that their peers fail fast instead of
 //! hanging.
 
-use super::layout::rank_state;
+use super::layout::{rank_state, InboxShape};
 use super::{env, hex, Fabric};
 use crate::error::{NicError, Rank, Result};
+use crate::placement::{Binding, CpuMask, Plan, Policy};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Parameters of a job's fabric. Defaults can be overridden by `MPI_NIC_SLOTS` and
-/// `MPI_NIC_SLOT_BYTES` in the launcher's environment.
+/// Parameters of a job's fabric (see [`super::layout`]). Defaults can be overridden in the
+/// launcher's environment: `MPI_NIC_SLOTS` (slots of each rank's receive queue),
+/// `MPI_NIC_SLOT_BYTES` (bytes per queue slot, which sets the mtu), `MPI_NIC_BOXES` (fast boxes
+/// per rank at most; 0 sends every packet through the queues), `MPI_NIC_BOX_SLOTS` and
+/// `MPI_NIC_BOX_BYTES` (slots per fast box and bytes per fast-box slot).
 #[derive(Clone, Debug)]
 pub struct JobConfig {
     pub nranks: usize,
-    /// Packet buffers per (source, destination) ring; a power of two.
-    pub slots_per_ring: usize,
-    /// Bytes per packet buffer, header included; a multiple of 64.
+    /// Packet buffers of each rank's shared receive queue; a power of two.
+    pub queue_slots: usize,
+    /// Bytes per queue packet buffer, header included; a multiple of 64.
     pub slot_bytes: usize,
+    /// Fast boxes per rank: how many senders get one at each receiver.
+    pub box_count: usize,
+    /// Packet buffers per fast box; a power of two.
+    pub box_slots: usize,
+    /// Bytes per fast-box packet buffer, header included; a multiple of 64, at most
+    /// `slot_bytes`. Packets up to this less the 24-byte header go through fast boxes.
+    pub box_slot_bytes: usize,
     /// Seed for the fault injector (when one is enabled); random when `None`.
     pub fault_seed: Option<u64>,
-    /// Pin rank `r` to CPU `r % cpus` (as `mpirun --bind-to core`): steadier measurements,
+    /// Bind each rank to a CPU of its own as `mpirun --bind-to core` does
+    /// ([`crate::placement`], round robin when ranks outnumber CPUs): steadier measurements,
     /// since two ranks that the scheduler first puts on one core otherwise spin against each
     /// other until the load balancer separates them.
     pub bind_cores: bool,
 }
 
-/// Default geometry: 64 slots of 4 KiB per ring (256 KiB per ordered pair of ranks).
+/// Default geometry: a receive queue of 64 slots of 4 KiB per rank, and up to 64 fast boxes
+/// of 64 slots of 512 bytes (32 KiB each: as deep as the rings of layout version 3, so that a
+/// stream of small packets runs as far ahead of its receiver): about 2.4 MiB per rank,
+/// whatever the job's size.
 pub const DEFAULT_SLOTS: usize = 64;
 pub const DEFAULT_SLOT_BYTES: usize = 4096;
+pub const DEFAULT_BOXES: usize = 64;
+pub const DEFAULT_BOX_SLOTS: usize = 64;
+pub const DEFAULT_BOX_SLOT_BYTES: usize = 512;
 
 impl JobConfig {
     pub fn new(nranks: usize) -> Self {
@@ -45,10 +63,24 @@ impl JobConfig {
         };
         JobConfig {
             nranks,
-            slots_per_ring: from_env("MPI_NIC_SLOTS", DEFAULT_SLOTS),
+            queue_slots: from_env("MPI_NIC_SLOTS", DEFAULT_SLOTS),
             slot_bytes: from_env("MPI_NIC_SLOT_BYTES", DEFAULT_SLOT_BYTES),
+            box_count: from_env("MPI_NIC_BOXES", DEFAULT_BOXES).min(nranks),
+            box_slots: from_env("MPI_NIC_BOX_SLOTS", DEFAULT_BOX_SLOTS),
+            box_slot_bytes: from_env("MPI_NIC_BOX_BYTES", DEFAULT_BOX_SLOT_BYTES),
             fault_seed: None,
             bind_cores: false,
+        }
+    }
+
+    /// The shape of every rank's inbox.
+    pub fn shape(&self) -> InboxShape {
+        InboxShape {
+            queue_slots: self.queue_slots,
+            slot_bytes: self.slot_bytes,
+            box_count: self.box_count,
+            box_slots: self.box_slots,
+            box_slot_bytes: self.box_slot_bytes.min(self.slot_bytes),
         }
     }
 }
@@ -100,18 +132,25 @@ pub struct Job {
     fabric: Fabric,
     fd: OwnedFd,
     key: [u8; 16],
-    bind_cores: bool,
+    /// Each rank's CPUs when the job binds its ranks (empty otherwise).
+    cpu_masks: Vec<CpuMask>,
 }
 
 impl Job {
     /// Creates the job's fabric.
     pub fn new(cfg: &JobConfig) -> Result<Self> {
         let (fabric, fd, key) = Fabric::create_for(cfg)?;
+        let cpu_masks = if cfg.bind_cores {
+            let plan = Plan::here(Policy::Core, cfg.nranks);
+            plan.bindings.iter().filter_map(Binding::mask).collect()
+        } else {
+            Vec::new()
+        };
         Ok(Job {
             fabric,
             fd,
             key,
-            bind_cores: cfg.bind_cores,
+            cpu_masks,
         })
     }
 
@@ -130,13 +169,11 @@ impl Job {
     pub fn prepare(&self, cmd: &mut Command, rank: Rank) {
         assert!(rank < self.nranks(), "rank {rank} out of range");
         let fd = self.fd.as_raw_fd();
-        let cpu = self
-            .bind_cores
-            .then(|| rank % std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let cpu_mask = self.cpu_masks.get(rank).copied();
         cmd.envs(self.env_for(rank));
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (fcntl, prctl, getppid, sched_setaffinity) on a
-        // cpu_set_t on its own stack.
+        // async-signal-safe functions (fcntl, prctl, getppid, and sched_setaffinity on a mask
+        // made before the fork).
         unsafe {
             cmd.pre_exec(move || {
                 if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
@@ -153,10 +190,9 @@ impl Job {
                 if libc::getppid() == 1 {
                     libc::_exit(1);
                 }
-                if let Some(cpu) = cpu {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(cpu, &mut set);
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                if let Some(mask) = cpu_mask {
+                    // Best effort: an unbound rank still runs.
+                    let _ = mask.apply_to_thread(0);
                 }
                 Ok(())
             });

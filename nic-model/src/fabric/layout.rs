@@ -4,15 +4,29 @@
 //! offset 0          FabricHeader                (one page)
 //! page 1            RankBlock[nranks]           (256 bytes each: 4 cache lines)
 //! region_offset     RegionDesc[nranks][REGION_SLOTS]  (64 bytes each: one cache line)
-//! ring_offset       Ring[src][dst]              (ring_stride bytes each)
-//!                     line 0: RingConsumer      (written only by the receiver)
-//!                     slots[slots_per_ring]     (written only by the sender)
+//! inbox_offset      Inbox[nranks]               (inbox_stride bytes each, page-rounded):
+//!                     line 0: QueueConsumer     (written only by the receiver)
+//!                     line 1: QueueProducers    (claimed by the senders with a CAS)
+//!                     line 2: BoxPool           (boxes claimed so far, by the senders)
+//!                     queue slots[queue_slots]  (slot_bytes each; any packet)
 //!                       SlotHeader (24 bytes) + payload
+//!                     fast boxes[box_count]     (box_stride bytes each), each:
+//!                       line 0: BoxHeader       (owner: its sender, once; consumed: receiver)
+//!                       slots[box_slots]        (box_slot_bytes each; small packets only)
 //! ```
 //!
-//! One writer per cache line: a slot is written by the sender and only read by the receiver;
-//! the ring's consumer line is written by the receiver and read by the sender only when the
-//! sender's cached view of it says the ring is full. A region descriptor is written by the
+//! Every rank receives through its own inbox: one shared receive queue, written by any sender
+//! (`wire::queue`), and a pool of fast boxes, each taken by one sender the first time it sends
+//! this rank a small packet and from then on a single-producer ring of its own (`wire::ring`).
+//! The inbox does not grow with the job: memory per rank is constant, and the job's total is
+//! linear in its ranks (layout version 3 had one ring per ordered pair of ranks: per rank
+//! linear, in total quadratic).
+//!
+//! One writer per cache line where it matters: a slot is written by the sender that claimed
+//! it and only read by the receiver; a consumer line is written by the receiver and read by
+//! senders only when their cached view of it says the queue or box is full. The producers'
+//! line of the queue is written by every sender of that rank (a compare-and-swap per packet
+//! that goes through the queue), never by the receiver. A region descriptor is written by the
 //! rank that exported the region, except for the split-copy handshake (`assist_*`, see
 //! [`crate::region`]), which the one importer that claimed it writes.
 
@@ -25,7 +39,7 @@ pub const PAGE: usize = 4096;
 /// "NICFABR1" in little-endian.
 pub const FABRIC_MAGIC: u64 = u64::from_le_bytes(*b"NICFABR1");
 /// Layout version: bump on any change to the types in this module.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 /// Region descriptors each rank publishes in the fabric (see [`crate::region`]); regions
 /// exported beyond these are served by the exporter itself over packets.
 pub const REGION_SLOTS: usize = 512;
@@ -38,11 +52,19 @@ pub struct FabricHeader {
     pub nranks: u32,
     /// Random per-job key; a process must present it (from its environment) to attach.
     pub job_key: [u8; 16],
-    pub slots_per_ring: u32,
+    /// Slots of each rank's shared receive queue.
+    pub queue_slots: u32,
+    /// Bytes of a queue slot, header included (the mtu is this less the slot header).
     pub slot_bytes: u32,
+    /// Fast boxes per receiving rank.
+    pub box_count: u32,
+    /// Slots per fast box.
+    pub box_slots: u32,
+    /// Bytes of a fast-box slot, header included.
+    pub box_slot_bytes: u32,
     pub region_offset: u64,
-    pub ring_offset: u64,
-    pub ring_stride: u64,
+    pub inbox_offset: u64,
+    pub inbox_stride: u64,
     pub total_bytes: u64,
     /// Seed for the fault injector, so every rank of a job draws from related streams.
     pub fault_seed: u64,
@@ -120,77 +142,152 @@ pub struct RegionDesc {
 }
 const _: () = assert!(std::mem::size_of::<RegionDesc>() == CACHE_LINE);
 
-/// The receiver-owned line at the start of each ring.
+/// A line written only by the receiver: how many packets it has taken from a queue or a box
+/// (and so how many slots it has given back).
 #[repr(C, align(64))]
-pub struct RingConsumer {
-    /// Number of packets the receiver has consumed (and so slots it has released).
+pub struct QueueConsumer {
     pub consumed: AtomicU64,
     _pad: [u8; CACHE_LINE - 8],
 }
-const _: () = assert!(std::mem::size_of::<RingConsumer>() == CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<QueueConsumer>() == CACHE_LINE);
 
-/// The header at the start of each slot. The payload follows directly, so a small packet
-/// travels in the same cache line as its header.
+/// The senders' line of a receive queue: the next position to claim.
+#[repr(C, align(64))]
+pub struct QueueProducers {
+    pub tail: AtomicU64,
+    _pad: [u8; CACHE_LINE - 8],
+}
+const _: () = assert!(std::mem::size_of::<QueueProducers>() == CACHE_LINE);
+
+/// How many of a rank's fast boxes senders have claimed (they are claimed in order, never
+/// given back while the job runs).
+#[repr(C, align(64))]
+pub struct BoxPool {
+    pub claimed: AtomicU32,
+    _pad: [u8; CACHE_LINE - 4],
+}
+const _: () = assert!(std::mem::size_of::<BoxPool>() == CACHE_LINE);
+
+/// The first line of a fast box.
+#[repr(C, align(64))]
+pub struct BoxHeader {
+    /// Packets the receiver has taken from this box (written by the receiver only).
+    pub consumed: AtomicU64,
+    /// `rank + 1` of the sender that claimed the box (0 until it is claimed and its owner
+    /// stored). Written once, with release ordering, before the box's first packet.
+    pub owner: AtomicU32,
+    _pad: [u8; CACHE_LINE - 12],
+}
+const _: () = assert!(std::mem::size_of::<BoxHeader>() == CACHE_LINE);
+
+/// The header at the start of each slot, of the queue or of a box. The payload follows
+/// directly, so a small packet travels in the same cache line as its header.
 #[repr(C)]
 pub struct SlotHeader {
-    /// The flag the receiver polls: `seq + 1` of the packet in the slot (0 = never written).
-    /// Written last, with release ordering.
-    pub seq: AtomicU64,
+    /// The flag the receiver polls: the low 32 bits of `position + 1` of the packet in the
+    /// slot (0 = never written; a slot's flag differs from one lap to the next). Written last,
+    /// with release ordering.
+    pub seq: AtomicU32,
     /// Payload length in bytes.
     pub len: AtomicU32,
-    /// Source rank, for tracing and sanity checks.
+    /// Source rank.
     pub src: AtomicU32,
+    /// The packet's number among those its source sent to this receiver (wrapping): what
+    /// merges the queue and the fast box back into the order sent (`wire::queue`).
+    pub pair_seq: AtomicU32,
     /// Modeled arrival time (ns, CLOCK_MONOTONIC); 0 = deliverable at once.
     pub deliver_at: AtomicU64,
 }
 pub const SLOT_HEADER: usize = std::mem::size_of::<SlotHeader>();
 const _: () = assert!(SLOT_HEADER == 24);
 
+/// The shape of a fabric's inboxes, as a job asks for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InboxShape {
+    /// Slots of the shared receive queue: a power of two.
+    pub queue_slots: usize,
+    /// Bytes of a queue slot, header included: a multiple of the cache line.
+    pub slot_bytes: usize,
+    /// Fast boxes per rank (0: every packet goes through the queue).
+    pub box_count: usize,
+    /// Slots per fast box: a power of two.
+    pub box_slots: usize,
+    /// Bytes of a fast-box slot, header included: a multiple of the cache line, at most
+    /// `slot_bytes`.
+    pub box_slot_bytes: usize,
+}
+
 /// Geometry of a fabric, computed from the job's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
     pub nranks: usize,
-    pub slots_per_ring: usize,
-    pub slot_bytes: usize,
+    pub shape: InboxShape,
     pub region_offset: usize,
-    pub ring_offset: usize,
-    pub ring_stride: usize,
+    pub inbox_offset: usize,
+    pub inbox_stride: usize,
+    /// Bytes of one fast box: its header line and its slots.
+    pub box_stride: usize,
     pub total_bytes: usize,
 }
 
+/// Offsets inside an inbox.
+const QUEUE_CONSUMER: usize = 0;
+const QUEUE_PRODUCERS: usize = CACHE_LINE;
+const BOX_POOL: usize = 2 * CACHE_LINE;
+const QUEUE_SLOTS: usize = 3 * CACHE_LINE;
+
 impl Geometry {
-    /// Computes the layout. `slots_per_ring` must be a power of two, `slot_bytes` a multiple of
-    /// the cache line and at least two lines.
-    pub fn new(nranks: usize, slots_per_ring: usize, slot_bytes: usize) -> Result<Self, String> {
+    /// Computes the layout. Slot counts must be powers of two, slot sizes multiples of the
+    /// cache line and at least two lines.
+    pub fn new(nranks: usize, shape: InboxShape) -> Result<Self, String> {
         if nranks == 0 || nranks > 4096 {
             return Err(format!("a job needs 1 to 4096 processes, not {nranks}"));
         }
-        if !slots_per_ring.is_power_of_two() || !(2..=65536).contains(&slots_per_ring) {
-            return Err(format!(
-                "slots per ring must be a power of two in 2..=65536, not {slots_per_ring}"
-            ));
+        let InboxShape {
+            queue_slots,
+            slot_bytes,
+            box_count,
+            box_slots,
+            box_slot_bytes,
+        } = shape;
+        for (what, n) in [("queue", queue_slots), ("fast box", box_slots)] {
+            if !n.is_power_of_two() || !(2..=65536).contains(&n) {
+                return Err(format!(
+                    "slots per {what} must be a power of two in 2..=65536, not {n}"
+                ));
+            }
         }
-        if !slot_bytes.is_multiple_of(CACHE_LINE)
-            || !(2 * CACHE_LINE..=1 << 20).contains(&slot_bytes)
-        {
-            return Err(format!(
-                "slot size must be a multiple of {CACHE_LINE} between {} and 1 MiB, not {slot_bytes}",
-                2 * CACHE_LINE
-            ));
+        for (what, b, max) in [
+            ("queue slot", slot_bytes, 1 << 20),
+            ("fast-box slot", box_slot_bytes, slot_bytes),
+        ] {
+            if !b.is_multiple_of(CACHE_LINE) || !(2 * CACHE_LINE..=max).contains(&b) {
+                return Err(format!(
+                    "{what} size must be a multiple of {CACHE_LINE} between {} and {max}, not {b}",
+                    2 * CACHE_LINE
+                ));
+            }
+        }
+        if box_count > 4096 {
+            return Err(format!("at most 4096 fast boxes per rank, not {box_count}"));
         }
         let ranks_bytes = nranks * std::mem::size_of::<RankBlock>();
         let region_offset = round_up(PAGE + ranks_bytes, PAGE);
         let regions_bytes = nranks * REGION_SLOTS * std::mem::size_of::<RegionDesc>();
-        let ring_offset = round_up(region_offset + regions_bytes, PAGE);
-        let ring_stride = round_up(CACHE_LINE + slots_per_ring * slot_bytes, PAGE);
-        let total_bytes = ring_offset + nranks * nranks * ring_stride;
+        let inbox_offset = round_up(region_offset + regions_bytes, PAGE);
+        let box_stride = CACHE_LINE + box_slots * box_slot_bytes;
+        let inbox_stride = round_up(
+            QUEUE_SLOTS + queue_slots * slot_bytes + box_count * box_stride,
+            PAGE,
+        );
+        let total_bytes = inbox_offset + nranks * inbox_stride;
         Ok(Geometry {
             nranks,
-            slots_per_ring,
-            slot_bytes,
+            shape,
             region_offset,
-            ring_offset,
-            ring_stride,
+            inbox_offset,
+            inbox_stride,
+            box_stride,
             total_bytes,
         })
     }
@@ -200,14 +297,47 @@ impl Geometry {
         self.region_offset + (rank * REGION_SLOTS + slot) * std::mem::size_of::<RegionDesc>()
     }
 
-    /// Offset of the ring carrying packets from `src` to `dst`.
-    pub fn ring(&self, src: usize, dst: usize) -> usize {
-        self.ring_offset + (src * self.nranks + dst) * self.ring_stride
+    /// Offset of the inbox of `rank`.
+    pub fn inbox(&self, rank: usize) -> usize {
+        self.inbox_offset + rank * self.inbox_stride
+    }
+
+    /// Offset of the consumer line of `rank`'s queue.
+    pub fn queue_consumer(&self, rank: usize) -> usize {
+        self.inbox(rank) + QUEUE_CONSUMER
+    }
+
+    /// Offset of the producers' line of `rank`'s queue.
+    pub fn queue_producers(&self, rank: usize) -> usize {
+        self.inbox(rank) + QUEUE_PRODUCERS
+    }
+
+    /// Offset of `rank`'s fast-box pool counter.
+    pub fn box_pool(&self, rank: usize) -> usize {
+        self.inbox(rank) + BOX_POOL
+    }
+
+    /// Offset of the first slot of `rank`'s queue.
+    pub fn queue_slots(&self, rank: usize) -> usize {
+        self.inbox(rank) + QUEUE_SLOTS
+    }
+
+    /// Offset of fast box `index` of `rank` (its header line; the slots follow).
+    pub fn fast_box(&self, rank: usize, index: usize) -> usize {
+        self.inbox(rank)
+            + QUEUE_SLOTS
+            + self.shape.queue_slots * self.shape.slot_bytes
+            + index * self.box_stride
     }
 
     /// Largest payload one packet can carry.
     pub fn mtu(&self) -> usize {
-        self.slot_bytes - SLOT_HEADER
+        self.shape.slot_bytes - SLOT_HEADER
+    }
+
+    /// Largest payload a fast box takes.
+    pub fn box_mtu(&self) -> usize {
+        self.shape.box_slot_bytes - SLOT_HEADER
     }
 }
 
@@ -219,17 +349,48 @@ pub(crate) fn round_up(x: usize, to: usize) -> usize {
 mod tests {
     use super::*;
 
+    fn shape(queue_slots: usize, slot_bytes: usize) -> InboxShape {
+        InboxShape {
+            queue_slots,
+            slot_bytes,
+            box_count: 4,
+            box_slots: 16,
+            box_slot_bytes: 256,
+        }
+    }
+
     #[test]
     fn geometry_is_page_aligned_and_rejects_bad_shapes() {
-        let g = Geometry::new(4, 64, 4096).unwrap();
-        assert_eq!(g.ring_offset % PAGE, 0);
+        let g = Geometry::new(4, shape(64, 4096)).unwrap();
+        assert_eq!(g.inbox_offset % PAGE, 0);
         assert_eq!(g.region_offset % PAGE, 0);
-        assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.ring_offset);
-        assert_eq!(g.ring_stride % PAGE, 0);
-        assert_eq!(g.ring(1, 2), g.ring_offset + 6 * g.ring_stride);
+        assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.inbox_offset);
+        assert_eq!(g.inbox_stride % PAGE, 0);
+        assert_eq!(g.inbox(2), g.inbox_offset + 2 * g.inbox_stride);
+        assert_eq!(g.queue_slots(1) % CACHE_LINE, 0);
+        assert_eq!(g.fast_box(1, 0), g.queue_slots(1) + 64 * 4096);
+        assert_eq!(g.box_stride, 64 + 16 * 256);
+        assert!(g.fast_box(1, 3) + g.box_stride <= g.inbox(2));
+        assert_eq!(g.total_bytes, g.inbox(4));
         assert_eq!(g.mtu(), 4096 - 24);
-        assert!(Geometry::new(4, 63, 4096).is_err());
-        assert!(Geometry::new(4, 64, 100).is_err());
-        assert!(Geometry::new(0, 64, 4096).is_err());
+        assert_eq!(g.box_mtu(), 256 - 24);
+        assert!(Geometry::new(4, shape(63, 4096)).is_err());
+        assert!(Geometry::new(4, shape(64, 100)).is_err());
+        assert!(Geometry::new(0, shape(64, 4096)).is_err());
+        let big_boxes = InboxShape {
+            box_slot_bytes: 8192,
+            ..shape(64, 4096)
+        };
+        assert!(Geometry::new(4, big_boxes).is_err());
+    }
+
+    #[test]
+    fn memory_per_rank_does_not_grow_with_the_job() {
+        let s = shape(64, 8320);
+        let per_rank = |n: usize| Geometry::new(n, s).unwrap().inbox_stride;
+        assert_eq!(per_rank(2), per_rank(256));
+        let g = Geometry::new(256, s).unwrap();
+        // Region descriptors (32 KiB per rank) and the inbox: linear in total.
+        assert!(g.total_bytes / 256 < 4 << 20);
     }
 }

@@ -1,6 +1,6 @@
 //! The job's shared-memory fabric: creation by the launcher ([`Job`]) or by a node leader
 //! ([`HostLeader`]), attachment by each process ([`HostFabric`]), and typed access to the
-//! control blocks and rings inside it.
+//! control blocks and inboxes inside it.
 
 mod host;
 pub mod job;
@@ -10,7 +10,7 @@ pub(crate) mod liveness;
 mod shm;
 
 use crate::error::{NicError, Rank, Result};
-use layout::{FabricHeader, Geometry, RankBlock, RingConsumer, FABRIC_MAGIC, LAYOUT_VERSION};
+use layout::{FabricHeader, Geometry, RankBlock, FABRIC_MAGIC, LAYOUT_VERSION};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
@@ -40,8 +40,7 @@ impl Fabric {
     /// Creates the fabric `cfg` describes, with a fresh job key: returns it mapped, the
     /// descriptor to hand out, and the key.
     pub(crate) fn create_for(cfg: &JobConfig) -> Result<(Self, OwnedFd, [u8; 16])> {
-        let geo = Geometry::new(cfg.nranks, cfg.slots_per_ring, cfg.slot_bytes)
-            .map_err(NicError::BadFabric)?;
+        let geo = Geometry::new(cfg.nranks, cfg.shape()).map_err(NicError::BadFabric)?;
         let key = shm::random_key()?;
         let seed = cfg
             .fault_seed
@@ -60,11 +59,14 @@ impl Fabric {
             version: LAYOUT_VERSION,
             nranks: geo.nranks as u32,
             job_key: key,
-            slots_per_ring: geo.slots_per_ring as u32,
-            slot_bytes: geo.slot_bytes as u32,
+            queue_slots: geo.shape.queue_slots as u32,
+            slot_bytes: geo.shape.slot_bytes as u32,
+            box_count: geo.shape.box_count as u32,
+            box_slots: geo.shape.box_slots as u32,
+            box_slot_bytes: geo.shape.box_slot_bytes as u32,
             region_offset: geo.region_offset as u64,
-            ring_offset: geo.ring_offset as u64,
-            ring_stride: geo.ring_stride as u64,
+            inbox_offset: geo.inbox_offset as u64,
+            inbox_stride: geo.inbox_stride as u64,
             total_bytes: geo.total_bytes as u64,
             fault_seed,
         };
@@ -95,12 +97,9 @@ impl Fabric {
         self.region.at(self.geo.region(rank, slot))
     }
 
-    pub(crate) fn ring_consumer(&self, src: Rank, dst: Rank) -> &RingConsumer {
-        self.region.at(self.geo.ring(src, dst))
-    }
-
-    pub(crate) fn slot_offset(&self, src: Rank, dst: Rank, slot: usize) -> usize {
-        self.geo.ring(src, dst) + layout::CACHE_LINE + slot * self.geo.slot_bytes
+    /// A `T` at `offset` (an offset of the geometry).
+    pub(crate) fn at<T>(&self, offset: usize) -> &T {
+        self.region.at(offset)
     }
 
     pub(crate) fn ptr(&self, offset: usize) -> *mut u8 {

@@ -4,7 +4,7 @@
 //! the job's ranks, as MPICH's hierarchical shm + tcp netmods do.
 //!
 //! ```text
-//!  rank r ──▶ routes[r] ─┬─ Local(l)  ──▶ Nic (rings, regions, single copy), local rank l
+//!  rank r ──▶ routes[r] ─┬─ Local(l)  ──▶ Nic (inboxes, regions, single copy), local rank l
 //!                        └─ Remote(c) ──▶ conns[c]: packets as frames; region reads as a
 //!                                         ReadRequest answered by ReadData chunks that the
 //!                                         exporter sends from the region itself and the
@@ -39,8 +39,8 @@ pub enum Route {
     Remote(usize),
 }
 
-/// Where a polled packet is lent.
-type Take<'a> = &'a mut dyn FnMut(&[u8]);
+/// Where a polled packet is lent, with its source's job rank.
+type Take<'a> = &'a mut dyn FnMut(Rank, &[u8]);
 
 /// A read of a remote region, in flight.
 struct RemoteRead {
@@ -57,6 +57,10 @@ pub struct HostNet {
     rank: Rank,
     nranks: usize,
     routes: Vec<Route>,
+    /// The job rank of each local rank of the NIC.
+    local_rank: Vec<Rank>,
+    /// Which receive path the next poll looks at first: 0 the NIC, `1 + c` connection `c`.
+    turn: usize,
     conns: Vec<Conn>,
     /// The job rank behind each connection.
     conn_rank: Vec<Rank>,
@@ -87,11 +91,19 @@ impl HostNet {
         let n = conns.len();
         let (conn_rank, conns) = conns.into_iter().unzip();
         crate::wait::note_polls_are_system_calls();
+        let mut local_rank = vec![0; local.nranks()];
+        for (r, route) in routes.iter().enumerate() {
+            if let Route::Local(l) = *route {
+                local_rank[l] = r;
+            }
+        }
         HostNet {
             local,
             rank,
             nranks: routes.len(),
             routes,
+            local_rank,
+            turn: 0,
             conns,
             conn_rank,
             reads: Vec::new(),
@@ -129,6 +141,7 @@ impl HostNet {
         let HostNet {
             local,
             conns,
+            conn_rank,
             reads,
             write_refused,
             net,
@@ -137,7 +150,7 @@ impl HostNet {
         } = self;
         if let Some(take) = take.as_mut() {
             if let Some(p) = parked[c].pop_front() {
-                take(&p);
+                take(conn_rank[c], &p);
                 return true;
             }
         }
@@ -155,7 +168,7 @@ impl HostNet {
                     net.bytes_rx += p.len() as u64;
                     match take {
                         Some(take) => {
-                            take(p);
+                            take(conn_rank[c], p);
                             conn.consume();
                             return true;
                         }
@@ -306,15 +319,26 @@ impl Device for HostNet {
         }
     }
 
+    /// Takes turns between the host's fabric and each connection, one packet per turn, so
+    /// that neither a local flood nor a remote one holds the other back.
     #[inline]
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        match self.routes[src] {
-            Route::Local(l) => self.local.poll(l, take),
-            Route::Remote(c) => {
-                self.polled[c] = true;
-                self.pump(c, Some(take))
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        let paths = self.conns.len() + 1;
+        for _ in 0..paths {
+            let t = self.turn;
+            self.turn = if t + 1 == paths { 0 } else { t + 1 };
+            let got = if t == 0 {
+                let job_rank = &self.local_rank;
+                self.local.poll(&mut |l, p| take(job_rank[l], p))
+            } else {
+                self.polled[t - 1] = true;
+                self.pump(t - 1, Some(&mut *take))
+            };
+            if got {
+                return true;
             }
         }
+        false
     }
 
     fn progress(&mut self) -> bool {

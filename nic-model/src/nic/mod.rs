@@ -1,6 +1,7 @@
-//! The per-process NIC on one host: the rings to and from every peer, the exported regions and
-//! the single-copy engine that reads and writes peers' regions (submodule `regions`), the
-//! timing model, the counters.
+//! The per-process NIC on one host: its inbox (a receive queue shared by every sender and the
+//! fast boxes senders claimed, `wire::inbox`) and its routes into every peer's inbox, the
+//! exported regions and the single-copy engine that reads and writes peers' regions (submodule
+//! `regions`), the timing model, the counters.
 
 mod regions;
 
@@ -12,7 +13,7 @@ use crate::fabric::{random_key, Fabric, HostFabric};
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
-use crate::wire::ring::{RxRing, TxRing};
+use crate::wire::inbox::{Inbox, Outbox};
 use std::sync::atomic::Ordering;
 
 /// Environment variable naming the timing profile (`native` when unset).
@@ -32,10 +33,10 @@ pub const DEFAULT_SPLIT_MIN: usize = 16 * 1024;
 
 /// One process's network interface.
 pub struct Nic {
-    // Rings hold raw pointers into the fabric's mapping, so they are declared (and dropped)
-    // before it.
-    tx: Vec<TxRing>,
-    rx: Vec<RxRing>,
+    // The wire's ends hold raw pointers into the fabric's mapping, so they are declared (and
+    // dropped) before it.
+    outbox: Outbox,
+    inbox: Inbox,
     stalled: Vec<bool>,
     regions: regions::Regions,
     fabric: Fabric,
@@ -116,23 +117,18 @@ impl Nic {
             .pid
             .store(unsafe { libc::getpid() }, Ordering::Release);
         crate::dma::allow_peers();
-        // SAFETY: this process is the only one attached as `rank` (checked above), so it owns
-        // the send end of every ring `rank -> *` and the receive end of every ring `* -> rank`;
-        // the rings live in `fabric`, which the Nic owns and drops after them.
-        let tx = (0..n)
-            .map(|d| unsafe { TxRing::new(&fabric, rank, d) })
-            .collect();
-        let rx = (0..n)
-            .map(|s| unsafe { RxRing::new(&fabric, s, rank) })
-            .collect();
+        // SAFETY: this process is the only one attached as `rank` (checked above), so it is the
+        // one sender `rank` into every inbox and the one receiver of `rank`'s inbox; both live
+        // in `fabric`, which the Nic owns and drops after them.
+        let (outbox, inbox) = unsafe { (Outbox::new(&fabric, rank), Inbox::new(&fabric, rank)) };
         // Region keys must not be guessable from outside the process (a peer reads an
         // exported region only with its key), so their stream starts from the kernel's entropy.
         let seed = u64::from_le_bytes(random_key()?[..8].try_into().expect("8 of 16 bytes"));
         let regions = regions::Regions::new(seed, engine, &fabric, rank);
         tracing::debug!(target: "nic", rank, nranks = n, profile = profile.as_ref().map(|p| p.name.as_str()).unwrap_or("native"), "NIC attached");
         Ok(Nic {
-            tx,
-            rx,
+            outbox,
+            inbox,
             stalled: vec![false; n],
             regions,
             fabric,
@@ -158,7 +154,7 @@ impl Nic {
 
     /// Packets sent to `dest` so far.
     pub fn packets_sent_to(&self, dest: Rank) -> u64 {
-        self.tx[dest].sent()
+        self.outbox.sent_to(dest)
     }
 }
 
@@ -193,8 +189,24 @@ impl Device for Nic {
 
     #[inline]
     fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        let ring = &mut self.tx[dest];
-        if !ring.has_room() {
+        let Nic {
+            outbox,
+            fabric,
+            profile,
+            rank,
+            protocol_header,
+            ..
+        } = self;
+        let when = || match profile {
+            None => 0,
+            Some(p) => p.schedule(
+                fabric.rank_block(*rank),
+                fabric.rank_block(dest),
+                len.saturating_sub(*protocol_header),
+                now_ns(),
+            ),
+        };
+        if !outbox.send(dest, len, fill, when) {
             if !self.stalled[dest] {
                 self.stalled[dest] = true;
                 self.counters.stalls += 1;
@@ -203,45 +215,18 @@ impl Device for Nic {
             return false;
         }
         self.stalled[dest] = false;
-        // SAFETY: `has_room()` said the next slot is free, and we publish it before the ring
-        // is used again.
-        let buf = unsafe { ring.payload() };
-        assert!(
-            len <= buf.len(),
-            "packet of {len} bytes exceeds the mtu of {}",
-            buf.len()
-        );
-        fill(&mut buf[..len]);
-        let deliver_at = match &self.profile {
-            None => 0,
-            Some(p) => p.schedule(
-                self.fabric.rank_block(self.rank),
-                self.fabric.rank_block(dest),
-                len.saturating_sub(self.protocol_header),
-                now_ns(),
-            ),
-        };
-        // SAFETY: as above; `len` is within the mtu (asserted).
-        unsafe { self.tx[dest].publish(len, self.rank, deliver_at) };
         self.counters.packets_tx += 1;
         self.counters.bytes_tx += len as u64;
         true
     }
 
     #[inline]
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        let ring = &mut self.rx[src];
-        let Some(a) = ring.peek() else { return false };
-        if a.deliver_at != 0 && a.deliver_at > now_ns() {
-            ring.publish();
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        let Some(len) = self.inbox.poll(take) else {
             return false;
-        }
-        // SAFETY: `peek` saw this packet published with this length; it stays ours until
-        // `release`.
-        take(unsafe { ring.payload(a.len) });
-        ring.release();
+        };
         self.counters.packets_rx += 1;
-        self.counters.bytes_rx += a.len as u64;
+        self.counters.bytes_rx += len as u64;
         true
     }
 

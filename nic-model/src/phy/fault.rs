@@ -6,12 +6,10 @@
 //! * **drop**: the packet is taken off the inner device and discarded; the receiver gets the
 //!   next packet from that source instead;
 //! * **corrupt**: the receiver gets a copy with at least one bit flipped in one random byte;
-//! * **duplicate**: the receiver gets the packet, then an identical copy on its next `receive`
-//!   from that source;
+//! * **duplicate**: the receiver gets the packet, then an identical copy on a following poll;
 //! * **delay**: the packet is held back and delivered after 1 to 3 later packets from that
 //!   source have been delivered (so packets are reordered) or, if none come, after a few more
-//!   `receive` calls for that source. A held packet is never lost as long as the source is
-//!   polled.
+//!   polls. A held packet is never lost as long as the device is polled.
 //!
 //! A packet draws each fault independently, except that a dropped packet suffers nothing else
 //! (a corrupted packet may also be duplicated or delayed). The draws come from one random
@@ -22,7 +20,7 @@
 //! The configuration usually comes from the environment, for instance
 //! `MPI_NIC_FAULTS=drop=0.01,corrupt=0.02,dup=0.01,delay=0.01,seed=42` ([`FaultConfig::from_env`]).
 
-use super::{forward_regions, poll_bytes, Capabilities, Device, PeerStatus};
+use super::{forward_regions, Capabilities, Device, PeerStatus};
 use crate::counters::Counters;
 use crate::error::{Rank, Result};
 use std::collections::VecDeque;
@@ -144,16 +142,13 @@ struct Held {
     data: Vec<u8>,
     /// Packets from the source still to be delivered before this one.
     packets: u32,
-    /// `receive` calls for the source still to come before this one is released anyway.
+    /// Polls still to come before this one is released anyway.
     calls: u32,
 }
 
 /// Fault state of one source.
 struct Source {
     rng: fastrand::Rng,
-    /// Fate of the packet at the head of the inner device's queue, drawn when first looked at
-    /// and kept until that packet is taken (a poll that finds the queue empty keeps it).
-    fate: Option<Fate>,
     /// Copies due now, before anything else: duplicates.
     ready: VecDeque<Vec<u8>>,
     /// Delayed packets, oldest first.
@@ -164,20 +159,16 @@ impl Source {
     fn new(seed: u64) -> Source {
         Source {
             rng: fastrand::Rng::with_seed(seed),
-            fate: None,
             ready: VecDeque::new(),
             held: Vec::new(),
         }
     }
 
-    /// The fate of the packet at the head of the inner queue, drawing it if needed.
+    /// Draws the fate of the next packet from this source.
     fn fate(&mut self, cfg: &FaultConfig) -> Fate {
-        if let Some(fate) = self.fate {
-            return fate;
-        }
         let rng = &mut self.rng;
         let mut hit = |p: f64| p > 0.0 && rng.f64() < p;
-        let fate = if hit(cfg.drop) {
+        if hit(cfg.drop) {
             Fate {
                 drop: true,
                 ..Fate::default()
@@ -189,9 +180,7 @@ impl Source {
                 duplicate: hit(cfg.duplicate),
                 delay: hit(cfg.delay),
             }
-        };
-        self.fate = Some(fate);
-        fate
+        }
     }
 
     /// Flips at least one bit of one random byte; false for an empty packet.
@@ -204,7 +193,7 @@ impl Source {
         true
     }
 
-    /// Holds `data` back for 1 to 3 delivered packets or 4 to 8 `receive` calls.
+    /// Holds `data` back for 1 to 3 delivered packets or 4 to 8 polls.
     fn hold(&mut self, data: Vec<u8>) {
         let (packets, calls) = (self.rng.u32(1..=3), self.rng.u32(4..=8));
         self.held.push(Held {
@@ -214,7 +203,7 @@ impl Source {
         });
     }
 
-    /// A `receive` call for this source began.
+    /// A poll began.
     fn tick(&mut self) {
         self.held
             .iter_mut()
@@ -230,6 +219,9 @@ impl Source {
 
     /// The next copy due for delivery: a ready one, else the oldest held one whose wait is over.
     fn next_due(&mut self) -> Option<Vec<u8>> {
+        if self.ready.is_empty() && self.held.is_empty() {
+            return None;
+        }
         if let Some(data) = self.ready.pop_front() {
             return Some(data);
         }
@@ -246,6 +238,8 @@ pub struct FaultInjector<D: Device> {
     inner: D,
     cfg: FaultConfig,
     sources: Vec<Source>,
+    /// Sources with copies waiting (duplicates or held packets), each once.
+    waiting: Vec<Rank>,
     /// Faults injected by this wrapper.
     faults: u64,
     /// The inner device's counters plus ours, refreshed by every call that may change them.
@@ -265,6 +259,7 @@ impl<D: Device> FaultInjector<D> {
             inner,
             cfg,
             sources,
+            waiting: Vec::new(),
             faults: 0,
             counters,
         };
@@ -335,8 +330,8 @@ impl<D: Device> Device for FaultInjector<D> {
         sent
     }
 
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        let got = self.poll_faulty(src, take);
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        let got = self.poll_faulty(take);
         self.refresh();
         got
     }
@@ -370,65 +365,106 @@ impl<D: Device> Device for FaultInjector<D> {
 }
 
 impl<D: Device> FaultInjector<D> {
-    /// Delivers the next packet from `src` after the faults it draws: copies due (duplicates,
-    /// packets released from delay) first; then packets of the inner device, dropping or holding
-    /// back those that draw it, until one is to be delivered now. A packet that draws no fault
-    /// is lent in place.
-    fn poll_faulty(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        let source = &mut self.sources[src];
-        source.tick();
-        if let Some(data) = source.next_due() {
-            take(&data);
-            source.delivered();
+    /// Delivers the next packet after the faults it draws: copies due (duplicates, packets
+    /// released from delay) first; then packets of the inner device, dropping or holding back
+    /// those that draw it, until one is to be delivered now. The fate of a packet is drawn
+    /// from its source's stream when the inner device hands it over; a packet that draws no
+    /// fault is lent in place.
+    fn poll_faulty(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        if !self.waiting.is_empty() && self.take_due(take) {
             return true;
         }
+        let FaultInjector {
+            inner,
+            cfg,
+            sources,
+            waiting,
+            faults,
+            ..
+        } = self;
         loop {
-            let fate = self.sources[src].fate(&self.cfg);
-            if !(fate.drop || fate.delay || fate.corrupt || fate.duplicate) {
-                let got = self.inner.poll(src, take);
-                if got {
-                    let source = &mut self.sources[src];
-                    source.fate = None;
+            let mut delivered = false;
+            let got = inner.poll(&mut |src, packet| {
+                let source = &mut sources[src];
+                let fate = source.fate(cfg);
+                if !(fate.drop || fate.delay || fate.corrupt || fate.duplicate) {
+                    take(src, packet);
                     source.delivered();
+                    delivered = true;
+                    return;
                 }
-                return got;
-            }
-            let Some(mut data) = poll_bytes(&mut self.inner, src) else {
-                return false;
-            };
-            let source = &mut self.sources[src];
-            source.fate = None;
-            if fate.drop {
-                self.faults += 1;
-                continue;
-            }
-            if fate.corrupt && source.corrupt(&mut data) {
-                self.faults += 1;
-            }
-            if fate.duplicate {
-                self.faults += 1;
-            }
-            if fate.delay {
-                self.faults += 1;
+                if fate.drop {
+                    *faults += 1;
+                    return;
+                }
+                let mut data = packet.to_vec();
+                if fate.corrupt && source.corrupt(&mut data) {
+                    *faults += 1;
+                }
                 if fate.duplicate {
-                    source.hold(data.clone());
+                    *faults += 1;
                 }
-                source.hold(data);
-                continue;
+                if !waiting.contains(&src) && (fate.delay || fate.duplicate) {
+                    waiting.push(src);
+                }
+                if fate.delay {
+                    *faults += 1;
+                    if fate.duplicate {
+                        source.hold(data.clone());
+                    }
+                    source.hold(data);
+                    return;
+                }
+                if fate.duplicate {
+                    source.ready.push_back(data.clone());
+                }
+                take(src, &data);
+                source.delivered();
+                delivered = true;
+            });
+            if !got {
+                return false;
             }
-            if fate.duplicate {
-                source.ready.push_back(data.clone());
+            if delivered {
+                return true;
             }
-            take(&data);
-            source.delivered();
-            return true;
         }
+    }
+
+    /// Delivers one copy that is due, from the sources with copies waiting (a poll's tick
+    /// counts for every one of them).
+    fn take_due(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        let mut found = None;
+        for &src in &self.waiting {
+            let source = &mut self.sources[src];
+            source.tick();
+            if found.is_none() {
+                if let Some(data) = source.next_due() {
+                    found = Some((src, data));
+                }
+            }
+        }
+        let sources = &self.sources;
+        self.waiting
+            .retain(|&s| !(sources[s].ready.is_empty() && sources[s].held.is_empty()));
+        let Some((src, data)) = found else {
+            return false;
+        };
+        take(src, &data);
+        self.sources[src].delivered();
+        // Rotate so that no source's copies wait behind another's.
+        if let Some(i) = self.waiting.iter().position(|&s| s == src) {
+            let s = self.waiting.remove(i);
+            self.waiting.push(s);
+        }
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::phy::poll_bytes;
     use crate::phy::test_device::TestDevice;
 
     const SRC: Rank = 1;
@@ -456,8 +492,9 @@ mod tests {
     fn drain(inj: &mut FaultInjector<TestDevice>) -> Vec<Vec<u8>> {
         let (mut got, mut idle) = (Vec::new(), 0);
         while idle < 20 {
-            match poll_bytes(inj, SRC) {
-                Some(packet) => {
+            match poll_bytes(inj) {
+                Some((src, packet)) => {
+                    assert_eq!(src, SRC);
                     got.push(packet);
                     idle = 0;
                 }
@@ -559,7 +596,7 @@ mod tests {
     #[test]
     fn drop_rate_one_drops_everything() {
         let mut inj = injector(0, cfg("drop=1"));
-        assert!(poll_bytes(&mut inj, SRC).is_none());
+        assert!(poll_bytes(&mut inj).is_none());
         assert_eq!(inj.inner().waiting(SRC), 0);
         assert_eq!(inj.counters().faults, 200);
         assert_eq!(inj.counters().packets_rx, 200);

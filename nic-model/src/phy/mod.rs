@@ -3,7 +3,7 @@
 //!
 //! A protocol layer never copies into a staging buffer of its own to hand a packet to the NIC:
 //! [`Device::send`] lends the closure it is given the packet buffer itself to write header and
-//! payload into, and [`Device::poll`] lends the arrived packet in place. Long data does not
+//! payload into, and [`Device::poll`] lends the next arrived packet, from whichever source, in place. Long data does not
 //! travel in packets at all: a process exports a buffer as a region ([`Device::register`]) and
 //! a peer reads it (or writes it) in one copy ([`Device::read_region`]), within the bounds and
 //! the permissions the exporter gave, until the exporter withdraws it.
@@ -70,10 +70,12 @@ pub trait Device {
     /// (back-pressure: `fill` was not called and nothing was sent; try again after polling).
     fn send(&mut self, dest: Rank, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
 
-    /// Lends the next packet from `src` to `take`, in place, then gives its buffer back to
-    /// the sender; `false` when none has arrived (under a timing profile: when its modeled
-    /// arrival time has not passed). Packets from one source arrive in the order sent.
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool;
+    /// Lends the next arrived packet, from any source, to `take` with its source, in place,
+    /// then gives its buffer back to the sender; `false` when none has arrived (under a timing
+    /// profile: none whose modeled arrival time has passed). Packets from one source arrive in
+    /// the order sent; between sources the device is fair (no source waits behind another's
+    /// flood for long).
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool;
 
     /// Work the device does without a packet to hand over: on a shared-memory host, copying a
     /// part of an exported region that an importer asked this process to write. Every waiting
@@ -189,10 +191,11 @@ pub fn send_bytes(dev: &mut (impl Device + ?Sized), dest: Rank, bytes: &[u8]) ->
     dev.send(dest, bytes.len(), &mut |buf| buf.copy_from_slice(bytes))
 }
 
-/// Takes the next packet from `src` as an owned copy, if one has arrived (for tests and tools).
-pub fn poll_bytes(dev: &mut (impl Device + ?Sized), src: Rank) -> Option<Vec<u8>> {
+/// Takes the next packet, from any source, as an owned copy with its source, if one has
+/// arrived (for tests and tools).
+pub fn poll_bytes(dev: &mut (impl Device + ?Sized)) -> Option<(Rank, Vec<u8>)> {
     let mut got = None;
-    dev.poll(src, &mut |p| got = Some(p.to_vec()));
+    dev.poll(&mut |src, p| got = Some((src, p.to_vec())));
     got
 }
 
@@ -224,8 +227,8 @@ impl<D: Device + ?Sized> Device for Box<D> {
         (**self).send(dest, len, fill)
     }
     #[inline]
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        (**self).poll(src, take)
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        (**self).poll(take)
     }
     #[inline]
     fn progress(&mut self) -> bool {

@@ -273,10 +273,10 @@ impl<D: Device> Device for PcapWriter<D> {
         })
     }
 
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
         let trace = &mut self.trace;
-        self.inner.poll(src, &mut |data| {
-            take(data);
+        self.inner.poll(&mut |src, data| {
+            take(src, data);
             trace.write(Direction::Rx, src, trace.rank, data);
         })
     }
@@ -372,7 +372,9 @@ mod tests {
     }
 
     fn recv(dev: &mut impl Device, src: Rank) -> Vec<u8> {
-        crate::phy::poll_bytes(dev, src).unwrap()
+        let (from, p) = crate::phy::poll_bytes(dev).unwrap();
+        assert_eq!(from, src);
+        p
     }
 
     #[test]
@@ -387,7 +389,7 @@ mod tests {
         assert_eq!(recv(&mut w, 0), big);
         w.inner_mut().push(1, b"xyz");
         assert_eq!(recv(&mut w, 1), b"xyz");
-        assert!(crate::phy::poll_bytes(&mut w, 1).is_none());
+        assert!(crate::phy::poll_bytes(&mut w).is_none());
         assert_eq!(w.counters().packets_tx, 3);
         let dev = w.into_inner();
         assert_eq!(dev.sent.len(), 3);

@@ -14,6 +14,8 @@ pub(crate) struct TestDevice {
     rank: Rank,
     mtu: usize,
     inbox: Vec<VecDeque<Vec<u8>>>,
+    /// The source the next poll looks at first.
+    next: Rank,
     /// Every packet transmitted, with its destination, in order.
     pub(crate) sent: Vec<(Rank, Vec<u8>)>,
     counters: Counters,
@@ -27,6 +29,7 @@ impl TestDevice {
             rank,
             mtu,
             inbox: vec![VecDeque::new(); nranks],
+            next: 0,
             sent: Vec::new(),
             counters: Counters::default(),
             finalized: false,
@@ -73,13 +76,20 @@ impl Device for TestDevice {
         true
     }
 
-    fn poll(&mut self, src: Rank, take: &mut dyn FnMut(&[u8])) -> bool {
-        let Some(packet) = self.inbox[src].pop_front() else {
+    fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> bool {
+        // Round-robin over the sources from the one after the last delivery.
+        let n = self.inbox.len();
+        let Some(src) = (0..n)
+            .map(|i| (self.next + i) % n)
+            .find(|&s| !self.inbox[s].is_empty())
+        else {
             return false;
         };
+        self.next = (src + 1) % n;
+        let packet = self.inbox[src].pop_front().expect("not empty");
         self.counters.packets_rx += 1;
         self.counters.bytes_rx += packet.len() as u64;
-        take(&packet);
+        take(src, &packet);
         true
     }
 

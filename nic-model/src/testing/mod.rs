@@ -256,3 +256,46 @@ fn tempfile() -> std::fs::File {
 
 mod hosts;
 pub use hosts::{run_on_hosts, FileExchange, HostsOutcome};
+
+thread_local! {
+    /// Packets [`poll_from`] took while it waited for another source, per source.
+    static SET_ASIDE: std::cell::RefCell<Vec<std::collections::VecDeque<Vec<u8>>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Takes every packet that has arrived and sets it aside for [`poll_from`]: what a sender
+/// that waits for room must do (the receive queue is shared by all senders, so a receiver
+/// that stops polling while it sends can hold up everyone, itself included).
+pub fn set_aside_arrivals(dev: &mut (impl crate::Device + ?Sized)) {
+    SET_ASIDE.with(|aside| {
+        let mut aside = aside.borrow_mut();
+        if aside.len() < dev.nranks() {
+            aside.resize(dev.nranks(), Default::default());
+        }
+        while let Some((from, p)) = crate::poll_bytes(dev) {
+            aside[from].push_back(p);
+        }
+    })
+}
+
+/// The next packet from `src` as an owned copy, if one has arrived (for tests that wait for
+/// one source while others send). The device lends packets from any source: those from other
+/// sources are set aside, in order, for later calls. One device per thread.
+pub fn poll_from(dev: &mut (impl crate::Device + ?Sized), src: crate::Rank) -> Option<Vec<u8>> {
+    SET_ASIDE.with(|aside| {
+        let mut aside = aside.borrow_mut();
+        if aside.len() < dev.nranks() {
+            aside.resize(dev.nranks(), Default::default());
+        }
+        if let Some(p) = aside[src].pop_front() {
+            return Some(p);
+        }
+        while let Some((from, p)) = crate::poll_bytes(dev) {
+            if from == src {
+                return Some(p);
+            }
+            aside[from].push_back(p);
+        }
+        None
+    })
+}

@@ -1,16 +1,21 @@
-//! The single-producer, single-consumer packet ring between one sender and one receiver.
+//! The single-producer ring, and the receiving end every packet buffer of the fabric shares.
 //!
-//! This module owns the hazard of writing and reading packet buffers that another process
-//! touches concurrently. The protocol that makes it sound:
+//! A fast box is a ring with one sender ([`TxRing`]) and one receiver ([`RxRing`]); a receive
+//! queue is a ring with many senders (`super::queue::TxQueue`) and the same [`RxRing`] at the
+//! receiver. This module owns the hazard of writing and reading packet buffers that another
+//! process touches concurrently. The protocol that makes it sound:
 //!
-//! * Only the sender writes a slot, and only while the slot is free: the sender's sequence
-//!   number minus the receiver's published `consumed` count is below the ring size.
-//! * The sender writes the payload and the header fields, then stores the slot's `seq` flag with
-//!   release ordering. The receiver loads the flag with acquire ordering and reads the slot only
-//!   after it sees exactly the sequence number it expects, so it never reads a half-written slot.
+//! * A slot at position `p` (slot `p mod size`) is written only by the sender that owns
+//!   position `p` (the box's one sender; in a queue, the sender whose compare-and-swap moved
+//!   the tail from `p`), and only once the slot is free: `p` minus the receiver's published
+//!   `consumed` count is below the ring size.
+//! * The sender writes the payload and the header fields, then stores the slot's flag, the low
+//!   32 bits of `p + 1`, with release ordering. The receiver loads the flag with acquire
+//!   ordering and reads the slot only after it sees exactly the flag of the position it
+//!   expects, so it never reads a half-written slot, nor one of an earlier lap.
 //! * The receiver releases slots by storing its new `consumed` count with release ordering
 //!   after it has finished reading them, a quarter of the ring at a time or when it finds the
-//!   ring empty; the sender reloads that count (acquire) only when its cached copy says the ring
+//!   ring empty; a sender reloads that count (acquire) only when its cached copy says the ring
 //!   is full, so the consumer's line stays in the receiver's cache and in steady state only the
 //!   slot lines move, once per packet. A sender's view of `consumed` is never ahead of the
 //!   receiver's, so it never writes a slot still being read.
@@ -18,24 +23,64 @@
 //! No system call, no lock: the fast path is a handful of loads and stores.
 
 use crate::error::Rank;
-use crate::fabric::layout::{RingConsumer, SlotHeader, SLOT_HEADER};
-use crate::fabric::Fabric;
-use std::sync::atomic::Ordering;
+use crate::fabric::layout::{SlotHeader, SLOT_HEADER};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The sender's end of the ring `src -> dst`.
+/// Where a ring lies in the fabric: its slots and its consumer count.
+#[derive(Clone, Copy)]
+pub(crate) struct RingParts {
+    pub slots: *mut u8,
+    pub consumed: *const AtomicU64,
+    /// A power of two.
+    pub nslots: usize,
+    pub slot_bytes: usize,
+}
+
+/// What a sender writes in a slot's header besides the flag.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp {
+    pub len: usize,
+    pub src: Rank,
+    pub pair_seq: u32,
+    pub deliver_at: u64,
+}
+
+/// Writes the header of the slot at `slot` for position `pos` and publishes it.
+///
+/// # Safety
+/// `slot` is the start of a slot the caller owns (see the module doc), `stamp.len` within
+/// its payload area.
+#[inline]
+pub(crate) unsafe fn publish_slot(slot: *mut u8, pos: u64, stamp: Stamp) {
+    // SAFETY: the header lies at the start of the slot and is made of atomics.
+    let h = unsafe { &*(slot as *const SlotHeader) };
+    h.len.store(stamp.len as u32, Ordering::Relaxed);
+    h.src.store(stamp.src as u32, Ordering::Relaxed);
+    h.pair_seq.store(stamp.pair_seq, Ordering::Relaxed);
+    h.deliver_at.store(stamp.deliver_at, Ordering::Relaxed);
+    h.seq.store(flag(pos), Ordering::Release);
+}
+
+/// The flag of position `pos`.
+#[inline]
+pub(crate) fn flag(pos: u64) -> u32 {
+    (pos as u32).wrapping_add(1)
+}
+
+/// The sender's end of a fast box.
 pub(crate) struct TxRing {
     slots: *mut u8,
-    consumer: *const RingConsumer,
+    consumer: *const AtomicU64,
     mask: u64,
     slot_bytes: usize,
     next_seq: u64,
     cached_consumed: u64,
 }
 
-/// The receiver's end of the ring `src -> dst`.
+/// The receiver's end of a fast box or of a receive queue.
 pub(crate) struct RxRing {
     slots: *const u8,
-    consumer: *const RingConsumer,
+    consumer: *const AtomicU64,
     mask: u64,
     slot_bytes: usize,
     expected: u64,
@@ -48,14 +93,13 @@ pub(crate) struct RxRing {
 
 impl TxRing {
     /// # Safety
-    /// The fabric must outlive the ring, and this must be the only `TxRing` for `src -> dst`.
-    pub(crate) unsafe fn new(f: &Fabric, src: Rank, dst: Rank) -> Self {
-        let g = f.geometry();
+    /// `parts` stay valid as long as the ring, and this is the only sender of that ring.
+    pub(crate) unsafe fn new(parts: RingParts) -> Self {
         TxRing {
-            slots: f.ptr(f.slot_offset(src, dst, 0)),
-            consumer: f.ring_consumer(src, dst),
-            mask: g.slots_per_ring as u64 - 1,
-            slot_bytes: g.slot_bytes,
+            slots: parts.slots,
+            consumer: parts.consumed,
+            mask: parts.nslots as u64 - 1,
+            slot_bytes: parts.slot_bytes,
             next_seq: 0,
             cached_consumed: 0,
         }
@@ -68,7 +112,7 @@ impl TxRing {
             return true;
         }
         // SAFETY: `consumer` points into the live fabric (constructor contract).
-        self.cached_consumed = unsafe { (*self.consumer).consumed.load(Ordering::Acquire) };
+        self.cached_consumed = unsafe { (*self.consumer).load(Ordering::Acquire) };
         self.next_seq - self.cached_consumed <= self.mask
     }
 
@@ -102,19 +146,10 @@ impl TxRing {
     /// # Safety
     /// As for `payload`; `len` must not exceed the mtu.
     #[inline]
-    pub(crate) unsafe fn publish(&mut self, len: usize, src: Rank, deliver_at: u64) {
-        // SAFETY: the header lies at the start of the slot and is made of atomics.
-        let h = unsafe { &*(self.slot() as *const SlotHeader) };
-        h.len.store(len as u32, Ordering::Relaxed);
-        h.src.store(src as u32, Ordering::Relaxed);
-        h.deliver_at.store(deliver_at, Ordering::Relaxed);
-        h.seq.store(self.next_seq + 1, Ordering::Release);
+    pub(crate) unsafe fn publish(&mut self, stamp: Stamp) {
+        // SAFETY: the slot is ours (caller contract), the length within it.
+        unsafe { publish_slot(self.slot(), self.next_seq, stamp) };
         self.next_seq += 1;
-    }
-
-    /// Packets sent so far on this ring.
-    pub(crate) fn sent(&self) -> u64 {
-        self.next_seq
     }
 }
 
@@ -122,22 +157,23 @@ impl TxRing {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Arrival {
     pub len: usize,
+    pub src: Rank,
+    pub pair_seq: u32,
     pub deliver_at: u64,
 }
 
 impl RxRing {
     /// # Safety
-    /// The fabric must outlive the ring, and this must be the only `RxRing` for `src -> dst`.
-    pub(crate) unsafe fn new(f: &Fabric, src: Rank, dst: Rank) -> Self {
-        let g = f.geometry();
+    /// `parts` stay valid as long as the ring, and this is the only receiver of that ring.
+    pub(crate) unsafe fn new(parts: RingParts) -> Self {
         RxRing {
-            slots: f.ptr(f.slot_offset(src, dst, 0)),
-            consumer: f.ring_consumer(src, dst),
-            mask: g.slots_per_ring as u64 - 1,
-            slot_bytes: g.slot_bytes,
+            slots: parts.slots,
+            consumer: parts.consumed,
+            mask: parts.nslots as u64 - 1,
+            slot_bytes: parts.slot_bytes,
             expected: 0,
             published: 0,
-            publish_every: (g.slots_per_ring as u64 / 4).max(1),
+            publish_every: (parts.nslots as u64 / 4).max(1),
         }
     }
 
@@ -155,13 +191,15 @@ impl RxRing {
     pub(crate) fn peek(&mut self) -> Option<Arrival> {
         // SAFETY: the header lies at the start of the slot and is made of atomics.
         let h = unsafe { &*(self.slot() as *const SlotHeader) };
-        if h.seq.load(Ordering::Acquire) != self.expected + 1 {
+        if h.seq.load(Ordering::Acquire) != flag(self.expected) {
             // Nothing more to take: tell the sender about every slot released so far.
             self.publish();
             return None;
         }
         Some(Arrival {
             len: h.len.load(Ordering::Relaxed) as usize,
+            src: h.src.load(Ordering::Relaxed) as Rank,
+            pair_seq: h.pair_seq.load(Ordering::Relaxed),
             deliver_at: h.deliver_at.load(Ordering::Relaxed),
         })
     }
@@ -201,11 +239,7 @@ impl RxRing {
         if self.published != self.expected {
             self.published = self.expected;
             // SAFETY: `consumer` points into the live fabric.
-            unsafe {
-                (*self.consumer)
-                    .consumed
-                    .store(self.expected, Ordering::Release)
-            };
+            unsafe { (*self.consumer).store(self.expected, Ordering::Release) };
         }
     }
 }

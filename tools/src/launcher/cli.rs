@@ -15,6 +15,7 @@ use super::program::{self, Program};
 use super::LaunchError;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use nic_model::placement::Policy;
 use std::ffi::{OsStr, OsString};
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -46,6 +47,7 @@ const HYDRA_SPELLINGS: &[(&str, &str)] = &[
     ("-hostfile", "--hostfile"),
     ("-machinefile", "--hostfile"),
     ("-launcher-exec", "--launcher-exec"),
+    ("-report-bindings", "--report-bindings"),
 ];
 
 #[derive(Parser, Debug)]
@@ -70,8 +72,24 @@ const HYDRA_SPELLINGS: &[(&str, &str)] = &[
         (128+N for signal N). A rank on another host whose launch command fails before the \
         rank reached mpirun is reported with its host. SIGINT, SIGTERM and SIGHUP are passed on \
         to the ranks.\n\n\
+        Placement (--bind-to): by default (auto) each rank is bound to a CPU of its own when \
+        the ranks on its host fit the CPUs mpirun may use there (its affinity: `taskset -c 0-3 \
+        mpirun ...` restricts them); ranks that outnumber those CPUs are not bound and yield \
+        while they wait. CPUs are handed out one physical core at a time before any second \
+        hardware thread, spread over NUMA nodes when more than two ranks share a host. \
+        `--bind-to core` binds even when ranks outnumber CPUs (round robin, with a warning); \
+        `--bind-to numa` gives each rank all CPUs of one NUMA node, round robin over the nodes; \
+        `--bind-to none` leaves placement to the scheduler. Ranks on other hosts are told the \
+        policy and their place on their host (MPI_BIND_TO, MPI_LOCAL_RANK, MPI_LOCAL_SIZE) and \
+        bind themselves in MPI_Init.\n\n\
+        --report-bindings prints one line per rank on standard error before its output: \
+        `[HOST:PID] MCW rank R bound to socket S core C (cpu N): MAP`, `... bound to numa node \
+        K (cpus LIST): MAP` or `... is not bound (REASON) (cpus LIST): MAP`, where LIST is the \
+        CPUs the rank may run on and MAP shows them per socket ([B/.]: B where it may run, \
+        cores separated by /). Ranks on other hosts print their own line in MPI_Init \
+        (MPI_REPORT_BINDINGS=1).\n\n\
         MPICH's spellings -np, -bind-to, -genv NAME VALUE, -prepend-rank, -hosts, -hostfile, \
-        -machinefile and -launcher-exec are accepted too.",
+        -machinefile and -launcher-exec are accepted too, and Open MPI's -report-bindings.",
     version
 )]
 struct Cli {
@@ -96,10 +114,14 @@ struct Cli {
     #[arg(short = 'l', long = "tag-output")]
     tag_output: bool,
 
-    /// Pin rank r to CPU r modulo the number of CPUs (core), or leave placement to the kernel;
-    /// core needs every rank on this machine.
-    #[arg(long = "bind-to", value_name = "WHAT", value_enum, default_value_t = BindTo::None)]
+    /// Bind each rank to a CPU (core), to the CPUs of a NUMA node (numa), or not at all (none);
+    /// auto: core when a host's ranks fit the CPUs allowed there, none otherwise.
+    #[arg(long = "bind-to", value_name = "WHAT", value_enum, default_value_t = BindTo::Auto)]
     bind_to: BindTo,
+
+    /// Print where each rank runs, one line per rank on standard error.
+    #[arg(long = "report-bindings")]
+    report_bindings: bool,
 
     /// Run on these hosts: HOST[:SLOTS],... (slots default to 1).
     #[arg(long, value_name = "HOSTS", conflicts_with = "hostfile")]
@@ -137,10 +159,24 @@ struct Cli {
     command: Vec<OsString>,
 }
 
+/// The values of `--bind-to`: [`Policy`]'s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BindTo {
+    Auto,
     Core,
+    Numa,
     None,
+}
+
+impl BindTo {
+    fn policy(self) -> Policy {
+        match self {
+            BindTo::Auto => Policy::Auto,
+            BindTo::Core => Policy::Core,
+            BindTo::Numa => Policy::Numa,
+            BindTo::None => Policy::None,
+        }
+    }
 }
 
 /// The values of `--wire`, which are `MPI_WIRE`'s.
@@ -169,7 +205,10 @@ pub struct Options {
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Option<Duration>,
     pub tag_output: bool,
-    pub bind_cores: bool,
+    /// How ranks are bound to CPUs on each host.
+    pub bind_to: Policy,
+    /// `--report-bindings`.
+    pub report_bindings: bool,
     /// A timing profile other than `native` is in force (the fabric keeps the NIC's own
     /// packet size then; see `mpich_channel::job_config`).
     pub modeled: bool,
@@ -241,16 +280,6 @@ fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
     let entries = host_entries(&cli)?;
     let nranks = cli.np as usize;
     let places = hosts::plan(entries.as_deref(), nranks, &hosts::this_hostname());
-    let bind_cores = cli.bind_to == BindTo::Core;
-    if bind_cores {
-        if let Some(remote) = places.iter().find(|p| !p.local) {
-            return Err(LaunchError::usage(format!(
-                "--bind-to core pins ranks on this machine only, and ranks go to {} too; \
-                 use --bind-to none across hosts",
-                remote.host
-            )));
-        }
-    }
     let launcher: Vec<OsString> = cli
         .launcher_exec
         .split_whitespace()
@@ -273,7 +302,8 @@ fn validate(cli: Cli, matches: &ArgMatches) -> Result<Options, LaunchError> {
         env,
         timeout,
         tag_output: cli.tag_output,
-        bind_cores,
+        bind_to: cli.bind_to.policy(),
+        report_bindings: cli.report_bindings,
         modeled,
         places,
         hosts_given: entries.is_some(),

@@ -31,8 +31,14 @@
 //! `program`: finding the program before anything starts; `supervise`: starting
 //! the ranks and the event loop that ends the job; `output`: line-by-line forwarding;
 //! `status`: how a rank ended and what `mpirun` exits with; `guard`: the helper process
-//! that cleans up after the ranks if `mpirun` is killed; `os`: the two system calls that
-//! need `unsafe`.
+//! that cleans up after the ranks if `mpirun` is killed; `os`: the system calls that need
+//! `unsafe`.
+//!
+//! **Placement.** `--bind-to auto|core|numa|none` and `--report-bindings` follow
+//! [`nic_model::placement`], the one policy shared with the library: `supervise` binds the
+//! ranks it starts here (between fork and exec) and prints their report lines; ranks on other
+//! hosts get the policy and their place on their host in their environment and bind
+//! themselves in `MPI_Init`.
 
 mod cli;
 mod guard;

@@ -1,8 +1,10 @@
 //! The launcher's system calls that the standard library does not wrap: starting each rank in
 //! a session of its own, tying a child's life to `mpirun`'s, handing a child the PMI socket,
-//! signalling a rank's process group, and asking the kernel whether a file may be executed.
+//! signalling a rank's process group, binding a child to CPUs, and asking the kernel whether
+//! a file may be executed.
 //! The only `unsafe` code of the launcher.
 
+use nic_model::placement::CpuMask;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -54,13 +56,11 @@ pub fn may_execute(path: &Path) -> bool {
 }
 
 /// Makes the child of `command` die with `mpirun` (parent-death signal, as
-/// [`nic_model::Job::prepare`] does for ranks on a fabric) and, with `cpu`, run on that CPU
-/// only. For processes started without a fabric: ranks of a job across hosts, and the
-/// commands that start ranks on other hosts.
-pub fn die_with_parent(command: &mut Command, cpu: Option<usize>) {
+/// [`nic_model::Job::prepare`] does for ranks on a fabric). For processes started without a
+/// fabric: ranks of a job across hosts, and the commands that start ranks on other hosts.
+pub fn die_with_parent(command: &mut Command) {
     // SAFETY: the closure runs in the child between fork and exec and calls only
-    // async-signal-safe functions (prctl, getppid, _exit, sched_setaffinity) on a cpu_set_t
-    // on its own stack.
+    // async-signal-safe functions (prctl, getppid, _exit).
     unsafe {
         command.pre_exec(move || {
             libc::prctl(
@@ -74,13 +74,17 @@ pub fn die_with_parent(command: &mut Command, cpu: Option<usize>) {
             if libc::getppid() == 1 {
                 libc::_exit(1);
             }
-            if let Some(cpu) = cpu {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
             Ok(())
         });
+    }
+}
+
+/// Makes the child of `command` run on the CPUs of `mask` only, from before its `exec`.
+pub fn bind_to_cpus(command: &mut Command, mask: CpuMask) {
+    // SAFETY: the closure runs in the child between fork and exec; it makes one system call
+    // (sched_setaffinity) on a mask built before the fork, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || mask.apply_to_thread(0));
     }
 }
 

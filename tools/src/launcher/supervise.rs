@@ -40,6 +40,14 @@
 //! | several hosts, rank on this machine | none | `PMI_FD`, `PMI_RANK`, `PMI_SIZE` |
 //! | several hosts, rank elsewhere | none | `PMI_PORT`, `PMI_ID`, `PMI_RANK`, `PMI_SIZE`, `MPI_PMI_KEY` |
 //!
+//! **Placement** ([`nic_model::placement`]): `mpirun` binds each rank it starts on this machine
+//! itself, between fork and exec, as `--bind-to` and the CPUs it may use decide, and prints
+//! the `--report-bindings` line as soon as the rank's pid is known (before any of the rank's
+//! output). A rank elsewhere gets `MPI_BIND_TO` (the policy), `MPI_LOCAL_RANK` and
+//! `MPI_LOCAL_SIZE` (its place among the job's ranks on its host) and `MPI_REPORT_BINDINGS`
+//! (`1` or `0`), and binds and reports itself in `MPI_Init`; a rank here gets none of them
+//! (they are removed from the environment it inherits, unless `-x` sets them).
+//!
 //! `--wire tcp` on one host runs the job as across hosts (no fabric), so the network path can
 //! be tried on one machine.
 
@@ -49,6 +57,7 @@ use super::hosts;
 use super::os::{self, signal_group};
 use super::output::{self, Sink, Writer};
 use super::status::{abort_status, signal_name, RankEnd, TIMED_OUT};
+use nic_model::placement::{self, Plan};
 use nic_model::Job;
 use pmi::server::{JobKey, Server, ServerConfig, ServerEvent};
 use std::collections::HashMap;
@@ -89,6 +98,14 @@ const PMI_VARIABLES: &[&str] = &[
     pmi::env::PMI2_SUN_PATH,
     pmi::env::KEY,
     "PMI_SPAWNED",
+];
+/// How a rank on another host binds itself; `mpirun` binds the ranks on this machine itself,
+/// so they must not bind again in `MPI_Init` from a stray setting.
+const PLACEMENT_VARIABLES: &[&str] = &[
+    placement::env::BIND_TO,
+    placement::env::LOCAL_RANK,
+    placement::env::LOCAL_SIZE,
+    placement::env::REPORT,
 ];
 /// Set in `mpirun`'s own environment only.
 const MPIRUN_ONLY: &[&str] = &[
@@ -207,6 +224,8 @@ struct Supervisor {
     options: Options,
     /// The shared-memory fabric (one host only).
     job: Option<Job>,
+    /// Where the ranks on this machine run.
+    plan: Plan,
     pmi: Server,
     remote: Option<RemoteAccess>,
     /// Ranks whose PMI connection was lost while they ran: when that ends the job, and why.
@@ -234,8 +253,7 @@ impl Supervisor {
         let job = if options.without_fabric() {
             None
         } else {
-            let mut config = mpich_channel::job_config(options.nranks, options.modeled);
-            config.bind_cores = options.bind_cores;
+            let config = mpich_channel::job_config(options.nranks, options.modeled);
             let job = Job::new(&config).map_err(|e| {
                 format!(
                     "cannot create the job's shared-memory fabric for {} ranks: {e}",
@@ -244,6 +262,11 @@ impl Supervisor {
             })?;
             Some(job)
         };
+        let here = options.places.iter().filter(|p| p.local).count();
+        let plan = Plan::here(options.bind_to, here);
+        if let Some(warning) = plan.overload_warning() {
+            stderr.say(format!("{tool}: warning: {warning}"));
+        }
         let (pmi, remote) = start_pmi(&options).await?;
         let signals =
             Signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -254,6 +277,7 @@ impl Supervisor {
             ranks: Vec::with_capacity(options.nranks),
             options,
             job,
+            plan,
             pmi,
             remote,
             lost: Vec::new(),
@@ -371,6 +395,13 @@ impl Supervisor {
             guard.watch(pid);
         }
         tracing::debug!(target: "mpirun", rank, pid, "rank started");
+        if self.options.report_bindings {
+            if let Some(binding) = self.local_binding(rank) {
+                let host = hosts::this_hostname();
+                let line = placement::report_line(&host, pid, rank, binding, &self.plan.topology);
+                self.stderr.say(line);
+            }
+        }
         if let Some(stdin) = child.stdin.take() {
             tokio::spawn(forward_stdin(stdin));
         }
@@ -402,7 +433,7 @@ impl Supervisor {
         let options = &self.options;
         let mut command = std::process::Command::new(&options.program.path);
         command.arg0(&options.program.argv0).args(&options.args);
-        for name in PMI_VARIABLES {
+        for name in PMI_VARIABLES.iter().chain(PLACEMENT_VARIABLES) {
             command.env_remove(name);
         }
         command.envs(options.env.iter().map(|(name, value)| (name, value)));
@@ -420,15 +451,22 @@ impl Supervisor {
         self.pmi_ends.push(theirs);
         match &self.job {
             Some(job) => job.prepare(&mut command, rank),
-            None => {
-                let cpu = options.bind_cores.then(|| {
-                    let here = options.places[..rank].iter().filter(|p| p.local).count();
-                    here % std::thread::available_parallelism().map_or(1, |n| n.get())
-                });
-                os::die_with_parent(&mut command, cpu);
-            }
+            None => os::die_with_parent(&mut command),
+        }
+        if let Some(mask) = self.local_binding(rank).and_then(|b| b.mask()) {
+            os::bind_to_cpus(&mut command, mask);
         }
         Ok(command)
+    }
+
+    /// Where `rank` runs, if it runs on this machine.
+    fn local_binding(&self, rank: usize) -> Option<&placement::Binding> {
+        let places = &self.options.places;
+        if !places.get(rank)?.local {
+            return None;
+        }
+        let index = places[..rank].iter().filter(|p| p.local).count();
+        self.plan.bindings.get(index)
     }
 
     /// The launch command that starts `rank` on its host, reaching back over TCP.
@@ -442,12 +480,20 @@ impl Supervisor {
         let mut env = remote.forwarded.clone();
         env.extend(options.env.iter().cloned());
         let port = &remote.port_for_host[host];
+        let on_host = |p: &&hosts::RankPlace| p.host == *host;
+        let local_rank = options.places[..rank].iter().filter(on_host).count();
+        let local_size = options.places.iter().filter(on_host).count();
+        let report = if options.report_bindings { "1" } else { "0" };
         for (name, value) in [
             (pmi::env::PORT, port.clone()),
             (pmi::env::ID, rank.to_string()),
             (pmi::env::RANK, rank.to_string()),
             (pmi::env::SIZE, options.nranks.to_string()),
             (pmi::env::KEY, remote.key.clone()),
+            (placement::env::BIND_TO, options.bind_to.name().to_string()),
+            (placement::env::LOCAL_RANK, local_rank.to_string()),
+            (placement::env::LOCAL_SIZE, local_size.to_string()),
+            (placement::env::REPORT, report.to_string()),
         ] {
             env.push((name.into(), value.into()));
         }
@@ -457,7 +503,7 @@ impl Supervisor {
         let words = hosts::remote_command(&options.launcher, host, &env, &program, &options.args);
         let mut command = std::process::Command::new(&words[0]);
         command.args(&words[1..]);
-        os::die_with_parent(&mut command, None);
+        os::die_with_parent(&mut command);
         command
     }
 

@@ -5,8 +5,8 @@ use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::MpiError;
 use crate::p2p::completion::{
-    any_over, check_all, collective_request, complete_into, count_arg, id_at, is_collective,
-    is_over, poll, resolve, resolve_in, retire, some, Failures, How,
+    any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, resolve,
+    resolve_in, retire, retire_into, running, some, Failures, How,
 };
 use crate::p2p::request;
 use crate::p2p::status::{Completion, StatusOut, Statuses};
@@ -69,21 +69,18 @@ mpi_fn! {
         let requests = Array::new(array_of_requests, n, "array_of_requests")?;
         let statuses = Statuses::new(array_of_statuses, n)?;
         check_all(cx, &requests)?;
-        // One wait for the whole batch: the engine turns until the last is over.
+        // One wait for the whole batch: the engine turns once per sweep until the last is
+        // over, then all are retired in one pass.
         let mut next = 0;
-        let engine = &mut cx.engine;
-        engine.block_on(|e| {
-            while next < n && match resolve_in(e, requests.get(next)) {
-                None => true,
-                Some(id) => e.p2p_ref().standing(id) != Some(Standing::Pending),
-            } {
+        cx.engine.block_on(|e| {
+            while next < n && !running(e, requests.get(next)) {
                 next += 1;
             }
             Ok::<_, MpiError>((next == n).then_some(()))
         })?;
         let mut failures = Failures::default();
         for i in 0..n {
-            complete_into(cx, &requests, i, |c| statuses.set(i, c), &mut failures);
+            retire_into(cx, &requests, i, &statuses, i, &mut failures);
         }
         failures.result()
     }
@@ -105,13 +102,13 @@ mpi_fn! {
         let statuses = Statuses::new(array_of_statuses, n)?;
         check_all(cx, &requests)?;
         cx.engine.poke()?;
-        if !(0..n).all(|i| is_over(cx, id_at(cx, &requests, i))) {
+        if (0..n).any(|i| running(cx.engine, requests.get(i))) {
             flag.set(0);
             return Ok(());
         }
         let mut failures = Failures::default();
         for i in 0..n {
-            complete_into(cx, &requests, i, |c| statuses.set(i, c), &mut failures);
+            retire_into(cx, &requests, i, &statuses, i, &mut failures);
         }
         flag.set(1);
         failures.result()
