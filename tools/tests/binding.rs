@@ -11,13 +11,14 @@
 //! `tools/tests/mpirun.rs` does); they bind themselves in `MPI_Init` from `MPI_BIND_TO`,
 //! `MPI_LOCAL_RANK` and `MPI_LOCAL_SIZE`, and print their own report line.
 
+mod common;
+use common::{collect, wait_bounded};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// No job may run longer than this; past it the job is killed and the test fails.
 const HARD_LIMIT: Duration = Duration::from_secs(30);
@@ -161,34 +162,11 @@ fn finish(mut command: Command) -> Run {
     let mut child = command.spawn().expect("start mpirun");
     let stdout = collect(child.stdout.take().unwrap());
     let stderr = collect(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child);
+    let status = wait_bounded(&mut child, HARD_LIMIT).code().unwrap_or(255);
     Run {
         status,
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
-    }
-}
-
-fn collect(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-fn wait_bounded(child: &mut Child) -> i32 {
-    let deadline = Instant::now() + HARD_LIMIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code().unwrap_or(255);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mpirun did not end within {HARD_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

@@ -3,6 +3,8 @@
 //! output forwarding, the time limit, signals, early errors, and that no process outlives the
 //! job. Every test bounds its own run time (see [`Run`]).
 
+mod common;
+use common::{collect, wait_bounded};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -68,35 +70,12 @@ fn finish(mut command: Command, input: Option<&str>) -> Run {
     }
     let stdout = collect(child.stdout.take().unwrap());
     let stderr = collect(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child);
+    let status = wait_bounded(&mut child, HARD_LIMIT);
     Run {
         status: shell_status(status),
         stdout: stdout.join().unwrap(),
         stderr: stderr.join().unwrap(),
         elapsed: start.elapsed(),
-    }
-}
-
-fn collect(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-fn wait_bounded(child: &mut Child) -> ExitStatus {
-    let deadline = Instant::now() + HARD_LIMIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mpirun did not end within {HARD_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -386,7 +365,7 @@ fn sigterm_is_passed_on_to_the_ranks() {
     let (mut child, _, stderr) = start_and_wait_ready(&["-n", "2", "sh", "-c", &script], 2);
     let start = Instant::now();
     send_signal(child.id(), "TERM");
-    let status = wait_bounded(&mut child);
+    let status = wait_bounded(&mut child, HARD_LIMIT);
     assert_eq!(shell_status(status), 143, "{}", stderr.join().unwrap());
     assert!(start.elapsed() < Duration::from_secs(2));
     for rank in 0..2 {
@@ -405,7 +384,7 @@ fn sigint_ends_the_job_and_leaves_no_process() {
     let pids = pids_in(&lines.join(" "));
     assert_eq!(pids.len(), 2);
     send_signal(child.id(), "INT");
-    let status = wait_bounded(&mut child);
+    let status = wait_bounded(&mut child, HARD_LIMIT);
     let stderr = stderr.join().unwrap();
     assert_eq!(shell_status(status), 130, "{stderr}");
     assert!(stderr.contains("got SIGINT"), "{stderr}");

@@ -534,17 +534,7 @@ impl Sink for State {
                 }
             }
         }
-        let landing = self.arrived(src, env);
-        let n = landing.cap.min(payload.len());
-        if n > 0 {
-            // SAFETY: our landings are valid for `cap` bytes of writing until `landed`, and
-            // `n <= cap`; the payload does not overlap them.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
-        }
-        if landing.token != Landing::NOWHERE.token {
-            self.landed(src, landing.token);
-        }
-        n
+        crate::channel::arrive_in_two_steps(self, src, env, payload)
     }
 
     #[inline]

@@ -116,18 +116,31 @@ pub trait Sink {
     /// it); returns the bytes copied.
     #[inline]
     fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
-        let landing = self.arrived(src, env);
-        let n = landing.cap.min(payload.len());
-        if n > 0 {
-            // SAFETY: a sink's landing is valid for `cap` bytes of writing until `landed` (the
-            // `Sink::arrived` contract), and `n <= cap`; the payload does not overlap it.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
-        }
-        if landing.token != Landing::NOWHERE.token {
-            self.landed(src, landing.token);
-        }
-        n
+        arrive_in_two_steps(self, src, env, payload)
     }
+}
+
+/// What [`Sink::arrived_whole`] does by default: `arrived`, a copy of the payload into the
+/// landing, then `landed`; returns the bytes copied. A sink that overrides `arrived_whole`
+/// falls back on it for what its own fast path does not take.
+#[inline]
+pub(crate) fn arrive_in_two_steps<S: Sink + ?Sized>(
+    sink: &mut S,
+    src: usize,
+    env: &Envelope,
+    payload: &[u8],
+) -> usize {
+    let landing = sink.arrived(src, env);
+    let n = landing.cap.min(payload.len());
+    if n > 0 {
+        // SAFETY: a sink's landing is valid for `cap` bytes of writing until `landed` (the
+        // `Sink::arrived` contract), and `n <= cap`; the payload does not overlap it.
+        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), landing.ptr, n) };
+    }
+    if landing.token != Landing::NOWHERE.token {
+        sink.landed(src, landing.token);
+    }
+    n
 }
 
 /// A transport the ADI runs over. Every method may run arrivals through `sink` (a channel that

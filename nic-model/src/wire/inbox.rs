@@ -104,17 +104,10 @@ impl Outbox {
         let geo = *f.geometry();
         let to = (0..geo.nranks)
             .map(|dst| {
-                let consumer: &QueueConsumer = f.at(geo.queue_consumer(dst));
                 let producers: &QueueProducers = f.at(geo.queue_producers(dst));
-                let parts = RingParts {
-                    slots: f.ptr(geo.queue_slots(dst)),
-                    consumed: &consumer.consumed,
-                    nslots: geo.shape.queue_slots,
-                    slot_bytes: geo.shape.slot_bytes,
-                };
                 Route {
                     // SAFETY: the fabric outlives the route (caller contract).
-                    queue: unsafe { TxQueue::new(parts, &producers.tail) },
+                    queue: unsafe { TxQueue::new(queue_parts(f, &geo, dst), &producers.tail) },
                     fast: FastBox::Unclaimed,
                     next_seq: 0,
                 }
@@ -230,15 +223,34 @@ unsafe fn claim_box(base: *mut u8, geo: &Geometry, rank: Rank, dest: Rank) -> Fa
     // Release: a receiver that sees the owner sees a box nobody else writes; it learns the
     // owner before it can need the box (the box's packets come after this store).
     header.owner.store(rank as u32 + 1, Ordering::Release);
-    let parts = RingParts {
-        // SAFETY: the slots follow the header line inside the box.
+    // SAFETY: the box is ours alone and lives as long as the fabric (caller contract).
+    FastBox::Mine(unsafe { TxRing::new(box_parts(base, geo, at, header)) })
+}
+
+/// Where rank `rank`'s shared receive queue lies.
+fn queue_parts(f: &Fabric, geo: &Geometry, rank: Rank) -> RingParts {
+    let consumer: &QueueConsumer = f.at(geo.queue_consumer(rank));
+    RingParts {
+        slots: f.ptr(geo.queue_slots(rank)),
+        consumed: &consumer.consumed,
+        nslots: geo.shape.queue_slots,
+        slot_bytes: geo.shape.slot_bytes,
+    }
+}
+
+/// Where the fast box at offset `at` of the mapping `base` lies (its `header` is the box's
+/// first line).
+///
+/// # Safety
+/// `base` maps a fabric of geometry `geo`, and `at` is one of its fast boxes.
+unsafe fn box_parts(base: *mut u8, geo: &Geometry, at: usize, header: &BoxHeader) -> RingParts {
+    RingParts {
+        // SAFETY: the slots follow the header line inside the box (caller contract).
         slots: unsafe { base.add(at + std::mem::size_of::<BoxHeader>()) },
         consumed: &header.consumed,
         nslots: geo.shape.box_slots,
         slot_bytes: geo.shape.box_slot_bytes,
-    };
-    // SAFETY: the box is ours alone and lives as long as the fabric.
-    FastBox::Mine(unsafe { TxRing::new(parts) })
+    }
 }
 
 /// A claimed fast box, as its receiver sees it.
@@ -277,16 +289,9 @@ impl Inbox {
     /// The fabric outlives the inbox, and this process is the only one attached as `rank`.
     pub(crate) unsafe fn new(f: &Fabric, rank: Rank) -> Inbox {
         let geo = *f.geometry();
-        let consumer: &QueueConsumer = f.at(geo.queue_consumer(rank));
-        let parts = RingParts {
-            slots: f.ptr(geo.queue_slots(rank)),
-            consumed: &consumer.consumed,
-            nslots: geo.shape.queue_slots,
-            slot_bytes: geo.shape.slot_bytes,
-        };
         Inbox {
             // SAFETY: the only receiver of this rank's queue (caller contract).
-            queue: unsafe { RxRing::new(parts) },
+            queue: unsafe { RxRing::new(queue_parts(f, &geo, rank)) },
             boxes: Vec::new(),
             box_of: vec![NO_BOX; geo.nranks],
             expected: vec![0; geo.nranks],
@@ -434,13 +439,8 @@ impl Inbox {
             if src >= self.geo.nranks || self.box_of[src] != NO_BOX {
                 self.violation(format_args!("fast box {i} has a bad owner ({owner})"));
             }
-            let parts = RingParts {
-                // SAFETY: the box's slots follow its header line.
-                slots: unsafe { self.base.add(at + std::mem::size_of::<BoxHeader>()) },
-                consumed: &header.consumed,
-                nslots: self.geo.shape.box_slots,
-                slot_bytes: self.geo.shape.box_slot_bytes,
-            };
+            // SAFETY: `base` maps the live fabric and `at` is box `i` of this rank's pool.
+            let parts = unsafe { box_parts(self.base, &self.geo, at, header) };
             self.box_of[src] = self.boxes.len() as u32;
             self.boxes.push(RxBox {
                 // SAFETY: the only receiver of this box (we own the inbox).
