@@ -107,6 +107,12 @@ impl Table {
         self.entries.get_mut(idx as usize).filter(|e| e.live)
     }
 
+    /// Completes request `idx`, just allocated by the caller (no look-up by wire id).
+    #[inline]
+    pub fn complete(&mut self, idx: u32, c: Completion) {
+        self.entries[idx as usize].state = State::Done(c);
+    }
+
     #[inline]
     pub fn free(&mut self, idx: u32) {
         let e = &mut self.entries[idx as usize];

@@ -7,6 +7,11 @@
 //!   `MPI_IN_PLACE`, on `MPI_COMM_WORLD` and on the halves `MPI_Comm_split` makes of it;
 //!   also on 8 ranks (oversubscribed), where MPICH switches to other algorithms.
 //! * `coll_ops`: user operations, non-commutative included, on a derived type.
+//! * `coll_short`: the short blocking collectives the library runs without a schedule
+//!   (allreduce of short contiguous data over many operations, types and counts, in place
+//!   or not, a non-commutative user operation; broadcast from every root, one rank receiving
+//!   through a vector type; barrier; beside nonblocking collectives in flight), on 2 to 5
+//!   ranks and on a communicator with the ranks reversed.
 //! * `coll_types`: derived (non-contiguous) datatypes in broadcast, gather, allgather,
 //!   allreduce and alltoall.
 //! * `coll_nb`: the nonblocking collectives, overlapping and with a blocking one among them.
@@ -100,6 +105,13 @@ fn every_collective_on_8_ranks_oversubscribed() {
 fn user_ops_non_commutative_included() {
     for ranks in [1, 3, 4, 7] {
         run("coll/coll_ops", ranks, vec![]);
+    }
+}
+
+#[test]
+fn short_collectives_without_a_schedule() {
+    for ranks in [2, 3, 4, 5] {
+        run("coll/coll_short", ranks, vec![]);
     }
 }
 

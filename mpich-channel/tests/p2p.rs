@@ -160,6 +160,83 @@ fn storm(adi: &mut Engine) {
     }
 }
 
+/// Rank 1 posts receives for a flood before it starts (most of them, in order; a few tags
+/// only later), then rank 0 sends it. Arrivals are delivered in batches while receives are
+/// posted: each must land in its own receive, the ones without a receive must wait as
+/// unexpected messages, and a blocking receive in the middle of the flood must take exactly
+/// its message.
+fn posted_flood(adi: &mut Engine) {
+    const N: usize = 300;
+    let len_of = |i: usize| [0, 1, 8, 64, 500, 4000, 8000][i % 7];
+    // Tag 7 has no receive posted up front: those messages arrive unexpected. Tag 8 is the
+    // one message a blocking receive takes in the middle of the flood.
+    let tag_of = |i: usize| match i {
+        _ if i == N / 2 => 8,
+        _ if i % 50 == 49 => 7,
+        _ => (i % 5) as i32,
+    };
+    let (me, peer) = (adi.p2p_ref().rank(), 1 - adi.p2p_ref().rank());
+    if me == 0 {
+        let mut go = [0u8; 1];
+        adi.recv(&mut go, 1, 99, 0).unwrap();
+        let msgs: Vec<Vec<u8>> = (0..N).map(|i| pattern(len_of(i), i)).collect();
+        let mut reqs = Vec::new();
+        for (i, m) in msgs.iter().enumerate() {
+            // SAFETY: `msgs` outlives the requests, all waited for below.
+            reqs.push(unsafe {
+                adi.p2p()
+                    .isend(
+                        m.as_ptr(),
+                        m.len(),
+                        peer,
+                        tag_of(i),
+                        0,
+                        SendMode::Standard,
+                        0,
+                    )
+                    .unwrap()
+            });
+        }
+        for r in reqs {
+            adi.wait(r).unwrap();
+        }
+        return;
+    }
+    let mut bufs: Vec<Vec<u8>> = (0..N).map(|_| vec![0u8; 8000]).collect();
+    let mut reqs = Vec::new();
+    for (i, b) in bufs.iter_mut().enumerate() {
+        if tag_of(i) >= 7 {
+            continue;
+        }
+        // SAFETY: `bufs` outlives the requests.
+        let r = unsafe {
+            adi.p2p()
+                .irecv(b.as_mut_ptr(), b.len(), 0, tag_of(i), 0, 0)
+                .unwrap()
+        };
+        reqs.push((i, r));
+    }
+    adi.send(&[1], 0, 99, 0, SendMode::Standard).unwrap();
+    // A blocking receive, while the flood arrives, for the message in its middle.
+    let mid = N / 2;
+    let s = adi.recv(&mut bufs[mid], 0, tag_of(mid), 0).unwrap();
+    assert_eq!(s.len, len_of(mid));
+    for (i, r) in reqs {
+        let s = adi.wait(r).unwrap();
+        assert_eq!((s.len, s.tag), (len_of(i), tag_of(i)), "message {i}");
+    }
+    for i in (0..N).filter(|&i| tag_of(i) == 7) {
+        let s = adi.recv(&mut bufs[i], 0, 7, 0).unwrap();
+        assert_eq!(s.len, len_of(i), "unexpected message {i}");
+    }
+    for (i, b) in bufs.iter().enumerate() {
+        assert!(
+            b[..len_of(i)] == pattern(len_of(i), i)[..],
+            "message {i}: data differs"
+        );
+    }
+}
+
 /// A synchronous send does not complete before the receive is posted.
 fn synchronous(adi: &mut Engine) {
     for len in [8usize, 100_000] {
@@ -278,6 +355,7 @@ on_channels! {
     pingpong_0_to_4mib: pingpong, 2;
     any_source_keeps_order: any_source_order, 4;
     storm_of_nonblocking: storm, 3;
+    posted_receives_take_a_flood: posted_flood, 2;
     synchronous_send_waits_for_match: synchronous, 2;
     probe_truncate_cancel_: probe_truncate_cancel, 2;
 }

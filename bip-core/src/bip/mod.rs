@@ -34,6 +34,12 @@ use rendezvous::{Owner, Read, Rendezvous};
 /// the device's own work on (the device lends them from any source, fairly).
 const POLL_BUDGET: usize = 32;
 
+/// Messages `lend` (or a blocking `recv`) may deliver in a row without the rest of a poll's
+/// work (the device's own work, queued sends, reads in flight, link timers): a stream of
+/// arrivals that keeps every `lend` busy still lets that work run at least this often. (A
+/// control packet queued meanwhile, such as returned credit, goes out at the next delivery.)
+const BACKGROUND_EVERY: u32 = 16;
+
 /// Counts kept by BIP, beside the NIC's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BipCounters {
@@ -160,6 +166,9 @@ struct Engine {
     rank: Rank,
     n: usize,
     max_payload: usize,
+    /// The longest message the send fast path takes: one packet, and short
+    /// (`max_payload.min(cfg.eager_max)`).
+    fast_max: usize,
     reliable: bool,
     /// Long messages may be read straight from the sender's memory (a reliable device: over
     /// an unreliable one the data must cross the link protocol, in packets).
@@ -178,6 +187,12 @@ struct Engine {
     /// `Peer::ctrl`/`Peer::sendq`, cleared by `pump_pending` once all are empty, so that a poll
     /// with nothing queued skips the sweep over the peers.
     tx_backlog: bool,
+    /// A control packet was queued since the last `background` (set with `tx_backlog` by
+    /// `queue_ctrl`): `lend`, which skips `background` after most deliveries, does not skip
+    /// it after this one.
+    ctrl_due: bool,
+    /// Messages `lend` and `recv` delivered since `background` last ran.
+    lent_since_background: u32,
     /// When `test` next checks its peers' liveness.
     next_liveness_check: std::time::Instant,
     idle_tests: u32,
@@ -215,6 +230,7 @@ impl<D: Device> Bip<D> {
             rank: dev.rank(),
             n,
             max_payload: caps.mtu - header,
+            fast_max: (caps.mtu - header).min(cfg.eager_max),
             reliable,
             single_copy: reliable,
             grant,
@@ -227,6 +243,8 @@ impl<D: Device> Bip<D> {
             counters: BipCounters::default(),
             deferred: Vec::new(),
             tx_backlog: false,
+            ctrl_due: false,
+            lent_since_background: 0,
             next_liveness_check: std::time::Instant::now(),
             idle_tests: 0,
             cfg,
@@ -333,7 +351,10 @@ impl<D: Device> Bip<D> {
                 self.run_deferred()?;
                 let (src, polled) = polled;
                 match polled? {
-                    Polled::Got(len) => return Ok((len, src)),
+                    Polled::Got(len) => {
+                        self.after_delivery()?;
+                        return Ok((len, src));
+                    }
                     Polled::Posted(r) => return self.wait(r).map(|c| (c.len, c.peer)),
                     Polled::Other => progressed = true,
                 }
@@ -352,8 +373,10 @@ impl<D: Device> Bip<D> {
     /// to `f` where it lies: in the NIC's packet buffer when it fits one packet and nothing was
     /// buffered before it, else in BIP's own buffer. `Ok(None)` when none is there yet. This is
     /// for layers above that consume a message as they read it (FM's handlers, MPI's channel):
-    /// it saves the copy `recv` makes into a buffer of the caller's. Never blocks; every call
-    /// also moves the rest of BIP on (queued sends, reads in flight, the device's own work).
+    /// it saves the copy `recv` makes into a buffer of the caller's. Never blocks; a call that
+    /// finds nothing also moves the rest of BIP on (queued sends, reads in flight, the device's
+    /// own work), and so does every `BACKGROUND_EVERY`-th delivery in a row, or one after
+    /// which a control packet (such as returned credit) waits to go.
     ///
     /// Long messages are not lent (`BipError::NotLendable`), and a queue should not be used
     /// with `lend` and `irecv` at once (posted receives take messages first).
@@ -377,6 +400,7 @@ impl<D: Device> Bip<D> {
                 }
                 self.run_deferred()?;
                 if let Some(r) = lent? {
+                    self.after_delivery()?;
                     return Ok(Some(r));
                 }
                 arrived = true;
@@ -398,6 +422,25 @@ impl<D: Device> Bip<D> {
         } else {
             Ok(None)
         }
+    }
+
+    /// After `lend` (or `recv`) delivered a message from the device: the rest of a poll's
+    /// work runs only if a control packet waits (returned credit must not wait for a pause in
+    /// the stream) or every `BACKGROUND_EVERY` deliveries; a `lend` that finds nothing always
+    /// runs it. So a stream of arrivals costs one poll each, and starves nothing.
+    #[inline(always)]
+    fn after_delivery(&mut self) -> Result<()> {
+        let e = &mut self.e;
+        e.lent_since_background += 1;
+        if e.ctrl_due || e.lent_since_background >= BACKGROUND_EVERY {
+            self.background_after_delivery()?;
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn background_after_delivery(&mut self) -> Result<()> {
+        self.background().map(|_| ())
     }
 
     /// Lends the oldest buffered message of `tag`, if it is complete. (Every poll of `lend`
@@ -457,14 +500,21 @@ impl<D: Device> Bip<D> {
             buf,
             len,
         })?;
-        tracing::trace!(target: "bip", dest, tag, len, "isend");
         // SAFETY: `buf` is non-null with `len` readable bytes (this function's contract).
-        if len <= self.e.max_payload
+        if len <= self.e.fast_max
             && self.try_send_now(dest, tag, unsafe { std::slice::from_raw_parts(buf, len) })
         {
-            self.e.finish_send(r.idx, len);
+            self.e.reqs.complete(
+                r.idx,
+                Completion {
+                    len,
+                    peer: dest,
+                    tag,
+                },
+            );
             return Ok(r);
         }
+        tracing::trace!(target: "bip", dest, tag, len, "isend queued");
         let work = if len <= self.e.cfg.eager_max {
             SendWork::Eager {
                 req: r.idx,
@@ -653,6 +703,8 @@ impl<D: Device> Bip<D> {
     /// peer asked for), reads whose transfer ends later, queued sends, the link's timers.
     #[inline]
     fn background(&mut self) -> Result<bool> {
+        self.e.ctrl_due = false;
+        self.e.lent_since_background = 0;
         let mut did = self.dev.progress();
         if self.e.rv.pending_transfers > 0 {
             did |= self.poll_transfers()?;

@@ -6,8 +6,8 @@ use crate::config::ENVELOPE_COST;
 use crate::error::{BipError, Result};
 use crate::link::Verdict;
 use crate::queues::{Body, Unexpected};
-use crate::request::Op;
-use crate::wire::{checksum, Header, Kind, HEADER, LINK_HEADER};
+use crate::request::{Completion, Op, State};
+use crate::wire::{checksum, whole_eager, whole_eager_any, Header, Kind, HEADER, LINK_HEADER};
 use nic_model::{Rank, RegionKey};
 
 impl Engine {
@@ -110,13 +110,7 @@ impl Engine {
         buf: *mut u8,
         cap: usize,
     ) -> Result<Polled> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol {
-            src,
-            why: "short or unknown packet",
-        })?;
-        let data = &pkt[HEADER..];
-        let for_us = h.tag == tag && matches!(h.kind, Kind::Eager | Kind::Rts);
-        if for_us && h.kind == Kind::Eager && data.len() as u64 == h.len {
+        if let Some(data) = whole_eager(pkt, tag) {
             let n = data.len().min(cap);
             // SAFETY: `buf` is the caller's `&mut [u8]` of `cap` bytes, borrowed for the call.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
@@ -133,7 +127,25 @@ impl Engine {
             }
             return Ok(Polled::Got(data.len()));
         }
-        if for_us {
+        self.on_packet_for_recv_slow(src, pkt, tag, buf, cap)
+    }
+
+    /// `on_packet_for_recv` for anything but a whole short message for `tag`.
+    #[inline(never)]
+    fn on_packet_for_recv_slow(
+        &mut self,
+        src: Rank,
+        pkt: &[u8],
+        tag: u32,
+        buf: *mut u8,
+        cap: usize,
+    ) -> Result<Polled> {
+        let h = Header::parse(pkt).ok_or(BipError::Protocol {
+            src,
+            why: "short or unknown packet",
+        })?;
+        let data = &pkt[HEADER..];
+        if h.tag == tag && matches!(h.kind, Kind::Eager | Kind::Rts) {
             let r = self.reqs.alloc(Op::Recv {
                 tag,
                 buf,
@@ -160,20 +172,26 @@ impl Engine {
         tag: u32,
         f: &mut Option<F>,
     ) -> Result<Option<R>> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol {
-            src,
-            why: "short or unknown packet",
-        })?;
-        let data = &pkt[HEADER..];
-        if h.kind == Kind::Eager && h.tag == tag && data.len() as u64 == h.len {
+        if let Some(data) = whole_eager(pkt, tag) {
             if let Some(f) = f.take() {
                 self.counters.messages_received += 1;
                 self.return_credit(src, data.len());
                 return Ok(Some(f(src, data)));
             }
         }
-        self.on_message_packet(src, h, data)?;
+        self.on_other_packet(src, pkt)?;
         Ok(None)
+    }
+
+    /// Anything but a whole short message for the tag `lend` or `recv` polls: decoded and
+    /// handled in general, out of line.
+    #[inline(never)]
+    fn on_other_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
+        let h = Header::parse(pkt).ok_or(BipError::Protocol {
+            src,
+            why: "short or unknown packet",
+        })?;
+        self.on_message_packet(src, h, &pkt[HEADER..])
     }
 
     /// Handles one arrived packet (still in the NIC's buffer).
@@ -182,11 +200,53 @@ impl Engine {
         if !self.reliable {
             return self.on_unreliable_packet(src, pkt);
         }
-        let h = Header::parse(pkt).ok_or(BipError::Protocol {
-            src,
-            why: "short or unknown packet",
-        })?;
-        self.on_message_packet(src, h, &pkt[HEADER..])
+        // The common packet, a whole short message that a posted receive waits for, without
+        // decoding the header.
+        if let Some((tag, data)) = whole_eager_any(pkt) {
+            if let Some(req) = self
+                .tags
+                .get_mut(tag as usize)
+                .and_then(|q| q.posted.pop_front())
+            {
+                self.receive_whole(req, src, data);
+                return Ok(());
+            }
+        }
+        self.on_other_packet(src, pkt)
+    }
+
+    /// A whole short message `data` from `src` for posted receive `req`: copied into its
+    /// buffer (what fits), the receive completed, the credit returned; one look-up of the
+    /// request (`deposit` then `finish_recv` in one).
+    #[inline]
+    fn receive_whole(&mut self, req: u32, src: Rank, data: &[u8]) {
+        let entry = self.reqs.by_id(req).expect("live receive");
+        let Op::Recv { tag, buf, cap, .. } = entry.op else {
+            unreachable!("posted queue holds a send")
+        };
+        let n = data.len().min(cap);
+        // SAFETY: `n <= cap`: inside the receive buffer, valid for `cap` bytes until the
+        // request completes (irecv's contract).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+        entry.state = if data.len() > cap {
+            State::Failed(BipError::Truncated {
+                len: data.len(),
+                capacity: cap,
+                from: src,
+            })
+        } else {
+            State::Done(Completion {
+                len: data.len(),
+                peer: src,
+                tag,
+            })
+        };
+        if cap > 0 {
+            self.counters.copies += 1;
+            self.counters.bytes_copied += n as u64;
+        }
+        self.counters.messages_received += 1;
+        self.return_credit(src, data.len());
     }
 
     fn on_unreliable_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {

@@ -19,6 +19,10 @@ impl<D: Device> Bip<D> {
 
     /// As `try_send_now`, for a message given in two parts (`head` then `body`), gathered
     /// straight into the packet buffer.
+    ///
+    /// The common case (a reliable device, a message that fits one packet, enough credit,
+    /// nothing queued for `dest`) is one combined test, then the packet; anything else goes
+    /// out of line to `try_send_now_slow`.
     #[inline]
     pub(super) fn try_send_now_gather(
         &mut self,
@@ -27,40 +31,61 @@ impl<D: Device> Bip<D> {
         head: &[u8],
         body: &[u8],
     ) -> bool {
+        let e = &self.e;
+        let peer = &e.peers[dest];
+        let len = head.len() + body.len();
+        if len <= e.fast_max
+            && peer.credit >= len + ENVELOPE_COST
+            && peer.sendq.is_empty()
+            && peer.ctrl.is_empty()
+            && e.reliable
+        {
+            self.put_eager(dest, tag, head, body)
+        } else {
+            self.try_send_now_slow(dest, tag, head, body)
+        }
+    }
+
+    /// The fast path's packet: a whole short message, its EAGER header stored directly (no
+    /// `Header` built), over a reliable device; the caller checked length, credit and queues.
+    #[inline(always)]
+    fn put_eager(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
+        let len = head.len() + body.len();
+        let sent = self.dev.send(dest, HEADER + len, &mut |p| {
+            Header::emit_eager(p, tag, len);
+            let (a, b) = p[HEADER..].split_at_mut(head.len());
+            a.copy_from_slice(head);
+            b.copy_from_slice(body);
+        });
+        if sent {
+            let e = &mut self.e;
+            e.peers[dest].credit -= len + ENVELOPE_COST;
+            e.counters.messages_sent += 1;
+            e.counters.copies += 1;
+            e.counters.bytes_copied += len as u64;
+        }
+        sent
+    }
+
+    /// The fast path's uncommon cases: control packets queued for `dest` go first (the
+    /// message may follow if they all went), and over an unreliable device the packet goes
+    /// through the link protocol. False when the message cannot go now.
+    #[cold]
+    #[inline(never)]
+    fn try_send_now_slow(&mut self, dest: Rank, tag: u32, head: &[u8], body: &[u8]) -> bool {
         if !self.e.peers[dest].ctrl.is_empty() && !self.flush_ctrl(dest) {
             return false;
         }
-        let e = &mut self.e;
-        let peer = &mut e.peers[dest];
+        let e = &self.e;
+        let peer = &e.peers[dest];
         let len = head.len() + body.len();
-        let cost = len + ENVELOPE_COST;
-        if !(len <= e.cfg.eager_max
-            && len <= e.max_payload
-            && peer.sendq.is_empty()
-            && peer.credit >= cost)
-        {
+        if !(len <= e.fast_max && peer.sendq.is_empty() && peer.credit >= len + ENVELOPE_COST) {
             return false;
         }
         if !e.reliable {
             return self.try_send_now_link(dest, tag, head, body);
         }
-        let sent = self.dev.send(dest, HEADER + len, &mut |p| {
-            let mut h = Header::new(Kind::Eager);
-            h.tag = tag;
-            h.len = len as u64;
-            h.emit(p);
-            p[HEADER..HEADER + head.len()].copy_from_slice(head);
-            p[HEADER + head.len()..].copy_from_slice(body);
-        });
-        if !sent {
-            return false;
-        }
-        let e = &mut self.e;
-        e.peers[dest].credit -= cost;
-        e.counters.messages_sent += 1;
-        e.counters.copies += 1;
-        e.counters.bytes_copied += len as u64;
-        true
+        self.put_eager(dest, tag, head, body)
     }
 
     /// The fast path over an unreliable device: the packet goes through the link protocol
@@ -356,12 +381,14 @@ impl Engine {
     pub(super) fn queue_ctrl(&mut self, dest: Rank, h: Header) {
         self.peers[dest].ctrl.push_back(Ctrl { h, key: None });
         self.tx_backlog = true;
+        self.ctrl_due = true;
     }
 
     /// Queues a control packet whose payload is a region's key.
     pub(super) fn queue_ctrl_key(&mut self, dest: Rank, h: Header, key: RegionKey) {
         self.peers[dest].ctrl.push_back(Ctrl { h, key: Some(key) });
         self.tx_backlog = true;
+        self.ctrl_due = true;
     }
 
     /// Queues send work for `dest`.

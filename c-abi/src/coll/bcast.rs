@@ -38,7 +38,7 @@ pub(crate) fn bcast(b: &mut Builder, buf: *mut u8, count: usize, lay: &Layout, r
     if b.size == 1 || bytes == 0 {
         return;
     }
-    if bytes < BCAST_SHORT || b.size < BCAST_MIN_PROCS {
+    if binomial_fits(bytes, b.size) {
         binomial(b, buf, count, lay, root);
         return;
     }
@@ -55,6 +55,11 @@ pub(crate) fn bcast(b: &mut Builder, buf: *mut u8, count: usize, lay: &Layout, r
     if staged && b.rank != root {
         b.copy(data, bytes, &Layout::BYTES, buf, count, lay);
     }
+}
+
+/// Whether a broadcast of `bytes` on `size` ranks takes the binomial tree.
+pub(super) fn binomial_fits(bytes: usize, size: usize) -> bool {
+    bytes < BCAST_SHORT || size < BCAST_MIN_PROCS
 }
 
 /// Binomial tree rooted at `root`: receive from the parent, then send to each child.

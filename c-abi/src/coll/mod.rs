@@ -20,6 +20,12 @@
 //! The algorithms are MPICH's, chosen by message size and process count as MPICH chooses
 //! them (see each module).
 //!
+//! **Short blocking collectives skip the schedule** ([`direct`]): `MPI_Allreduce` of short
+//! contiguous data, `MPI_Bcast` on a binomial tree of contiguous data and `MPI_Barrier` run
+//! their algorithm's steps straight through the engine (sends that go out at once, the
+//! engine's blocking receive), with the schedule's peers, tags and reduction order, so their
+//! results are the schedule's and the two paths interoperate rank by rank.
+//!
 //! **Errors.** Arguments are checked before anything is sent, so a call that fails a check
 //! leaves no trace (`MPI_ERRORS_RETURN` programs go on). A message longer than its receive
 //! buffer does not stop the schedule: the rank finishes its part (so the others finish too)
@@ -29,7 +35,8 @@
 //! never meets the program's point-to-point messages, with tags made of a per-communicator
 //! sequence number and the algorithm's step (below `0x2000_0000`, the range this module owns).
 //!
-//! Modules: [`sched`] (the engine), [`buf`] (datatype layouts, packing, the bridge to the
+//! Modules: [`sched`] (the engine), [`direct`] (short blocking collectives without a
+//! schedule), [`buf`] (datatype layouts, packing, the bridge to the
 //! reduction operations), [`bcast`] (barrier, broadcast), [`gather`] (gather, scatter and
 //! their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (reduce, allreduce,
 //! reduce-scatter, scan, exscan), and `api` (the MPI functions
@@ -45,6 +52,7 @@ mod alltoall;
 mod api;
 mod bcast;
 mod buf;
+mod direct;
 mod gather;
 mod reduce;
 mod sched;

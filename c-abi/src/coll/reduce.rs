@@ -27,11 +27,11 @@ use super::sched::Builder;
 
 /// Up to this many bytes, allreduce uses recursive doubling and reduce a binomial tree (as
 /// MPICH).
-const ALLREDUCE_SHORT: usize = 2048;
+pub(super) const ALLREDUCE_SHORT: usize = 2048;
 const REDUCE_SHORT: usize = 2048;
 
-const STEP_FOLD_IN: u32 = 0x800;
-const STEP_FOLD_OUT: u32 = 0x801;
+pub(super) const STEP_FOLD_IN: u32 = 0x800;
+pub(super) const STEP_FOLD_OUT: u32 = 0x801;
 const STEP_RESULT: u32 = 0x802;
 
 /// The largest power of two not above `n` (`n > 0`).

@@ -38,7 +38,7 @@ const STEP_BITS: u32 = 12;
 const SEQ_BITS: u32 = 17;
 
 /// The engine tag of step `step` of the collective with sequence number `seq`.
-fn tag(seq: u32, step: u32) -> i32 {
+pub(super) fn tag(seq: u32, step: u32) -> i32 {
     let seq = seq & ((1 << SEQ_BITS) - 1);
     ((seq << STEP_BITS) | (step & ((1 << STEP_BITS) - 1))) as i32
 }

@@ -538,6 +538,15 @@ impl Sink for State {
     }
 
     #[inline]
+    fn hungry(&self) -> bool {
+        !self.posted.is_empty()
+            || self
+                .direct
+                .as_ref()
+                .is_some_and(|d| d.status.is_none() && d.became.is_none())
+    }
+
+    #[inline]
     fn arrived(&mut self, src: usize, env: &Envelope) -> Landing {
         match env.kind {
             Kind::Eager | Kind::Rts => {

@@ -18,6 +18,8 @@ use nic_model::{Device, DeviceStack, RegionKey};
 
 /// BIP queue of control messages.
 const CTRL_TAG: u32 = 0;
+/// The most control messages one poll delivers while posted receives wait for them.
+const POLL_BATCH: usize = 16;
 
 /// A BIP endpoint used as an MPI channel.
 pub struct BipChannel {
@@ -75,6 +77,28 @@ impl BipChannel {
     /// The BIP endpoint (for counters).
     pub fn bip(&self) -> &Bip<DeviceStack> {
         &self.bip
+    }
+
+    /// Hands the next control message that has arrived to `sink`; the bytes it copied, or
+    /// `None` when nothing had arrived.
+    #[inline]
+    fn lend_one(&mut self, sink: &mut dyn Sink) -> Result<Option<usize>> {
+        // The closure's error is kept aside, so that the common answer (nothing, or a
+        // message delivered) carries nothing to drop.
+        let mut malformed = None;
+        let lent = self
+            .bip
+            .lend(CTRL_TAG, |src, msg| match deliver_whole(sink, src, msg) {
+                Ok(n) => n,
+                Err(e) => {
+                    malformed = Some(e);
+                    0
+                }
+            })?;
+        match malformed {
+            Some(e) => Err(e),
+            None => Ok(lent),
+        }
     }
 
     /// Releases the staging buffers of multi-packet control messages that went out.
@@ -137,30 +161,25 @@ impl Channel for BipChannel {
     }
 
     fn poll(&mut self, sink: &mut dyn Sink) -> Result<bool> {
-        // One message per call: callers loop, and a second look that finds nothing would cost
-        // a whole sweep of the routes on every arrival.
-        // The closure's error is kept aside, so that the common answer (nothing, or a
-        // message delivered) carries nothing to drop.
-        let mut malformed = None;
-        let lent = self
-            .bip
-            .lend(CTRL_TAG, |src, msg| match deliver_whole(sink, src, msg) {
-                Ok(n) => n,
-                Err(e) => {
-                    malformed = Some(e);
-                    0
-                }
-            })?;
-        let mut any = match lent {
-            Some(n) => {
-                if let Some(e) = malformed {
-                    return Err(e);
-                }
-                self.copied.add(n);
-                true
+        // One message per call unless posted receives wait for more (`Sink::hungry`): then
+        // up to a batch, each landing straight in its receive, for one pass of the layers
+        // above. A last look that finds nothing costs a sweep of the routes, so a poll that
+        // nobody waits on stops after the first message.
+        let mut any = false;
+        for _ in 0..POLL_BATCH {
+            let Some(n) = self.lend_one(sink)? else {
+                break;
+            };
+            self.copied.add(n);
+            any = true;
+            // A rendezvous that ended is the ADI's to see before the next message.
+            while let Some(e) = self.bip.next_event() {
+                deliver_event(sink, e);
             }
-            None => false,
-        };
+            if !sink.hungry() {
+                break;
+            }
+        }
         while let Some(e) = self.bip.next_event() {
             deliver_event(sink, e);
             any = true;

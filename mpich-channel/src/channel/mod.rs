@@ -118,6 +118,16 @@ pub trait Sink {
     fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
         arrive_in_two_steps(self, src, env, payload)
     }
+    /// Whether posted receives are waiting for data, so that a channel's poll should go on
+    /// delivering what has arrived (up to its batch) rather than return after one message:
+    /// each further message then lands straight in its receive, and the fixed cost of a poll
+    /// is paid once for the batch. When nothing waits, a poll delivers one message, and what
+    /// arrived behind it stays in the transport until a receive is posted for it (taking it
+    /// now would make it unexpected: buffered, then copied a second time).
+    #[inline]
+    fn hungry(&self) -> bool {
+        false
+    }
 }
 
 /// What [`Sink::arrived_whole`] does by default: `arrived`, a copy of the payload into the

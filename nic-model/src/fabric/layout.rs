@@ -5,15 +5,24 @@
 //! page 1            RankBlock[nranks]           (256 bytes each: 4 cache lines)
 //! region_offset     RegionDesc[nranks][REGION_SLOTS]  (64 bytes each: one cache line)
 //! inbox_offset      Inbox[nranks]               (inbox_stride bytes each, page-rounded):
-//!                     line 0: QueueConsumer     (written only by the receiver)
-//!                     line 1: QueueProducers    (claimed by the senders with a CAS)
-//!                     line 2: BoxPool           (boxes claimed so far, by the senders)
+//!                     pair 0: QueueConsumer     (written only by the receiver)
+//!                     pair 1: QueueProducers    (claimed by the senders with a CAS)
+//!                     pair 2: BoxPool           (boxes claimed so far, by the senders)
+//!                     BoxHeader[box_count]      (one line each; owner: its sender, once;
+//!                                                consumed: the receiver), pair-rounded
 //!                     queue slots[queue_slots]  (slot_bytes each; any packet)
 //!                       SlotHeader (24 bytes) + payload
-//!                     fast boxes[box_count]     (box_stride bytes each), each:
-//!                       line 0: BoxHeader       (owner: its sender, once; consumed: receiver)
+//!                     fast boxes[box_count]     (box_stride bytes each: its slots)
 //!                       slots[box_slots]        (box_slot_bytes each; small packets only)
 //! ```
+//!
+//! A "pair" is two cache lines, 128 bytes aligned on 128 ([`LINE_PAIR`]): the unit in which
+//! the adjacent-line prefetchers of x86-64 (Intel's spatial prefetcher, AMD's L2 up/down
+//! prefetcher) pull lines in. Lines that different processes write are kept in different
+//! pairs, so that a prefetch on one side does not take the other side's line away (layout
+//! version 4 had the receiver's consumer line and the senders' tail line in one pair, and
+//! every other fast box's header in the pair of its first slot). The box headers, all
+//! written by the receiver, sit together in a table of their own.
 //!
 //! Every rank receives through its own inbox: one shared receive queue, written by any sender
 //! (`wire::queue`), and a pool of fast boxes, each taken by one sender the first time it sends
@@ -39,7 +48,9 @@ pub const PAGE: usize = 4096;
 /// "NICFABR1" in little-endian.
 pub const FABRIC_MAGIC: u64 = u64::from_le_bytes(*b"NICFABR1");
 /// Layout version: bump on any change to the types in this module.
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
+/// Two cache lines: what an adjacent-line prefetcher fetches together (see the module doc).
+pub const LINE_PAIR: usize = 2 * CACHE_LINE;
 /// Region descriptors each rank publishes in the fabric (see [`crate::region`]); regions
 /// exported beyond these are served by the exporter itself over packets.
 pub const REGION_SLOTS: usize = 512;
@@ -168,7 +179,7 @@ pub struct BoxPool {
 }
 const _: () = assert!(std::mem::size_of::<BoxPool>() == CACHE_LINE);
 
-/// The first line of a fast box.
+/// A fast box's line in the inbox's table of box headers.
 #[repr(C, align(64))]
 pub struct BoxHeader {
     /// Packets the receiver has taken from this box (written by the receiver only).
@@ -225,16 +236,19 @@ pub struct Geometry {
     pub region_offset: usize,
     pub inbox_offset: usize,
     pub inbox_stride: usize,
-    /// Bytes of one fast box: its header line and its slots.
+    /// Bytes of one fast box's slots.
     pub box_stride: usize,
+    /// Offset in an inbox of its first queue slot (after the control lines and the box
+    /// headers).
+    pub queue_at: usize,
     pub total_bytes: usize,
 }
 
-/// Offsets inside an inbox.
+/// Offsets inside an inbox, each line in a pair of its own.
 const QUEUE_CONSUMER: usize = 0;
-const QUEUE_PRODUCERS: usize = CACHE_LINE;
-const BOX_POOL: usize = 2 * CACHE_LINE;
-const QUEUE_SLOTS: usize = 3 * CACHE_LINE;
+const QUEUE_PRODUCERS: usize = LINE_PAIR;
+const BOX_POOL: usize = 2 * LINE_PAIR;
+const BOX_HEADERS: usize = 3 * LINE_PAIR;
 
 impl Geometry {
     /// Computes the layout. Slot counts must be powers of two, slot sizes multiples of the
@@ -275,9 +289,13 @@ impl Geometry {
         let region_offset = round_up(PAGE + ranks_bytes, PAGE);
         let regions_bytes = nranks * REGION_SLOTS * std::mem::size_of::<RegionDesc>();
         let inbox_offset = round_up(region_offset + regions_bytes, PAGE);
-        let box_stride = CACHE_LINE + box_slots * box_slot_bytes;
+        let box_stride = box_slots * box_slot_bytes;
+        let queue_at = round_up(
+            BOX_HEADERS + box_count * std::mem::size_of::<BoxHeader>(),
+            LINE_PAIR,
+        );
         let inbox_stride = round_up(
-            QUEUE_SLOTS + queue_slots * slot_bytes + box_count * box_stride,
+            queue_at + queue_slots * slot_bytes + box_count * box_stride,
             PAGE,
         );
         let total_bytes = inbox_offset + nranks * inbox_stride;
@@ -288,6 +306,7 @@ impl Geometry {
             inbox_offset,
             inbox_stride,
             box_stride,
+            queue_at,
             total_bytes,
         })
     }
@@ -319,13 +338,17 @@ impl Geometry {
 
     /// Offset of the first slot of `rank`'s queue.
     pub fn queue_slots(&self, rank: usize) -> usize {
-        self.inbox(rank) + QUEUE_SLOTS
+        self.inbox(rank) + self.queue_at
     }
 
-    /// Offset of fast box `index` of `rank` (its header line; the slots follow).
-    pub fn fast_box(&self, rank: usize, index: usize) -> usize {
-        self.inbox(rank)
-            + QUEUE_SLOTS
+    /// Offset of the header line of fast box `index` of `rank`.
+    pub fn box_header(&self, rank: usize, index: usize) -> usize {
+        self.inbox(rank) + BOX_HEADERS + index * std::mem::size_of::<BoxHeader>()
+    }
+
+    /// Offset of the first slot of fast box `index` of `rank`.
+    pub fn box_slots(&self, rank: usize, index: usize) -> usize {
+        self.queue_slots(rank)
             + self.shape.queue_slots * self.shape.slot_bytes
             + index * self.box_stride
     }
@@ -367,10 +390,11 @@ mod tests {
         assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.inbox_offset);
         assert_eq!(g.inbox_stride % PAGE, 0);
         assert_eq!(g.inbox(2), g.inbox_offset + 2 * g.inbox_stride);
-        assert_eq!(g.queue_slots(1) % CACHE_LINE, 0);
-        assert_eq!(g.fast_box(1, 0), g.queue_slots(1) + 64 * 4096);
-        assert_eq!(g.box_stride, 64 + 16 * 256);
-        assert!(g.fast_box(1, 3) + g.box_stride <= g.inbox(2));
+        assert_eq!(g.queue_slots(1) % LINE_PAIR, 0);
+        assert_eq!(g.box_slots(1, 0), g.queue_slots(1) + 64 * 4096);
+        assert_eq!(g.box_stride, 16 * 256);
+        assert!(g.box_slots(1, 3) + g.box_stride <= g.inbox(2));
+        assert!(g.box_header(1, 3) + CACHE_LINE <= g.queue_slots(1));
         assert_eq!(g.total_bytes, g.inbox(4));
         assert_eq!(g.mtu(), 4096 - 24);
         assert_eq!(g.box_mtu(), 256 - 24);
@@ -382,6 +406,33 @@ mod tests {
             ..shape(64, 4096)
         };
         assert!(Geometry::new(4, big_boxes).is_err());
+    }
+
+    #[test]
+    fn lines_of_different_writers_lie_in_different_pairs() {
+        let g = Geometry::new(4, shape(64, 4096)).unwrap();
+        let pair = |offset: usize| offset / LINE_PAIR;
+        let r = 2;
+        // Receiver-written: the queue's consumer line and the box headers. Sender-written:
+        // the tail, the pool, the slots.
+        let receivers = [g.queue_consumer(r), g.box_header(r, 0), g.box_header(r, 3)];
+        let senders = [
+            g.queue_producers(r),
+            g.box_pool(r),
+            g.queue_slots(r),
+            g.box_slots(r, 0),
+            g.box_slots(r, 1),
+            g.box_slots(r, 3) + g.box_stride - CACHE_LINE,
+        ];
+        for a in receivers {
+            for b in senders {
+                assert_ne!(pair(a), pair(b), "offsets {a} and {b}");
+            }
+        }
+        assert_ne!(pair(g.queue_producers(r)), pair(g.box_pool(r)));
+        for i in 0..4 {
+            assert_eq!(g.box_slots(r, i) % LINE_PAIR, 0);
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::fabric::{random_key, Fabric, HostFabric};
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
-use crate::wire::inbox::{Inbox, Outbox};
+use crate::wire::inbox::{Inbox, Outbox, Sent};
 use std::sync::atomic::Ordering;
 
 /// Environment variable naming the timing profile (`native` when unset).
@@ -33,11 +33,10 @@ pub const DEFAULT_SPLIT_MIN: usize = 16 * 1024;
 
 /// One process's network interface.
 pub struct Nic {
-    // The wire's ends hold raw pointers into the fabric's mapping, so they are declared (and
-    // dropped) before it.
+    // The wire's ends and the regions (its doorbell) hold raw pointers into the fabric's
+    // mapping, so they are declared (and dropped) before it.
     outbox: Outbox,
     inbox: Inbox,
-    stalled: Vec<bool>,
     regions: regions::Regions,
     fabric: Fabric,
     rank: Rank,
@@ -124,12 +123,13 @@ impl Nic {
         // Region keys must not be guessable from outside the process (a peer reads an
         // exported region only with its key), so their stream starts from the kernel's entropy.
         let seed = u64::from_le_bytes(random_key()?[..8].try_into().expect("8 of 16 bytes"));
-        let regions = regions::Regions::new(seed, engine, &fabric, rank);
+        // SAFETY: the Nic owns `fabric` and drops it after `regions` (field order); this
+        // process is `rank` (checked above).
+        let regions = unsafe { regions::Regions::new(seed, engine, &fabric, rank) };
         tracing::debug!(target: "nic", rank, nranks = n, profile = profile.as_ref().map(|p| p.name.as_str()).unwrap_or("native"), "NIC attached");
         Ok(Nic {
             outbox,
             inbox,
-            stalled: vec![false; n],
             regions,
             fabric,
             rank,
@@ -206,18 +206,20 @@ impl Device for Nic {
                 now_ns(),
             ),
         };
-        if !outbox.send(dest, len, fill, when) {
-            if !self.stalled[dest] {
-                self.stalled[dest] = true;
-                self.counters.stalls += 1;
-                tracing::trace!(target: "nic", dest, "route full, sender stalls");
+        match outbox.send(dest, len, fill, when) {
+            Sent::Yes => {
+                self.counters.packets_tx += 1;
+                self.counters.bytes_tx += len as u64;
+                true
             }
-            return false;
+            Sent::Full { first } => {
+                if first {
+                    self.counters.stalls += 1;
+                    tracing::trace!(target: "nic", dest, "route full, sender stalls");
+                }
+                false
+            }
         }
-        self.stalled[dest] = false;
-        self.counters.packets_tx += 1;
-        self.counters.bytes_tx += len as u64;
-        true
     }
 
     #[inline]
@@ -232,7 +234,7 @@ impl Device for Nic {
 
     #[inline]
     fn progress(&mut self) -> bool {
-        if !self.regions.doorbell_rang(&self.fabric, self.rank) {
+        if !self.regions.doorbell_rang() {
             return false;
         }
         self.regions

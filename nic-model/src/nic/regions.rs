@@ -28,6 +28,7 @@ use crate::error::{NicError, Rank, Result};
 use crate::fabric::layout::{RegionDesc, REGION_SLOTS};
 use crate::fabric::Fabric;
 use crate::region::{assist, Access, RegionInfo, RegionKey, RegionTable, Transfer, TransferId};
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// What the single-copy engine may do.
@@ -68,16 +69,22 @@ pub(super) struct Regions {
     engine: Engine,
     /// The doorbell count when this NIC last looked for split-copy requests.
     seen_doorbell: u64,
+    /// This NIC's doorbell in its rank block, found once at attach time since every
+    /// `progress` call reads it. Points into the fabric, which the NIC drops after this.
+    doorbell: *const AtomicU64,
     pending: Vec<Option<Pending>>,
     nranks: usize,
 }
 
 impl Regions {
-    pub fn new(seed: u64, engine: Engine, fabric: &Fabric, _rank: Rank) -> Regions {
+    /// # Safety
+    /// `fabric` outlives the result (its doorbell pointer), and this process is `rank`.
+    pub unsafe fn new(seed: u64, engine: Engine, fabric: &Fabric, rank: Rank) -> Regions {
         Regions {
             table: RegionTable::new(seed),
             engine,
             seen_doorbell: 0,
+            doorbell: &fabric.rank_block(rank).doorbell,
             pending: Vec::new(),
             nranks: fabric.geometry().nranks,
         }
@@ -134,8 +141,9 @@ impl Regions {
 
     /// Whether an importer rang this NIC's doorbell since it last looked.
     #[inline]
-    pub fn doorbell_rang(&mut self, fabric: &Fabric, me: Rank) -> bool {
-        let now = fabric.rank_block(me).doorbell.load(Acquire);
+    pub fn doorbell_rang(&mut self) -> bool {
+        // SAFETY: the fabric outlives `self` (constructor contract).
+        let now = unsafe { (*self.doorbell).load(Acquire) };
         if now == self.seen_doorbell {
             return false;
         }
@@ -238,7 +246,7 @@ impl Regions {
         // peer's ask first splits both reads, and each exporter then reads half of its own
         // buffer itself, which leaves fewer of its lines shared with the peer's cache (the
         // next write to them is cheaper).
-        if self.doorbell_rang(fabric, me) {
+        if self.doorbell_rang() {
             self.serve_assists(fabric, me, counters);
         }
         let mine = if asked { at } else { r.len };

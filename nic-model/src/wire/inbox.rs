@@ -49,8 +49,14 @@
 //!
 //! **Polling cost.** A poll looks at the boxes that have been claimed (at most the pool's
 //! size, whatever the job's size), round-robin from where the last delivery left off, then at
-//! the queue head (first, after a run of box deliveries): O(active peers), not O(ranks). An empty poll reads lines that stay in
-//! the receiver's cache until a sender writes them.
+//! the queue head (first, after a run of box deliveries): O(active peers), not O(ranks). An
+//! empty poll reads lines that stay in the receiver's cache until a sender writes them. With
+//! one known box (a pair of ranks, or one active peer) the poll is written out inline: an
+//! empty one is the box's head flag and the queue's head flag, each one load and one compare
+//! against a value kept ready (`RxRing` keeps its head slot's address and the flag it
+//! expects), and calls nothing; a delivery calls out once, to the code that takes the
+//! packet. Each box keeps its owner's merge number (`expected`) with it, so a box delivery
+//! reads no other table.
 //!
 //! **Timing profiles.** A packet whose modeled arrival (`deliver_at`) is in the future is not
 //! delivered yet. At the head of the queue it also holds back the packets behind it, from
@@ -80,10 +86,23 @@ enum FastBox {
 
 /// One sender's routes to one receiver.
 struct Route {
-    queue: TxQueue,
     fast: FastBox,
     /// Number of the next packet to this receiver.
     next_seq: u64,
+    /// The last send to this receiver found every buffer that could take it in use.
+    stalled: bool,
+    queue: TxQueue,
+}
+
+/// What [`Outbox::send`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sent {
+    Yes,
+    /// Every buffer that could take the packet is in use (nothing was written); `first`: the
+    /// previous send to this receiver went through (a new stall begins).
+    Full {
+        first: bool,
+    },
 }
 
 /// A process's sending side: a route to every rank's inbox. Routes hold raw pointers into the
@@ -106,10 +125,11 @@ impl Outbox {
             .map(|dst| {
                 let producers: &QueueProducers = f.at(geo.queue_producers(dst));
                 Route {
-                    // SAFETY: the fabric outlives the route (caller contract).
-                    queue: unsafe { TxQueue::new(queue_parts(f, &geo, dst), &producers.tail) },
                     fast: FastBox::Unclaimed,
                     next_seq: 0,
+                    stalled: false,
+                    // SAFETY: the fabric outlives the route (caller contract).
+                    queue: unsafe { TxQueue::new(queue_parts(f, &geo, dst), &producers.tail) },
                 }
             })
             .collect();
@@ -128,8 +148,8 @@ impl Outbox {
     }
 
     /// Sends a packet of `len` bytes to `dest`: `fill` writes it in place, `when` gives its
-    /// modeled arrival time once it is written. `false` when every buffer that could take it
-    /// is in use (nothing was written).
+    /// modeled arrival time once it is written. [`Sent::Full`] when every buffer that could
+    /// take it is in use (nothing was written).
     #[inline]
     pub(crate) fn send(
         &mut self,
@@ -137,7 +157,7 @@ impl Outbox {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
         when: impl FnOnce() -> u64,
-    ) -> bool {
+    ) -> Sent {
         assert!(
             len <= self.mtu,
             "packet of {len} bytes exceeds the mtu of {}",
@@ -147,47 +167,51 @@ impl Outbox {
         let route = &mut self.to[dest];
         let pair_seq = route.next_seq as u32;
         if len <= self.box_mtu {
-            if let FastBox::Unclaimed = route.fast {
-                // SAFETY: `base` maps the fabric of geometry `geo`, which outlives us.
-                route.fast = unsafe { claim_box(self.base, &self.geo, rank, dest) };
-                // This packet announces the box: it goes through the queue, where the
-                // receiver learns of the box when it takes it (module doc).
-            } else if let FastBox::Mine(ring) = &mut route.fast {
-                if !ring.has_room() {
-                    return false;
+            match &mut route.fast {
+                FastBox::Mine(ring) => {
+                    if !ring.has_room() {
+                        return route.stall();
+                    }
+                    // SAFETY: `has_room` said the slot is free; `len` is within the box mtu
+                    // (tested above); we publish at once.
+                    fill(unsafe { ring.payload(len) });
+                    let stamp = Stamp {
+                        len,
+                        src: rank,
+                        pair_seq,
+                        deliver_at: when(),
+                    };
+                    // SAFETY: as above.
+                    unsafe { ring.publish(stamp) };
+                    route.next_seq += 1;
+                    route.stalled = false;
+                    return Sent::Yes;
                 }
-                // SAFETY: `has_room` said the slot is free; we publish it at once.
-                let buf = unsafe { ring.payload() };
-                fill(&mut buf[..len]);
-                let deliver_at = when();
-                let stamp = Stamp {
-                    len,
-                    src: rank,
-                    pair_seq,
-                    deliver_at,
-                };
-                // SAFETY: as above; `len` within the box mtu.
-                unsafe { ring.publish(stamp) };
-                route.next_seq += 1;
-                return true;
+                FastBox::Unclaimed => {
+                    // SAFETY: `base` maps the fabric of geometry `geo`, which outlives us.
+                    route.fast = unsafe { claim_box(self.base, &self.geo, rank, dest) };
+                    // This packet announces the box: it goes through the queue, where the
+                    // receiver learns of the box when it takes it (module doc).
+                }
+                FastBox::Refused => {}
             }
         }
         let Some(claim) = route.queue.claim() else {
-            return false;
+            return route.stall();
         };
-        // SAFETY: claimed just now, published at once.
-        let buf = unsafe { route.queue.payload(&claim) };
-        fill(&mut buf[..len]);
+        // SAFETY: claimed just now, published at once; `len` within the mtu (asserted).
+        fill(unsafe { route.queue.payload(&claim, len) });
         let stamp = Stamp {
             len,
             src: rank,
             pair_seq,
             deliver_at: when(),
         };
-        // SAFETY: as above; `len` within the mtu (asserted).
+        // SAFETY: as above.
         unsafe { route.queue.publish(claim, stamp) };
         route.next_seq += 1;
-        true
+        route.stalled = false;
+        Sent::Yes
     }
 
     /// Packets sent to `dest` so far.
@@ -196,10 +220,21 @@ impl Outbox {
     }
 }
 
+impl Route {
+    #[inline]
+    fn stall(&mut self) -> Sent {
+        let first = !self.stalled;
+        self.stalled = true;
+        Sent::Full { first }
+    }
+}
+
 /// Claims a fast box at `dest` for `rank`, if its pool has one left.
 ///
 /// # Safety
 /// `base` maps a fabric of geometry `geo` that outlives the box.
+#[cold]
+#[inline(never)]
 unsafe fn claim_box(base: *mut u8, geo: &Geometry, rank: Rank, dest: Rank) -> FastBox {
     let count = geo.shape.box_count as u32;
     // SAFETY: offsets of the geometry lie inside the mapping and are aligned for the types.
@@ -217,14 +252,13 @@ unsafe fn claim_box(base: *mut u8, geo: &Geometry, rank: Rank, dest: Rank) -> Fa
             Err(now) => c = now,
         }
     }
-    let at = geo.fast_box(dest, c as usize);
     // SAFETY: as above; box `c` is ours alone (the CAS).
-    let header = unsafe { &*(base.add(at) as *const BoxHeader) };
+    let header = unsafe { &*(base.add(geo.box_header(dest, c as usize)) as *const BoxHeader) };
     // Release: a receiver that sees the owner sees a box nobody else writes; it learns the
     // owner before it can need the box (the box's packets come after this store).
     header.owner.store(rank as u32 + 1, Ordering::Release);
     // SAFETY: the box is ours alone and lives as long as the fabric (caller contract).
-    FastBox::Mine(unsafe { TxRing::new(box_parts(base, geo, at, header)) })
+    FastBox::Mine(unsafe { TxRing::new(box_parts(base, geo, dest, c as usize, header)) })
 }
 
 /// Where rank `rank`'s shared receive queue lies.
@@ -238,15 +272,21 @@ fn queue_parts(f: &Fabric, geo: &Geometry, rank: Rank) -> RingParts {
     }
 }
 
-/// Where the fast box at offset `at` of the mapping `base` lies (its `header` is the box's
-/// first line).
+/// Where fast box `index` of rank `rank` lies in the mapping `base` (`header` is its line in
+/// the table of box headers).
 ///
 /// # Safety
-/// `base` maps a fabric of geometry `geo`, and `at` is one of its fast boxes.
-unsafe fn box_parts(base: *mut u8, geo: &Geometry, at: usize, header: &BoxHeader) -> RingParts {
+/// `base` maps a fabric of geometry `geo`, and `index` is one of `rank`'s fast boxes.
+unsafe fn box_parts(
+    base: *mut u8,
+    geo: &Geometry,
+    rank: Rank,
+    index: usize,
+    header: &BoxHeader,
+) -> RingParts {
     RingParts {
-        // SAFETY: the slots follow the header line inside the box (caller contract).
-        slots: unsafe { base.add(at + std::mem::size_of::<BoxHeader>()) },
+        // SAFETY: an offset of the geometry, inside the mapping (caller contract).
+        slots: unsafe { base.add(geo.box_slots(rank, index)) },
         consumed: &header.consumed,
         nslots: geo.shape.box_slots,
         slot_bytes: geo.shape.box_slot_bytes,
@@ -257,6 +297,10 @@ unsafe fn box_parts(base: *mut u8, geo: &Geometry, at: usize, header: &BoxHeader
 struct RxBox {
     ring: RxRing,
     owner: Rank,
+    /// Number of the next packet to deliver from `owner`: its entry of the merge, kept with
+    /// the box (not in [`Inbox::expected`]) so that a box's poll reads one line of the
+    /// receiver's own memory besides the box's head slot.
+    expected: u32,
 }
 
 /// A process's receiving side: its queue, the fast boxes senders claimed, the merge.
@@ -265,7 +309,8 @@ pub(crate) struct Inbox {
     boxes: Vec<RxBox>,
     /// Index in `boxes` of each source's box, or `NO_BOX`.
     box_of: Vec<u32>,
-    /// Number of the next packet to deliver from each source.
+    /// Number of the next packet to deliver from each source without a known box (when its
+    /// box is learned, the number moves into the box: [`RxBox::expected`]).
     expected: Vec<u32>,
     /// Boxes of the pool whose owner is known (in pool order).
     learned: Vec<bool>,
@@ -292,7 +337,7 @@ impl Inbox {
         Inbox {
             // SAFETY: the only receiver of this rank's queue (caller contract).
             queue: unsafe { RxRing::new(queue_parts(f, &geo, rank)) },
-            boxes: Vec::new(),
+            boxes: Vec::with_capacity(geo.shape.box_count),
             box_of: vec![NO_BOX; geo.nranks],
             expected: vec![0; geo.nranks],
             learned: vec![false; geo.shape.box_count],
@@ -310,32 +355,91 @@ impl Inbox {
     /// when nothing is deliverable now. The boxes come first, round-robin from the one after
     /// the last delivery, then the queue; the queue also goes first after `QUEUE_EVERY`
     /// deliveries in a row from boxes, so that a stream of small packets does not hold it up.
+    ///
+    /// An empty poll loads each known box's head flag and the queue's head flag, lines that
+    /// stay in this process's cache until a sender writes them, and stores nothing shared
+    /// unless it has releases to publish.
+    ///
+    /// The common case, at most one box known and no queue turn due, is written out inline so
+    /// that an empty poll is two flag loads and compares without a call: the work of a
+    /// delivery (and the caller's `take`) is in functions of their own.
     #[inline]
     pub(crate) fn poll(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
-        if self.box_streak >= QUEUE_EVERY {
-            self.box_streak = 0;
-            if let Some(len) = self.poll_queue(take) {
+        if self.box_streak >= QUEUE_EVERY || self.boxes.len() > 1 {
+            return self.poll_in_turn(take);
+        }
+        if let Some(bx) = self.boxes.first_mut() {
+            if bx.ring.ready() {
+                return self.poll_ready_box(take);
+            }
+            // Nothing more to take: tell the sender about every slot released so far.
+            bx.ring.publish();
+        }
+        self.box_streak = 0;
+        self.poll_queue(take)
+    }
+
+    /// [`Inbox::poll`] when its one box's head is published.
+    #[inline(never)]
+    fn poll_ready_box(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
+        if let Some(len) = self.deliver_box(0, take) {
+            self.box_streak += 1;
+            return Some(len);
+        }
+        self.box_streak = 0;
+        self.poll_queue(take)
+    }
+
+    /// [`Inbox::poll`] with several boxes, or when the queue's turn has come.
+    #[inline(never)]
+    fn poll_in_turn(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
+        if self.box_streak < QUEUE_EVERY {
+            if let Some(len) = self.poll_boxes_in_turn(take) {
+                self.box_streak += 1;
                 return Some(len);
             }
+            self.box_streak = 0;
+            return self.poll_queue(take);
         }
+        self.box_streak = 0;
+        if let Some(len) = self.poll_queue(take) {
+            return Some(len);
+        }
+        let len = self.poll_boxes_in_turn(take)?;
+        self.box_streak = 1;
+        Some(len)
+    }
+
+    /// One packet from the boxes, round-robin from the one after the last delivery.
+    #[inline]
+    fn poll_boxes_in_turn(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
         let nb = self.boxes.len();
         let mut b = self.next_box;
         for _ in 0..nb {
             let after = if b + 1 >= nb { 0 } else { b + 1 };
             if let Some(len) = self.poll_box(b, take) {
                 self.next_box = after;
-                self.box_streak += 1;
                 return Some(len);
             }
             b = after;
         }
-        self.box_streak = 0;
-        self.poll_queue(take)
+        None
     }
 
+    /// The queue's head, if it is deliverable (or the box packet it waits for).
     #[inline]
     fn poll_queue(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
-        let a = self.queue.peek()?;
+        if !self.queue.ready() {
+            // Nothing more to take: tell the senders about every slot released so far.
+            self.queue.publish();
+            return None;
+        }
+        self.take_from_queue(take)
+    }
+
+    #[inline(never)]
+    fn take_from_queue(&mut self, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
+        let a = self.queue.arrival();
         let src = a.src;
         if src >= self.geo.nranks {
             self.violation(format_args!("a queue packet names source {src}"));
@@ -344,25 +448,35 @@ impl Inbox {
             // Perhaps the packet that announces `src`'s new box.
             self.learn_from(self.claimed());
         }
-        let ahead = a.pair_seq.wrapping_sub(self.expected[src]);
+        let b = self.box_of[src];
+        let expected = self.expected_of(src);
+        let ahead = a.pair_seq.wrapping_sub(expected);
         if ahead == 0 {
             if !due(a.deliver_at) {
                 self.queue.publish();
                 return None;
             }
-            // SAFETY: peeked with this length; ours until released.
+            // SAFETY: the head is ready, with this length; ours until released.
             take(src, unsafe { self.queue.payload(a.len) });
             self.queue.release();
-            self.expected[src] = a.pair_seq.wrapping_add(1);
+            let next = a.pair_seq.wrapping_add(1);
+            match b {
+                NO_BOX => self.expected[src] = next,
+                b => self.boxes[b as usize].expected = next,
+            }
             Some(a.len)
         } else if ahead < 1 << 31 {
             // Earlier packets of `src` are in its fast box (module doc).
-            let b = self.box_for(src);
-            let len = self.poll_box(b, take);
-            if len.is_none() && !self.box_head_is_expected(b) {
+            if b == NO_BOX {
                 self.violation(format_args!(
-                    "packet {} of rank {src} is at the head of the queue, packet {} is in neither path",
-                    a.pair_seq, self.expected[src]
+                    "rank {src} skipped packet {expected} but has no fast box here"
+                ));
+            }
+            let len = self.poll_box(b as usize, take);
+            if len.is_none() && !self.box_head_is_expected(b as usize) {
+                self.violation(format_args!(
+                    "packet {} of rank {src} is at the head of the queue, packet {expected} is in neither path",
+                    a.pair_seq
                 ));
             }
             len
@@ -370,49 +484,55 @@ impl Inbox {
             self.violation(format_args!(
                 "packet {} of rank {src} arrived after packet {}",
                 a.pair_seq,
-                self.expected[src].wrapping_sub(1)
+                expected.wrapping_sub(1)
             ))
+        }
+    }
+
+    /// Number of the next packet to deliver from `src`.
+    fn expected_of(&self, src: Rank) -> u32 {
+        match self.box_of[src] {
+            NO_BOX => self.expected[src],
+            b => self.boxes[b as usize].expected,
         }
     }
 
     /// Delivers the head of box `b` if it is the next packet of its owner and due.
     #[inline]
     fn poll_box(&mut self, b: usize, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
-        let RxBox { ring, owner } = &mut self.boxes[b];
-        let a = ring.peek()?;
-        if a.pair_seq != self.expected[*owner] {
-            // An earlier packet of its owner is still in the queue.
-            return None;
-        }
-        if !due(a.deliver_at) {
+        let ring = &mut self.boxes[b].ring;
+        if !ring.ready() {
+            // Nothing more to take: tell the sender about every slot released so far.
             ring.publish();
             return None;
         }
-        // SAFETY: peeked with this length; ours until released.
-        take(*owner, unsafe { ring.payload(a.len) });
-        ring.release();
-        self.expected[*owner] = a.pair_seq.wrapping_add(1);
-        Some(a.len)
+        self.deliver_box(b, take)
     }
 
-    fn box_head_is_expected(&mut self, b: usize) -> bool {
-        let RxBox { ring, owner } = &mut self.boxes[b];
-        ring.peek()
-            .is_some_and(|a| a.pair_seq == self.expected[*owner])
+    /// Delivers the head of box `b`, which [`RxRing::ready`] found published, if it is the
+    /// next packet of its owner and due.
+    #[inline(always)]
+    fn deliver_box(&mut self, b: usize, take: &mut dyn FnMut(Rank, &[u8])) -> Option<usize> {
+        let bx = &mut self.boxes[b];
+        let (pair_seq, deliver_at, len) = bx.ring.seq_and_time();
+        if pair_seq != bx.expected {
+            // An earlier packet of its owner is still in the queue.
+            return None;
+        }
+        if !due(deliver_at) {
+            bx.ring.publish();
+            return None;
+        }
+        // SAFETY: the head is ready (caller), with this length; ours until released.
+        take(bx.owner, unsafe { bx.ring.payload(len) });
+        bx.ring.release();
+        bx.expected = pair_seq.wrapping_add(1);
+        Some(len)
     }
 
-    /// The index of `src`'s box, learning it if it was claimed since the last look.
-    fn box_for(&mut self, src: Rank) -> usize {
-        if self.box_of[src] == NO_BOX {
-            self.learn_from(self.claimed());
-        }
-        match self.box_of[src] {
-            NO_BOX => self.violation(format_args!(
-                "rank {src} skipped packet {} but has no fast box here",
-                self.expected[src]
-            )),
-            b => b as usize,
-        }
+    fn box_head_is_expected(&self, b: usize) -> bool {
+        let bx = &self.boxes[b];
+        bx.ring.ready() && bx.ring.seq_and_time().0 == bx.expected
     }
 
     fn claimed(&self) -> usize {
@@ -427,7 +547,7 @@ impl Inbox {
             if self.learned[i] {
                 continue;
             }
-            let at = self.geo.fast_box(self.rank, i);
+            let at = self.geo.box_header(self.rank, i);
             // SAFETY: a box header of the live fabric (geometry offset, cache-line aligned).
             let header = unsafe { &*(self.base.add(at) as *const BoxHeader) };
             let owner = header.owner.load(Ordering::Acquire) as usize;
@@ -439,13 +559,15 @@ impl Inbox {
             if src >= self.geo.nranks || self.box_of[src] != NO_BOX {
                 self.violation(format_args!("fast box {i} has a bad owner ({owner})"));
             }
-            // SAFETY: `base` maps the live fabric and `at` is box `i` of this rank's pool.
-            let parts = unsafe { box_parts(self.base, &self.geo, at, header) };
+            // SAFETY: `base` maps the live fabric and `i` is a box of this rank's pool.
+            let parts = unsafe { box_parts(self.base, &self.geo, self.rank, i, header) };
             self.box_of[src] = self.boxes.len() as u32;
             self.boxes.push(RxBox {
                 // SAFETY: the only receiver of this box (we own the inbox).
                 ring: unsafe { RxRing::new(parts) },
                 owner: src,
+                // From now on the merge keeps `src`'s number with its box.
+                expected: self.expected[src],
             });
             self.learned[i] = true;
         }
@@ -472,7 +594,15 @@ impl Inbox {
 /// Whether a packet of modeled arrival `deliver_at` may be delivered now.
 #[inline]
 fn due(deliver_at: u64) -> bool {
-    deliver_at == 0 || deliver_at <= now_ns()
+    deliver_at == 0 || due_by_the_clock(deliver_at)
+}
+
+/// [`due`] under a timing profile (kept out of line: without a profile every packet is due
+/// at once, and the clock's call would cost the fast path registers).
+#[cold]
+#[inline(never)]
+fn due_by_the_clock(deliver_at: u64) -> bool {
+    deliver_at <= now_ns()
 }
 
 #[cfg(test)]
@@ -535,7 +665,9 @@ mod tests {
                 let s = rng.usize(..nranks - 1);
                 if sent[s] < EACH {
                     let p = packet(s, sent[s]);
-                    if outs[s].send(receiver, p.len(), &mut |b| b.copy_from_slice(&p), || 0) {
+                    if outs[s].send(receiver, p.len(), &mut |b| b.copy_from_slice(&p), || 0)
+                        == Sent::Yes
+                    {
                         sent[s] += 1;
                     }
                 }
@@ -569,10 +701,18 @@ mod tests {
         // full: a small packet waits, a large one goes through the queue behind the box's.
         let sizes = [8, 300, 8, 9, 10, 11, 12];
         for (i, &len) in sizes[..6].iter().enumerate() {
-            assert!(out.send(1, len, &mut |b| b.fill(i as u8), || 0));
+            assert_eq!(out.send(1, len, &mut |b| b.fill(i as u8), || 0), Sent::Yes);
         }
-        assert!(!out.send(1, 12, &mut |_| {}, || 0), "the box is full");
-        assert!(out.send(1, 301, &mut |b| b.fill(6), || 0));
+        assert_eq!(
+            out.send(1, 12, &mut |_| {}, || 0),
+            Sent::Full { first: true },
+            "the box is full"
+        );
+        assert_eq!(
+            out.send(1, 12, &mut |_| {}, || 0),
+            Sent::Full { first: false }
+        );
+        assert_eq!(out.send(1, 301, &mut |b| b.fill(6), || 0), Sent::Yes);
         let sizes = [8, 300, 8, 9, 10, 11, 301];
         let mut order = Vec::new();
         while inbox
@@ -598,8 +738,62 @@ mod tests {
         // SAFETY: as above; two outboxes for one rank break the protocol on purpose.
         let (mut a, mut b) = unsafe { (Outbox::new(&f, 0), Outbox::new(&f, 0)) };
         let mut inbox = unsafe { Inbox::new(&f, 1) };
-        assert!(a.send(1, 300, &mut |_| {}, || 0));
-        assert!(b.send(1, 300, &mut |_| {}, || 0));
+        assert_eq!(a.send(1, 300, &mut |_| {}, || 0), Sent::Yes);
+        assert_eq!(b.send(1, 300, &mut |_| {}, || 0), Sent::Yes);
         while inbox.poll(&mut |_, _| {}).is_some() {}
+    }
+}
+
+/// One sender and one receiver in one thread with the default inbox shape, for counting the
+/// instructions of the small-packet path: `valgrind --tool=callgrind` on the test binary with
+/// `--exact wire::inbox::hot_path::small_packets_one_at_a_time`, then the inclusive counts of
+/// `send_one`, `poll_one` and `poll_empty` divided by `ROUNDS`.
+#[cfg(test)]
+mod hot_path {
+    use super::*;
+    use crate::fabric::layout::InboxShape;
+    use crate::fabric::JobConfig;
+
+    const ROUNDS: u32 = 20_000;
+
+    #[inline(never)]
+    fn send_one(out: &mut Outbox, i: u32) -> bool {
+        out.send(
+            1,
+            8,
+            &mut |b| b.copy_from_slice(&u64::from(i).to_le_bytes()),
+            || 0,
+        ) == Sent::Yes
+    }
+
+    #[inline(never)]
+    fn poll_one(inbox: &mut Inbox, got: &mut u64) -> Option<usize> {
+        inbox.poll(&mut |_, p| *got = u64::from_le_bytes(p.try_into().unwrap()))
+    }
+
+    #[inline(never)]
+    fn poll_empty(inbox: &mut Inbox) -> Option<usize> {
+        inbox.poll(&mut |_, _| panic!("nothing was sent"))
+    }
+
+    #[test]
+    fn small_packets_one_at_a_time() {
+        let shape: InboxShape = JobConfig {
+            box_count: 64,
+            ..JobConfig::new(2)
+        }
+        .shape();
+        let geo = Geometry::new(2, shape).unwrap();
+        let f = Fabric::create(geo, [7; 16], 1).unwrap().0;
+        // SAFETY: the fabric outlives both; one process plays each rank.
+        let (mut out, mut inbox) = unsafe { (Outbox::new(&f, 0), Inbox::new(&f, 1)) };
+        for i in 0..ROUNDS {
+            assert!(send_one(&mut out, i));
+            let mut got = u64::MAX;
+            assert_eq!(poll_one(&mut inbox, &mut got), Some(8));
+            assert_eq!(got, u64::from(i));
+            assert_eq!(poll_empty(&mut inbox), None);
+        }
+        assert_eq!(inbox.boxes_known(), 1);
     }
 }

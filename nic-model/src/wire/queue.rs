@@ -89,19 +89,17 @@ impl TxQueue {
         }
     }
 
-    /// The payload area of a claimed slot, `mtu` bytes long.
+    /// The first `len` bytes of the payload area of a claimed slot.
     ///
     /// # Safety
-    /// `claim` comes from this queue and is not published yet.
+    /// `claim` comes from this queue and is not published yet; `len` is within the mtu
+    /// (`slot_bytes - SLOT_HEADER`).
     #[inline]
-    pub(crate) unsafe fn payload(&mut self, claim: &Claim) -> &mut [u8] {
-        // SAFETY: the slot is ours until published (the claim); the payload lies inside it.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                claim.slot.add(SLOT_HEADER),
-                self.slot_bytes - SLOT_HEADER,
-            )
-        }
+    pub(crate) unsafe fn payload(&mut self, claim: &Claim, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.slot_bytes - SLOT_HEADER);
+        // SAFETY: the slot is ours until published (the claim); `len` bytes of payload lie
+        // inside it (caller contract).
+        unsafe { std::slice::from_raw_parts_mut(claim.slot.add(SLOT_HEADER), len) }
     }
 
     /// Hands a claimed slot to the receiver.
@@ -153,7 +151,7 @@ mod tests {
         let Some(c) = q.claim() else { return false };
         // SAFETY: just claimed.
         unsafe {
-            q.payload(&c)[..bytes.len()].copy_from_slice(bytes);
+            q.payload(&c, bytes.len()).copy_from_slice(bytes);
             q.publish(
                 c,
                 Stamp {

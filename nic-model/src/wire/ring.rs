@@ -68,8 +68,14 @@ pub(crate) fn flag(pos: u64) -> u32 {
 }
 
 /// The sender's end of a fast box.
+///
+/// It keeps a pointer to the slot of its next position, advanced (and wrapped) by one slot per
+/// packet, so that a send computes no address.
 pub(crate) struct TxRing {
-    slots: *mut u8,
+    /// The slot of position `next_seq`.
+    next_slot: *mut u8,
+    first: *mut u8,
+    end: *mut u8,
     consumer: *const AtomicU64,
     mask: u64,
     slot_bytes: usize,
@@ -78,10 +84,17 @@ pub(crate) struct TxRing {
 }
 
 /// The receiver's end of a fast box or of a receive queue.
+///
+/// Like [`TxRing`], it keeps a pointer to its head slot (the slot of position `expected`) and
+/// the flag that slot must show, so that an empty poll is one load and one compare.
 pub(crate) struct RxRing {
-    slots: *const u8,
+    /// The slot of position `expected`.
+    head: *const u8,
+    /// `flag(expected)`.
+    head_flag: u32,
+    first: *const u8,
+    end: *const u8,
     consumer: *const AtomicU64,
-    mask: u64,
     slot_bytes: usize,
     expected: u64,
     /// The consumed count last stored in the ring's consumer line (see [`RxRing::release`]).
@@ -96,7 +109,10 @@ impl TxRing {
     /// `parts` stay valid as long as the ring, and this is the only sender of that ring.
     pub(crate) unsafe fn new(parts: RingParts) -> Self {
         TxRing {
-            slots: parts.slots,
+            next_slot: parts.slots,
+            first: parts.slots,
+            // SAFETY: the ring's slots are one block of `nslots * slot_bytes` bytes.
+            end: unsafe { parts.slots.add(parts.nslots * parts.slot_bytes) },
             consumer: parts.consumed,
             mask: parts.nslots as u64 - 1,
             slot_bytes: parts.slot_bytes,
@@ -111,45 +127,44 @@ impl TxRing {
         if self.next_seq - self.cached_consumed <= self.mask {
             return true;
         }
+        self.refresh()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refresh(&mut self) -> bool {
         // SAFETY: `consumer` points into the live fabric (constructor contract).
         self.cached_consumed = unsafe { (*self.consumer).load(Ordering::Acquire) };
         self.next_seq - self.cached_consumed <= self.mask
     }
 
-    #[inline]
-    fn slot(&self) -> *mut u8 {
-        // SAFETY: the index is masked to the ring size, so the slot lies inside the ring.
-        unsafe {
-            self.slots
-                .add((self.next_seq & self.mask) as usize * self.slot_bytes)
-        }
-    }
-
-    /// The payload area of the next slot, `mtu` bytes long.
+    /// The first `len` bytes of the payload area of the next slot.
     ///
     /// # Safety
-    /// Call only after `has_room()` returned true, and publish (or abandon) before calling again.
+    /// Call only after `has_room()` returned true, with `len` within the slot's payload area
+    /// (`slot_bytes - SLOT_HEADER`), and publish (or abandon) before calling again.
     #[inline]
-    pub(crate) unsafe fn payload(&mut self) -> &mut [u8] {
+    pub(crate) unsafe fn payload(&mut self, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.slot_bytes - SLOT_HEADER);
         // SAFETY: the slot is free (caller contract), so the receiver does not read it; the
-        // payload lies inside the slot.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.slot().add(SLOT_HEADER),
-                self.slot_bytes - SLOT_HEADER,
-            )
-        }
+        // payload's `len` bytes lie inside the slot (caller contract).
+        unsafe { std::slice::from_raw_parts_mut(self.next_slot.add(SLOT_HEADER), len) }
     }
 
     /// Hands the slot to the receiver.
     ///
     /// # Safety
-    /// As for `payload`; `len` must not exceed the mtu.
+    /// As for `payload`; `stamp.len` must not exceed the slot's payload area.
     #[inline]
     pub(crate) unsafe fn publish(&mut self, stamp: Stamp) {
         // SAFETY: the slot is ours (caller contract), the length within it.
-        unsafe { publish_slot(self.slot(), self.next_seq, stamp) };
+        unsafe { publish_slot(self.next_slot, self.next_seq, stamp) };
         self.next_seq += 1;
+        // SAFETY: at most one slot past the last one, which is `end` (then wrapped).
+        self.next_slot = unsafe { self.next_slot.add(self.slot_bytes) };
+        if self.next_slot == self.end {
+            self.next_slot = self.first;
+        }
     }
 }
 
@@ -167,9 +182,12 @@ impl RxRing {
     /// `parts` stay valid as long as the ring, and this is the only receiver of that ring.
     pub(crate) unsafe fn new(parts: RingParts) -> Self {
         RxRing {
-            slots: parts.slots,
+            head: parts.slots,
+            head_flag: flag(0),
+            first: parts.slots,
+            // SAFETY: the ring's slots are one block of `nslots * slot_bytes` bytes.
+            end: unsafe { parts.slots.add(parts.nslots * parts.slot_bytes) },
             consumer: parts.consumed,
-            mask: parts.nslots as u64 - 1,
             slot_bytes: parts.slot_bytes,
             expected: 0,
             published: 0,
@@ -178,42 +196,64 @@ impl RxRing {
     }
 
     #[inline]
-    fn slot(&self) -> *const u8 {
-        // SAFETY: masked index, inside the ring.
-        unsafe {
-            self.slots
-                .add((self.expected & self.mask) as usize * self.slot_bytes)
-        }
+    fn header(&self) -> &SlotHeader {
+        // SAFETY: `head` is the start of a slot of the live ring, whose header is made of
+        // atomics.
+        unsafe { &*(self.head as *const SlotHeader) }
     }
 
-    /// Polls the head slot's flag: the packet there, if the sender has published it.
+    /// Whether the sender has published the head slot (acquire: its contents are visible).
     #[inline]
-    pub(crate) fn peek(&mut self) -> Option<Arrival> {
-        // SAFETY: the header lies at the start of the slot and is made of atomics.
-        let h = unsafe { &*(self.slot() as *const SlotHeader) };
-        if h.seq.load(Ordering::Acquire) != flag(self.expected) {
-            // Nothing more to take: tell the sender about every slot released so far.
-            self.publish();
-            return None;
-        }
-        Some(Arrival {
+    pub(crate) fn ready(&self) -> bool {
+        self.header().seq.load(Ordering::Acquire) == self.head_flag
+    }
+
+    /// The head packet's header fields, once [`RxRing::ready`] said true.
+    #[inline]
+    pub(crate) fn arrival(&self) -> Arrival {
+        let h = self.header();
+        Arrival {
             len: h.len.load(Ordering::Relaxed) as usize,
             src: h.src.load(Ordering::Relaxed) as Rank,
             pair_seq: h.pair_seq.load(Ordering::Relaxed),
             deliver_at: h.deliver_at.load(Ordering::Relaxed),
-        })
+        }
+    }
+
+    /// The head packet's number in its pair and modeled arrival, once [`RxRing::ready`] said
+    /// true (what a fast box's poll needs: its source is the box's owner).
+    #[inline]
+    pub(crate) fn seq_and_time(&self) -> (u32, u64, usize) {
+        let h = self.header();
+        (
+            h.pair_seq.load(Ordering::Relaxed),
+            h.deliver_at.load(Ordering::Relaxed),
+            h.len.load(Ordering::Relaxed) as usize,
+        )
+    }
+
+    /// Polls the head slot's flag: the packet there, if the sender has published it.
+    #[cfg(test)]
+    pub(crate) fn peek(&mut self) -> Option<Arrival> {
+        if !self.ready() {
+            // Nothing more to take: tell the sender about every slot released so far.
+            self.publish();
+            return None;
+        }
+        Some(self.arrival())
     }
 
     /// The head packet's payload.
     ///
     /// # Safety
-    /// Only after `peek()` returned `Some(a)` with `a.len == len`, and before `release()`.
+    /// Only after `ready()` returned true, with `len` the head's length, and before
+    /// `release()`.
     #[inline]
     pub(crate) unsafe fn payload(&self, len: usize) -> &[u8] {
         let len = len.min(self.slot_bytes - SLOT_HEADER);
-        // SAFETY: the sender published this slot (acquire in `peek`) and does not write it
-        // again until we release it.
-        unsafe { std::slice::from_raw_parts(self.slot().add(SLOT_HEADER), len) }
+        // SAFETY: the sender published this slot (acquire in `ready`) and does not write it
+        // again until we release it; `len` is clamped to the slot's payload area.
+        unsafe { std::slice::from_raw_parts(self.head.add(SLOT_HEADER), len) }
     }
 
     /// Gives the head slot back to the sender.
@@ -228,6 +268,12 @@ impl RxRing {
     #[inline]
     pub(crate) fn release(&mut self) {
         self.expected += 1;
+        self.head_flag = flag(self.expected);
+        // SAFETY: at most one slot past the last one, which is `end` (then wrapped).
+        self.head = unsafe { self.head.add(self.slot_bytes) };
+        if self.head == self.end {
+            self.head = self.first;
+        }
         if self.expected - self.published >= self.publish_every {
             self.publish();
         }

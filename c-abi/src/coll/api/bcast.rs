@@ -3,9 +3,9 @@
 use super::checks::{checked, count, data, intra, on, root};
 use super::{begin, builder};
 use crate::abi::*;
-use crate::coll::bcast;
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
+use crate::coll::{bcast, direct};
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
@@ -18,12 +18,19 @@ fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
     Ok(b.finish())
 }
 
+/// Blocking `MPI_Barrier` without a schedule ([`direct::barrier`]).
+fn barrier_direct(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<bool> {
+    let idx = intra(cx, comm)?;
+    on(idx, direct::barrier(cx.engine, cx.comms, idx)).map(|()| true)
+}
+
 collective! {
     /// `MPI_Barrier`: returns once every process of `comm` has called it.
     MPI_Barrier / PMPI_Barrier,
     /// `MPI_Ibarrier`: a barrier that completes when every process has started it.
     MPI_Ibarrier / PMPI_Ibarrier,
-    barrier_s(comm: MPI_Comm) on comm
+    barrier_s(comm: MPI_Comm) on comm,
+    fast barrier_direct
 }
 
 fn bcast_s(
@@ -44,10 +51,34 @@ fn bcast_s(
     Ok(b.finish())
 }
 
+/// Blocking `MPI_Bcast` of contiguous data on a binomial tree without a schedule
+/// ([`direct::bcast`]); `false` (nothing done) for the others.
+fn bcast_direct(
+    cx: &mut Cx<'_>,
+    buffer: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    r: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<bool> {
+    let (idx, (n, lay, r)) = checked(cx, comm, |cx, idx| {
+        let n = count(n, "count")?;
+        let lay = data(cx, buffer, n, datatype, "buffer")?;
+        Ok((n, lay, root(cx, idx, r)?))
+    })?;
+    if !direct::bcast_fits(n, &lay, cx.comms.get(idx).size) {
+        return Ok(false);
+    }
+    // SAFETY: the checked buffer of an MPI_Bcast of `n` elements of `lay` (MPI's contract).
+    let done = unsafe { direct::bcast(cx.engine, cx.comms, idx, buffer.cast(), n, &lay, r) };
+    on(idx, done).map(|()| true)
+}
+
 collective! {
     /// `MPI_Bcast`: `root`'s buffer to every process.
     MPI_Bcast / PMPI_Bcast,
     /// `MPI_Ibcast`: nonblocking `MPI_Bcast`.
     MPI_Ibcast / PMPI_Ibcast,
-    bcast_s(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+    bcast_s(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm,
+    fast bcast_direct
 }

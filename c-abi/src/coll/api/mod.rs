@@ -38,16 +38,21 @@ pub(super) fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> 
 
 /// Makes the blocking and nonblocking entry points of a collective from its schedule builder
 /// (defined before the family modules, which use it).
+///
+/// With `fast $direct`, the blocking entry point first offers the call to `$direct`, which
+/// checks the arguments and either runs the whole collective without a schedule (short data:
+/// see [`crate::coll::direct`]) and answers `true`, or answers `false` having done nothing.
 macro_rules! collective {
     (
         $(#[$doc:meta])* $mpi:ident / $pmpi:ident,
         $(#[$idoc:meta])* $impi:ident / $ipmpi:ident,
-        $build:ident ( $($arg:ident : $ty:ty),* ) on $comm:ident
+        $build:ident ( $($arg:ident : $ty:ty),* ) on $comm:ident $(, fast $direct:ident)?
     ) => {
         mpi_fn! {
             $(#[$doc])*
             fn $mpi / $pmpi($($arg: $ty),*) |st| {
                 let cx = &mut st.runtime()?.coll();
+                collective!(@direct [$($direct)?] cx ($($arg),*));
                 let s = $build(cx, $($arg),*)?;
                 let idx = s.comm;
                 on(idx, cx.run(s))
@@ -62,6 +67,12 @@ macro_rules! collective {
                 let s = $build(cx, $($arg),*)?;
                 begin(cx, s, out)
             }
+        }
+    };
+    (@direct [] $cx:ident ($($arg:ident),*)) => {};
+    (@direct [$direct:ident] $cx:ident ($($arg:ident),*)) => {
+        if $direct($cx, $($arg),*)? {
+            return Ok(());
         }
     };
 }

@@ -5,10 +5,10 @@ use super::checks::{aliased, checked, count, counts, data, in_place, intra, on, 
 use super::{begin, builder};
 use crate::abi::*;
 use crate::coll::buf::{check_op, Layout};
-use crate::coll::reduce;
 use crate::coll::sched::Schedule;
 use crate::coll::sched::{Builder, Reducer};
 use crate::coll::Cx;
+use crate::coll::{direct, reduce};
 use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::MpiError;
@@ -89,11 +89,24 @@ fn red_everywhere(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<(Red, Builder)> {
-    let (idx, x) = checked(cx, comm, |cx, _| {
+    let (idx, x) = red_everywhere_checked(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
+    Ok((x, reducer(cx, idx, op, datatype)?))
+}
+
+/// The checks of [`red_everywhere`], nothing started.
+fn red_everywhere_checked(
+    cx: &Cx<'_>,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<(CommIdx, Red)> {
+    checked(cx, comm, |cx, _| {
         let cnt = count(n, "count")?;
         red(cx, sendbuf, recvbuf, n, Some(cnt), datatype, op, true)
-    })?;
-    Ok((x, reducer(cx, idx, op, datatype)?))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -153,12 +166,51 @@ fn allreduce_s(
     Ok(b.finish())
 }
 
+/// Blocking `MPI_Allreduce` of short contiguous data without a schedule
+/// ([`direct::allreduce`]); `false` (nothing done) for the others.
+fn allreduce_direct(
+    cx: &mut Cx<'_>,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> MpiResult<bool> {
+    let (idx, x) = red_everywhere_checked(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
+    if !direct::allreduce_fits(x.n, &x.lay) {
+        return Ok(false);
+    }
+    let r = on(
+        idx,
+        crate::op::Reduction::new(cx.ops, cx.types, op, datatype),
+    )?;
+    let send = (!x.in_place).then_some(x.send);
+    // SAFETY: the checked buffers of an MPI_Allreduce of `x.n` elements of `x.lay` (MPI's
+    // contract for their sizes).
+    let done = unsafe {
+        direct::allreduce(
+            cx.engine,
+            cx.comms,
+            idx,
+            send,
+            recvbuf.cast(),
+            x.n,
+            &x.lay,
+            &r,
+            x.commutative,
+        )
+    };
+    on(idx, done).map(|()| true)
+}
+
 collective! {
     /// `MPI_Allreduce`: the reduction of every process's data with `op`, at every process.
     MPI_Allreduce / PMPI_Allreduce,
     /// `MPI_Iallreduce`: nonblocking `MPI_Allreduce`.
     MPI_Iallreduce / PMPI_Iallreduce,
-    allreduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
+    allreduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm,
+    fast allreduce_direct
 }
 
 fn reduce_scatter_counts(
