@@ -207,13 +207,7 @@ pub(crate) unsafe fn allreduce(
         Some(me - rem)
     };
     if let Some(nr) = newrank {
-        let real = |newdst: usize| {
-            if newdst < rem {
-                newdst * 2 + 1
-            } else {
-                newdst + rem
-            }
-        };
+        let real = |newdst: usize| super::reduce::unfolded(newdst, rem);
         let mut mask = 1;
         let mut step = 0;
         while mask < pof2 {

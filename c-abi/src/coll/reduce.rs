@@ -130,13 +130,7 @@ fn reduce_long(
     // An even root below 2 * rem sat out: its partner gathers and hands it the result.
     let root_newrank = if root < 2 * rem { root / 2 } else { root - rem };
     if let Some(nr) = newrank {
-        let real = |newdst: usize| {
-            if newdst < rem {
-                newdst * 2 + 1
-            } else {
-                newdst + rem
-            }
-        };
+        let real = |newdst: usize| unfolded(newdst, rem);
         rabenseifner(b, acc, tmp, count, lay, nr, pof2, &real, Some(root_newrank));
     }
     if root < 2 * rem && root & 1 == 0 {
@@ -196,13 +190,7 @@ pub(crate) fn allreduce(
     let tmp = b.temp(count, lay);
     let newrank = fold_in(b, recv, tmp, count, lay, rem);
     if let Some(nr) = newrank {
-        let real = |newdst: usize| {
-            if newdst < rem {
-                newdst * 2 + 1
-            } else {
-                newdst + rem
-            }
-        };
+        let real = |newdst: usize| unfolded(newdst, rem);
         if count * lay.size <= ALLREDUCE_SHORT || !commutative || count < pof2 {
             let mut mask = 1;
             let mut step = 0;
@@ -521,5 +509,16 @@ pub(crate) fn scan(
         }
         mask <<= 1;
         step += 1;
+    }
+}
+
+/// The rank of the process that plays new rank `newrank` once the first `2 * rem` ranks have
+/// folded in pairs (each odd one of a pair carries on, as new rank `rank / 2`; the others
+/// move down by `rem`): the inverse of the fold's renumbering.
+pub(crate) fn unfolded(newrank: usize, rem: usize) -> usize {
+    if newrank < rem {
+        newrank * 2 + 1
+    } else {
+        newrank + rem
     }
 }

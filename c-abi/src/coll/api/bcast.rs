@@ -3,9 +3,11 @@
 use super::checks::{checked, count, data, intra, on, root};
 use super::{begin, builder};
 use crate::abi::*;
+use crate::coll::buf::Layout;
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
 use crate::coll::{bcast, direct};
+use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
@@ -41,14 +43,26 @@ fn bcast_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let (idx, (n, lay, r)) = checked(cx, comm, |cx, idx| {
-        let n = count(n, "count")?;
-        let lay = data(cx, buffer, n, datatype, "buffer")?;
-        Ok((n, lay, root(cx, idx, r)?))
-    })?;
+    let (idx, (n, lay, r)) = bcast_checked(cx, buffer, n, datatype, r, comm)?;
     let mut b = builder(cx, idx);
     bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
     Ok(b.finish())
+}
+
+/// The checks of a broadcast: the communicator, then the count, buffer and root.
+fn bcast_checked(
+    cx: &Cx<'_>,
+    buffer: *mut c_void,
+    n: c_int,
+    datatype: MPI_Datatype,
+    r: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(CommIdx, (usize, Layout, usize))> {
+    checked(cx, comm, |cx, idx| {
+        let n = count(n, "count")?;
+        let lay = data(cx, buffer, n, datatype, "buffer")?;
+        Ok((n, lay, root(cx, idx, r)?))
+    })
 }
 
 /// Blocking `MPI_Bcast` of contiguous data on a binomial tree without a schedule
@@ -61,11 +75,7 @@ fn bcast_direct(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<bool> {
-    let (idx, (n, lay, r)) = checked(cx, comm, |cx, idx| {
-        let n = count(n, "count")?;
-        let lay = data(cx, buffer, n, datatype, "buffer")?;
-        Ok((n, lay, root(cx, idx, r)?))
-    })?;
+    let (idx, (n, lay, r)) = bcast_checked(cx, buffer, n, datatype, r, comm)?;
     if !direct::bcast_fits(n, &lay, cx.comms.get(idx).size) {
         return Ok(false);
     }
