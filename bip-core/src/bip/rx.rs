@@ -140,10 +140,7 @@ impl Engine {
         buf: *mut u8,
         cap: usize,
     ) -> Result<Polled> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol {
-            src,
-            why: "short or unknown packet",
-        })?;
+        let h = parse_header(src, pkt)?;
         let data = &pkt[HEADER..];
         if h.tag == tag && matches!(h.kind, Kind::Eager | Kind::Rts) {
             let r = self.reqs.alloc(Op::Recv {
@@ -187,10 +184,7 @@ impl Engine {
     /// handled in general, out of line.
     #[inline(never)]
     fn on_other_packet(&mut self, src: Rank, pkt: &[u8]) -> Result<()> {
-        let h = Header::parse(pkt).ok_or(BipError::Protocol {
-            src,
-            why: "short or unknown packet",
-        })?;
+        let h = parse_header(src, pkt)?;
         self.on_message_packet(src, h, &pkt[HEADER..])
     }
 
@@ -467,4 +461,13 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// The header of a packet from `src` that the fast paths did not take: a protocol error if the
+/// packet is too short for one or of an unknown kind.
+fn parse_header(src: Rank, pkt: &[u8]) -> Result<Header> {
+    Header::parse(pkt).ok_or(BipError::Protocol {
+        src,
+        why: "short or unknown packet",
+    })
 }

@@ -101,6 +101,17 @@ impl BipChannel {
         }
     }
 
+    /// Hands the sink every rendezvous event BIP has; whether there was one.
+    #[inline]
+    fn deliver_events(&mut self, sink: &mut dyn Sink) -> bool {
+        let mut any = false;
+        while let Some(e) = self.bip.next_event() {
+            deliver_event(sink, e);
+            any = true;
+        }
+        any
+    }
+
     /// Releases the staging buffers of multi-packet control messages that went out.
     #[cold]
     fn reap_staged(&mut self) -> Result<bool> {
@@ -173,17 +184,12 @@ impl Channel for BipChannel {
             self.copied.add(n);
             any = true;
             // A rendezvous that ended is the ADI's to see before the next message.
-            while let Some(e) = self.bip.next_event() {
-                deliver_event(sink, e);
-            }
+            self.deliver_events(sink);
             if !sink.hungry() {
                 break;
             }
         }
-        while let Some(e) = self.bip.next_event() {
-            deliver_event(sink, e);
-            any = true;
-        }
+        any |= self.deliver_events(sink);
         if !self.staged.is_empty() {
             any |= self.reap_staged()?;
         }

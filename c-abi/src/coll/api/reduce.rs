@@ -70,9 +70,19 @@ fn red(
     })
 }
 
+/// The reduction `op` on `dt`, its error raised on communicator `idx`.
+fn reduction(
+    cx: &Cx<'_>,
+    idx: CommIdx,
+    op: MPI_Op,
+    dt: MPI_Datatype,
+) -> MpiResult<crate::op::Reduction> {
+    on(idx, crate::op::Reduction::new(cx.ops, cx.types, op, dt))
+}
+
 /// The schedule builder of a reduction with `op` on `dt`.
 fn reducer(cx: &mut Cx<'_>, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
-    let r = on(idx, crate::op::Reduction::new(cx.ops, cx.types, op, dt))?;
+    let r = reduction(cx, idx, op, dt)?;
     let mut b = builder(cx, idx);
     b.set_reducer(Reducer::Op(r));
     Ok(b)
@@ -181,10 +191,7 @@ fn allreduce_direct(
     if !direct::allreduce_fits(x.n, &x.lay) {
         return Ok(false);
     }
-    let r = on(
-        idx,
-        crate::op::Reduction::new(cx.ops, cx.types, op, datatype),
-    )?;
+    let r = reduction(cx, idx, op, datatype)?;
     let send = (!x.in_place).then_some(x.send);
     // SAFETY: the checked buffers of an MPI_Allreduce of `x.n` elements of `x.lay` (MPI's
     // contract for their sizes).

@@ -9,21 +9,7 @@
 #define TEST_NAME "coll_ops"
 #include "../mpitest.h"
 
-#define P 10007
-
-typedef struct {
-    int a, b, c, d;
-} mat;
-
-static mat mmul(mat x, mat y)
-{
-    mat r;
-    r.a = (int)(((long)x.a * y.a + (long)x.b * y.c) % P);
-    r.b = (int)(((long)x.a * y.b + (long)x.b * y.d) % P);
-    r.c = (int)(((long)x.c * y.a + (long)x.d * y.c) % P);
-    r.d = (int)(((long)x.c * y.b + (long)x.d * y.d) % P);
-    return r;
-}
+#include "matmod.h"
 
 static int calls_with_wrong_type = 0;
 static MPI_Datatype mat_type;
@@ -44,26 +30,6 @@ static void summod_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)dt;
     for (int i = 0; i < *len; i++)
         y[i] = (x[i] + y[i]) % P;
-}
-
-/* Rank r's matrix for element j. */
-static mat mine(int r, int j)
-{
-    mat m;
-    m.a = (r * 3 + j + 1) % P;
-    m.b = (r + 2 * j + 5) % P;
-    m.c = (r * r + j + 7) % P;
-    m.d = (r + j * j + 11) % P;
-    return m;
-}
-
-/* M_lo * ... * M_{hi-1} for element j. */
-static mat product(int lo, int hi, int j)
-{
-    mat r = {1, 0, 0, 1};
-    for (int i = lo; i < hi; i++)
-        r = mmul(r, mine(i, j));
-    return r;
 }
 
 static void expect_mat(const mat *got, int n, int lo, int hi, int shift, const char *what)

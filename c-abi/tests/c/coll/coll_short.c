@@ -20,21 +20,7 @@
 #define TEST_NAME "coll_short"
 #include "../mpitest.h"
 
-#define P 10007
-
-typedef struct {
-    int a, b, c, d;
-} mat;
-
-static mat mmul(mat x, mat y)
-{
-    mat r;
-    r.a = (int)(((long)x.a * y.a + (long)x.b * y.c) % P);
-    r.b = (int)(((long)x.a * y.b + (long)x.b * y.d) % P);
-    r.c = (int)(((long)x.c * y.a + (long)x.d * y.c) % P);
-    r.d = (int)(((long)x.c * y.b + (long)x.d * y.d) % P);
-    return r;
-}
+#include "matmod.h"
 
 /* inout = in * inout: `in` holds the lower ranks' product. */
 static void matmul_op(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -43,12 +29,6 @@ static void matmul_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)dt;
     for (int i = 0; i < *len; i++)
         y[i] = mmul(x[i], y[i]);
-}
-
-static mat mine(int r, int j)
-{
-    mat m = {(r * 3 + j + 1) % P, (r + 2 * j + 5) % P, (r * r + j + 7) % P, (r + j * j + 11) % P};
-    return m;
 }
 
 /* Rank r's value for element j (small, so products of up to 8 ranks stay exact). */
@@ -195,9 +175,7 @@ static void check_matmul(MPI_Comm comm, MPI_Datatype mat_type, MPI_Op mm, int n,
         CHECK_MPI(MPI_Allreduce(s, r, n, mat_type, mm, comm));
     }
     for (int j = 0; j < n; j++) {
-        mat w = {1, 0, 0, 1};
-        for (int i = 0; i < size; i++)
-            w = mmul(w, mine(i, j));
+        mat w = product(0, size, j);
         CHECK(r[j].a == w.a && r[j].b == w.b && r[j].c == w.c && r[j].d == w.d,
               "allreduce (non-commutative%s), count %d: element %d is [%d %d %d %d], want [%d %d %d %d]",
               in_place ? ", in place" : "", n, j, r[j].a, r[j].b, r[j].c, r[j].d, w.a, w.b, w.c, w.d);
