@@ -18,7 +18,8 @@
 //! wakeups preempting the peers. At load 4.5 (mostly the job itself) a collective still cost
 //! the whole yielding spell plus a nap (2.8 ms with a 2 ms spell, 240-260 us with 100 us):
 //! here a yield seldom hands the processor to the peer at all. Open MPI does the same
-//! collectives in 4-6 us on this machine; how is not understood yet. `MPI_WAIT_SPIN` and
+//! collectives in 4-6 us on this machine; so do we on a quiet machine since the spin phase of
+//! an oversubscribed job was cut from 64 polls to 16 ([`SPIN_POLLS_SHARED`]). `MPI_WAIT_SPIN` and
 //! `MPI_WAIT_YIELD_US` override the two figures of an oversubscribed job (for experiments).
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -32,8 +33,13 @@ const SPIN_POLLS: u32 = 4096;
 /// The spin phase when the job has more ranks on this host than the host has processors
 /// ([`note_ranks_on_host`]). The peer a rank waits for is then often waiting for the same
 /// core, and every poll spent spinning delays it: measured with 4 ranks on 2 cores, an 8-byte
-/// `MPI_Allreduce` took 260 us with 4096 polls and 7.4 us with 64.
-const SPIN_POLLS_SHARED: u32 = 64;
+/// `MPI_Allreduce` took 260 us with 4096 polls and 7.4 us with 64. On a quiet machine
+/// (`mpibench --np 4 --benchmarks allreduce,bcast,barrier --sizes 8`, `MPI_WAIT_SPIN` 0, 4,
+/// 16, 64 alternating, two rounds of three) 64 polls gave 8.9-10.9 / 0.56-0.87 / 8.8-13.6 us
+/// and 16 polls 3.5-6.7 / 0.63-0.71 / 4.3-4.6 us (0 and 4 about as 16; 512 ten times worse).
+const SPIN_POLLS_SHARED: u32 = 16;
+/// The spin phase when a poll is a system call ([`note_polls_are_system_calls`]).
+const SPIN_POLLS_SYSCALL: u32 = 64;
 
 /// The spin phase of this process (one of the two above).
 static SPIN: AtomicU32 = AtomicU32::new(SPIN_POLLS);
@@ -117,10 +123,10 @@ fn union_count(a: &libc::cpu_set_t, b: &libc::cpu_set_t) -> usize {
 
 /// Tells the waiting loops that a poll of this process's device makes system calls (a network
 /// device reads its sockets): a poll then costs about a microsecond instead of a few
-/// nanoseconds, so the spin phase is kept as short as when ranks share cores, or 4096 polls
-/// would hold the core for milliseconds before yielding it.
+/// nanoseconds, so the spin phase is kept short, or 4096 polls would hold the core for
+/// milliseconds before yielding it.
 pub fn note_polls_are_system_calls() {
-    SPIN.store(SPIN_POLLS_SHARED, Ordering::Relaxed);
+    SPIN.store(SPIN_POLLS_SYSCALL, Ordering::Relaxed);
 }
 
 const YIELD_FOR: Duration = Duration::from_millis(2);
