@@ -23,6 +23,8 @@ pub(crate) struct MpiError {
     pub detail: String,
     /// The communicator whose error handler is invoked (`None`: `MPI_COMM_WORLD`'s).
     pub comm: Option<CommIdx>,
+    /// The window whose error handler is invoked instead, for an error of a window call.
+    pub win: Option<MPI_Win>,
 }
 
 impl MpiError {
@@ -32,12 +34,19 @@ impl MpiError {
             class,
             detail: detail.into(),
             comm: None,
+            win: None,
         }
     }
 
     /// Routes the error to `comm`'s error handler.
     pub fn on(mut self, comm: CommIdx) -> MpiError {
         self.comm = Some(comm);
+        self
+    }
+
+    /// Routes the error to window `win`'s error handler.
+    pub fn on_win(mut self, win: MPI_Win) -> MpiError {
+        self.win = Some(win);
         self
     }
 

@@ -34,6 +34,7 @@ pub(crate) enum Kind {
     Errhandler = 0x5,
     Op = 0x6,
     Info = 0x7,
+    Win = 0x8,
     Keyval = 0x9,
     Request = 0xb,
 }

@@ -86,3 +86,4 @@ mod p2p;
 mod runtime;
 mod spawn;
 mod topo;
+mod win;

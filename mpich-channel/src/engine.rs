@@ -175,6 +175,13 @@ impl Engine {
         self.hooks.get_mut(id.0)?.as_any_mut().downcast_mut::<T>()
     }
 
+    /// The state of a registered hook together with the point-to-point engine, for a
+    /// subsystem's call that starts operations from its state (a one-sided operation).
+    pub fn hook_with_p2p<T: Hook>(&mut self, id: HookId) -> Option<(&mut T, &mut Adi)> {
+        let hook = self.hooks.get_mut(id.0)?.as_any_mut().downcast_mut::<T>()?;
+        Some((hook, &mut self.adi))
+    }
+
     /// Operations in flight.
     pub fn operations_in_flight(&self) -> usize {
         self.live_ops

@@ -11,7 +11,7 @@ use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
-fn create_keyval(
+pub(crate) fn create_keyval(
     keyvals: &mut KeyvalTable,
     copy: MPI_Comm_copy_attr_function,
     delete: MPI_Comm_delete_attr_function,
@@ -23,7 +23,7 @@ fn create_keyval(
     Ok(())
 }
 
-fn free_keyval(keyvals: &mut KeyvalTable, keyval: *mut c_int) -> MpiResult<()> {
+pub(crate) fn free_keyval(keyvals: &mut KeyvalTable, keyval: *mut c_int) -> MpiResult<()> {
     let out = Out::new(keyval, "keyval")?;
     keyvals.free(out.get())?;
     out.set(MPI_KEYVAL_INVALID);
@@ -31,7 +31,11 @@ fn free_keyval(keyvals: &mut KeyvalTable, keyval: *mut c_int) -> MpiResult<()> {
 }
 
 /// Writes an attribute lookup: `*(void **)attribute_val` and `*flag`.
-fn give(found: Option<*mut c_void>, attribute_val: *mut c_void, flag: *mut c_int) -> MpiResult<()> {
+pub(crate) fn give(
+    found: Option<*mut c_void>,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult<()> {
     let value_out = Out::new(attribute_val.cast::<*mut c_void>(), "attribute_val")?;
     let flag_out = Out::new(flag, "flag")?;
     if let Some(v) = found {

@@ -15,19 +15,7 @@ fn run_delete(
     keyval: c_int,
     value: *mut c_void,
 ) -> MpiResult<()> {
-    let Some(k) = keyvals.any(keyval) else {
-        return Ok(());
-    };
-    let (Some(delete), extra) = (k.delete, k.extra) else {
-        return Ok(());
-    };
-    // SAFETY: a delete callback the program registered, called with the arguments MPI's C
-    // binding gives it; it may call MPI (no reference into the tables is held across it).
-    let rc = unsafe { delete(comm, keyval, value, extra) };
-    if rc != MPI_SUCCESS {
-        return Err(callback_failed("delete", keyval, rc));
-    }
-    Ok(())
+    keyvals.run_delete(comm, keyval, value)
 }
 
 /// Copies the attributes of `from` to its new duplicate `to` through their copy callbacks.

@@ -26,7 +26,7 @@
 //! communicator code copies and deletes attributes through it); the C functions, and
 //! `MPIR_Dup_fn`, are in `api`.
 
-mod api;
+pub(crate) mod api;
 pub(crate) mod comm_attrs;
 
 use crate::abi::*;
@@ -103,6 +103,64 @@ impl KeyvalTable {
         self.live(keyval)?;
         self.keys.retire(keyval);
         Ok(())
+    }
+}
+
+impl KeyvalTable {
+    /// A keyval the program may use (not freed, not predefined), or `MPI_ERR_KEYVAL`.
+    pub(crate) fn check(&self, keyval: c_int) -> MpiResult<()> {
+        self.live(keyval).map(|_| ())
+    }
+
+    /// Runs the delete callback of `keyval` on `value`, an attribute of the object with
+    /// handle `object` (a communicator, a window: the callbacks take the handle as an int).
+    pub(crate) fn run_delete(
+        &self,
+        object: c_int,
+        keyval: c_int,
+        value: *mut c_void,
+    ) -> MpiResult<()> {
+        let Some(k) = self.any(keyval) else {
+            return Ok(());
+        };
+        let (Some(delete), extra) = (k.delete, k.extra) else {
+            return Ok(());
+        };
+        // SAFETY: a delete callback the program registered, called with the arguments MPI's C
+        // binding gives it; it may call MPI (no reference into the tables is held across it).
+        let rc = unsafe { delete(object, keyval, value, extra) };
+        if rc != MPI_SUCCESS {
+            return Err(callback_failed("delete", keyval, rc));
+        }
+        Ok(())
+    }
+}
+
+impl Attrs {
+    /// The value set for `keyval`, if any.
+    pub(crate) fn value(&self, keyval: c_int) -> Option<*mut c_void> {
+        self.list
+            .iter()
+            .find(|&&(k, _)| k == keyval)
+            .map(|&(_, v)| v)
+    }
+
+    /// Sets `keyval` to `value` (in place if it was set, else last).
+    pub(crate) fn put(&mut self, keyval: c_int, value: *mut c_void) {
+        match self.list.iter_mut().find(|(k, _)| *k == keyval) {
+            Some(slot) => slot.1 = value,
+            None => self.list.push((keyval, value)),
+        }
+    }
+
+    /// Removes `keyval`.
+    pub(crate) fn remove(&mut self, keyval: c_int) {
+        self.list.retain(|&(k, _)| k != keyval);
+    }
+
+    /// The attribute set last.
+    pub(crate) fn last(&self) -> Option<(c_int, *mut c_void)> {
+        self.list.last().copied()
     }
 }
 

@@ -52,7 +52,7 @@ mod alltoall;
 mod api;
 mod bcast;
 mod buf;
-mod direct;
+pub(crate) mod direct;
 mod gather;
 mod reduce;
 mod sched;

@@ -27,7 +27,8 @@
 //! **Modules.** `layout` (runs, leaves, bounds: the [`layout::Builder`]), `constructors` (every
 //! `MPI_Type_create_*` / MPI-1 constructor, `MPI_Type_commit`, `MPI_Type_free`), `queries`
 //! (sizes, extents, envelopes, contents, names, addresses), `pack` (packing and unpacking, and
-//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`).
+//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`), `wire` (a type as bytes, for the target of a
+//! one-sided operation).
 //!
 //! **Lifetime.** A derived type lives in the table while its handle is valid or another type's
 //! contents (`MPI_Type_get_contents`) name it; the layout itself is shared (`Arc`) with the
@@ -42,6 +43,7 @@ mod api;
 mod constructors;
 mod layout;
 mod pack;
+mod wire;
 
 pub(crate) use layout::Run;
 
@@ -488,7 +490,7 @@ impl TypeTable {
     }
 
     /// Whether a handle is a predefined type.
-    fn is_predefined(dt: MPI_Datatype) -> bool {
+    pub(crate) fn is_predefined(dt: MPI_Datatype) -> bool {
         let h = dt as u32;
         builtin_size(h).is_some() || h.wrapping_sub(DIRECT_TAG) < PAIRS.len() as u32
     }

@@ -214,3 +214,59 @@ mpi_fn! {
         Ok(())
     }
 }
+
+// ---- Windows --------------------------------------------------------------------------
+
+mpi_fn! {
+    /// `MPI_Win_create_errhandler`: a handler for windows that calls the program's function.
+    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler(
+        win_errhandler_fn: MPI_Win_errhandler_function,
+        errhandler: *mut MPI_Errhandler,
+    ) |st| {
+        // A window handler has a communicator handler's signature (both handles are ints).
+        create_errhandler(st, win_errhandler_fn, errhandler)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_set_errhandler`: the handler errors of `win`'s calls go to.
+    fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) |st| {
+        let rt = st.runtime()?;
+        rt.wins.get(win)?;
+        let h = check_errhandler(&rt.errhandlers, errhandler).map_err(|e| e.on_win(win))?;
+        rt.wins.get_mut(win)?.errhandler = h;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_get_errhandler`: the handler of `win`.
+    fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler(win: MPI_Win, errhandler: *mut MPI_Errhandler) |st| {
+        let rt = st.runtime()?;
+        let h = rt.wins.get(win)?.errhandler;
+        Out::new(errhandler, "errhandler").map_err(|e| e.on_win(win))?.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_call_errhandler`: invokes `win`'s handler on `errorcode`; returns
+    /// `MPI_SUCCESS` when the handler returns.
+    fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) |st| {
+        let rt = st.runtime()?;
+        let w = rt.wins.get(win)?;
+        if w.errhandler == MPI_ERRORS_RETURN {
+            return Ok(());
+        }
+        if let Some(f) = rt.errhandlers.function(w.errhandler) {
+            call_user(f, win, errorcode);
+            return Ok(());
+        }
+        let raised = "raised by the program with MPI_Win_call_errhandler";
+        let e = match codes::class_of_instance(errorcode) {
+            Some(class) => MpiError::new(class, raised),
+            None => MpiError::new(errorcode, raised),
+        };
+        fatal("MPI_Win_call_errhandler", Some(rt.comms.get(WORLD).rank), Some((&w.label(), w.errhandler)), &e)
+    }
+}

@@ -76,6 +76,29 @@ pub(crate) fn handle(
     )
 }
 
+/// What the error handler `handler` of an object other than a communicator (a window,
+/// labelled `label` in messages, handle `object`) makes of `e`, raised by `func`.
+#[cold]
+pub(crate) fn handle_object(
+    func: &'static str,
+    e: MpiError,
+    object: c_int,
+    handler: MPI_Errhandler,
+    label: &str,
+    world_rank: usize,
+    errhandlers: &ErrhandlerTable,
+) -> c_int {
+    let code = codes::code_of(&e);
+    if handler == MPI_ERRORS_RETURN {
+        tracing::debug!(function = func, class = e.class, code, detail = %e.detail, "MPI error returned");
+        return code;
+    }
+    if let Some(f) = errhandlers.function(handler) {
+        return call_user(f, object, code);
+    }
+    fatal(func, Some(world_rank), Some((label, handler)), &e)
+}
+
 /// A handler function of the program.
 type HandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
@@ -170,7 +193,12 @@ pub(crate) fn fatal(
             } else {
                 "MPI_ERRORS_ARE_FATAL"
             };
-            format!("the error handler of {comm} is {h}, so the job ends (MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN) lets the program handle errors)")
+            let set = if comm.starts_with("window") {
+                "MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN)"
+            } else {
+                "MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)"
+            };
+            format!("the error handler of {comm} is {h}, so the job ends ({set} lets the program handle errors)")
         }
         None => "outside MPI_Init..MPI_Finalize every error is fatal".to_string(),
     };

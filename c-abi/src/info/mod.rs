@@ -41,6 +41,11 @@ impl Hints {
         }
     }
 
+    /// Every (key, value), in the order they were set.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     fn delete(&mut self, key: &str) -> bool {
         let before = self.entries.len();
         self.entries.retain(|(k, _)| k != key);

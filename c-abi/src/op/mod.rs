@@ -295,6 +295,61 @@ impl Reduction {
         Ok(Reduction { op, dt, ty, user })
     }
 
+    /// Resolves the predefined operation `op` (including `MPI_REPLACE` and `MPI_NO_OP`) on a
+    /// type that has no handle here: one a peer shipped (the target datatype of a one-sided
+    /// accumulate). `MPI_ERR_OP` for any other operation, or one not defined on the type.
+    pub fn shipped(op: MPI_Op, ty: std::sync::Arc<Datatype>) -> MpiResult<Reduction> {
+        let action = predefined(op).ok_or_else(|| bad_op(op))?;
+        // The handle of its one basic type stands for the type where the kernels need one.
+        let dt = ty.basic().unwrap_or(MPI_DATATYPE_NULL);
+        if let Predefined::Compute(b) = action {
+            let defined = element_kind(&ty, dt).is_some_and(|k| {
+                let layout = match k {
+                    Kind::Pair(_) => Layout::Packed,
+                    _ => Layout::Natural,
+                };
+                kernels::kernel(b, k, layout).is_some()
+            });
+            if !defined {
+                return Err(undefined_on(op, dt, &ty));
+            }
+        }
+        // A shipped type that is one predefined element takes the kernels' fast path.
+        let dt = ty.single_basic().unwrap_or(MPI_DATATYPE_NULL);
+        Ok(Reduction {
+            op,
+            dt,
+            ty,
+            user: None,
+        })
+    }
+
+    /// What `Reduction::shipped(op, ty)` then `apply` do, without taking a share of the type
+    /// for the common case of a predefined operation on one predefined element type (a
+    /// one-sided fetch-and-op: one kernel call).
+    ///
+    /// # Safety
+    /// As for [`reduce`].
+    pub unsafe fn apply_shipped(
+        op: MPI_Op,
+        ty: &std::sync::Arc<Datatype>,
+        inbuf: *const u8,
+        inoutbuf: *mut u8,
+        count: usize,
+    ) -> MpiResult<()> {
+        if let (Some(Predefined::Compute(b)), Some(kind)) =
+            (predefined(op), ty.single_basic().and_then(kind_of))
+        {
+            if let Some(kernel) = kernels::kernel(b, kind, Layout::Natural) {
+                // SAFETY: the caller's contract: `count` elements of the predefined type.
+                unsafe { kernel(inbuf, inoutbuf, count) };
+                return Ok(());
+            }
+        }
+        // SAFETY: the caller's contract is passed on.
+        unsafe { Reduction::shipped(op, ty.clone())?.apply(inbuf, inoutbuf, count) }
+    }
+
     /// `inout[i] = in[i] (op) inout[i]` for `count` elements (see [`reduce`]).
     ///
     /// # Safety

@@ -223,6 +223,7 @@ impl Failures {
                 class: MPI_ERR_IN_STATUS,
                 detail: format!("{} ({})", e.detail, crate::error::error_string(e.class)),
                 comm: e.comm,
+                win: None,
             }),
         }
     }

@@ -54,7 +54,13 @@ fn raise(func: &'static str, e: MpiError) -> c_int {
     // gone, so this is the only one.
     let st = unsafe { global::state() };
     match st.runtime_ref() {
-        Some(rt) => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
+        Some(rt) => match e.win.and_then(|w| rt.wins.errhandler(w).map(|h| (w, h))) {
+            Some((w, (handler, label))) => {
+                let rank = rt.comms.get(crate::comm::WORLD).rank;
+                errhandler::handle_object(func, e, w, handler, &label, rank, &rt.errhandlers)
+            }
+            None => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
+        },
         None => errhandler::fatal(func, None, None, &e),
     }
 }

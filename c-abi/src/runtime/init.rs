@@ -80,6 +80,7 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         ops: OpTable::new(),
         coll_spare: None,
         universe_size: size as c_int,
+        wins: crate::win::WinTable::new(),
     }));
     st.thread_level = level;
     st.main_thread = Some(std::thread::current().id());

@@ -72,6 +72,8 @@ pub(crate) struct Runtime {
     pub coll_spare: Option<Schedule>,
     /// Storage for the `MPI_UNIVERSE_SIZE` attribute, whose address `MPI_Comm_get_attr` gives out.
     pub universe_size: c_int,
+    /// One-sided windows.
+    pub wins: crate::win::WinTable,
 }
 
 impl Mpi {

@@ -1,0 +1,399 @@
+//! Making and freeing windows: `MPI_Win_create`, `MPI_Win_allocate`,
+//! `MPI_Win_allocate_shared`, `MPI_Win_shared_query`, `MPI_Win_create_dynamic`,
+//! `MPI_Win_attach`, `MPI_Win_detach`, `MPI_Win_free`.
+//!
+//! Creation is collective over the communicator: the processes make the window's own
+//! communicator (same group, fresh contexts, no attributes copied), exchange their window
+//! sizes and displacement units (and for a shared window, the memory file), and each opens
+//! its state in the engine's hook, whose standing receives take requests from then on.
+
+use crate::abi::*;
+use crate::comm::net::Net;
+use crate::comm::CommIdx;
+use crate::cptr::Out;
+use crate::error::{MpiError, MpiResult};
+use crate::runtime::export::mpi_fn;
+use crate::runtime::Runtime;
+use crate::win::memory::{self, Owned};
+use crate::win::state::{Memory, WinState};
+use crate::win::{direct, state, sync, Epochs, Peer, Win};
+use std::ffi::{c_int, c_void};
+
+/// Tag of the exchanges of window creation on the new communicator's collective context
+/// (the range `comm::net` leaves to its users, above its own).
+const TAG_SETUP: c_int = 0x3400_0000;
+
+/// What a creating call asks for.
+struct Spec {
+    flavor: c_int,
+    size: MPI_Aint,
+    disp_unit: c_int,
+}
+
+fn check_spec(s: &Spec) -> MpiResult<()> {
+    if s.size < 0 {
+        return Err(MpiError::new(
+            MPI_ERR_SIZE,
+            format!("the window size is {}; it must be 0 or more", s.size),
+        ));
+    }
+    if s.disp_unit <= 0 {
+        return Err(MpiError::new(
+            MPI_ERR_DISP,
+            format!(
+                "the displacement unit is {}; it must be positive",
+                s.disp_unit
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The collective part of every creating call: the window's communicator, everyone's size
+/// and unit, the memory (`base` for a created window; allocated here otherwise), the state
+/// in the hook. Returns the handle and the base.
+fn make(
+    rt: &mut Runtime,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    spec: Spec,
+    base: *mut c_void,
+) -> MpiResult<(MPI_Win, *mut c_void)> {
+    let (parent, c) = rt.comms.lookup(comm)?;
+    crate::comm::require_intra(c, "a window").map_err(|e| e.on(parent))?;
+    let hints = if info == MPI_INFO_NULL {
+        Default::default()
+    } else {
+        rt.infos.hints(info).map_err(|e| e.on(parent))?
+    };
+    check_spec(&spec).map_err(|e| e.on(parent))?;
+    let group = rt.comms.get(parent).group();
+    let (idx, _) = crate::comm::create::create_from(&mut rt.comm(), parent, Some(group))?
+        .expect("every member of the parent is in the window");
+    let c = rt.comms.get(idx);
+    let (me, n, ctx) = (c.rank, c.size, c.ctx);
+    let ranks: Vec<usize> = (0..n).map(|i| c.to_global(i)).collect();
+    let net = Net::local(c);
+
+    // Everyone's size and unit (and, for a shared window, host).
+    let shared = spec.flavor == MPI_WIN_FLAVOR_SHARED;
+    let allocated = shared || spec.flavor == MPI_WIN_FLAVOR_ALLOCATE;
+    let host = if allocated {
+        crate::comm::create::host_color()
+    } else {
+        0
+    };
+    let mut mine = Vec::with_capacity(24);
+    mine.extend_from_slice(&(spec.size as u64).to_le_bytes());
+    mine.extend_from_slice(&(spec.disp_unit as u64).to_le_bytes());
+    mine.extend_from_slice(&(host as u64).to_le_bytes());
+    let mut all = vec![0u8; 24 * n];
+    net.allgather(&mut rt.engine, &mine, &mut all, TAG_SETUP)?;
+    let word = |i: usize, k: usize| {
+        u64::from_le_bytes(all[24 * i + 8 * k..24 * i + 8 * k + 8].try_into().unwrap())
+    };
+    let mut peers: Vec<Peer> = (0..n)
+        .map(|i| Peer {
+            size: word(i, 0) as usize,
+            disp_unit: word(i, 1) as usize,
+            shared_base: 0,
+        })
+        .collect();
+
+    let size = spec.size as usize;
+    let one_host = (0..n).all(|i| word(i, 2) == host as u64);
+    let mut direct = None;
+    let (owned, base) = match spec.flavor {
+        MPI_WIN_FLAVOR_CREATE => (None, base),
+        MPI_WIN_FLAVOR_DYNAMIC => (None, MPI_BOTTOM),
+        MPI_WIN_FLAVOR_ALLOCATE if !(one_host && direct::enabled()) => {
+            let m = memory::private(size)?;
+            let b = m.addr().cast();
+            (Some(m), b)
+        }
+        _ => {
+            if !one_host {
+                return Err(MpiError::new(
+                    MPI_ERR_RMA_SHARED,
+                    "MPI_Win_allocate_shared needs every process of the communicator on one host (split it with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first)",
+                )
+                .on(parent));
+            }
+            let m = share(rt, &net, &peers)?;
+            let (offsets, _) =
+                memory::shared_layout(&peers.iter().map(|p| p.size).collect::<Vec<_>>());
+            for (p, o) in peers.iter_mut().zip(&offsets) {
+                p.shared_base = m.addr() as usize + o;
+            }
+            if direct::enabled() {
+                let parts = peers.iter().map(|p| p.shared_base).collect();
+                direct = Some(direct::Direct::new(m.addr() as usize, parts));
+            }
+            let b = peers[me].shared_base as *mut c_void;
+            (Some(m), b)
+        }
+    };
+
+    let mem = if spec.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+        Memory::Dynamic {
+            regions: Vec::new(),
+        }
+    } else {
+        Memory::Static {
+            base: base as usize,
+            size,
+        }
+    };
+    let hook = rt.wins.hook(&mut rt.engine);
+    let mut ws = WinState::new(ctx, idx, me, ranks, mem);
+    ws.open(rt.engine.p2p())?;
+    let slot = rt
+        .engine
+        .hook_mut::<crate::win::state::Rma>(hook)
+        .expect("registered")
+        .insert(ws);
+    let errhandler = MPI_ERRORS_ARE_FATAL;
+    let h = rt.wins.insert(Win {
+        handle: MPI_WIN_NULL,
+        comm: idx,
+        slot,
+        flavor: spec.flavor,
+        base,
+        size_attr: spec.size,
+        disp_unit_attr: spec.disp_unit,
+        flavor_attr: spec.flavor,
+        model_attr: MPI_WIN_UNIFIED,
+        peers,
+        _mapped: owned,
+        direct,
+        name: String::new(),
+        errhandler,
+        attrs: Default::default(),
+        hints,
+        epochs: Epochs {
+            locks: vec![None; n],
+            ..Epochs::default()
+        },
+    })?;
+    Ok((h, base))
+}
+
+/// A shared window's memory: rank 0 makes the file and hands its descriptor out; everyone
+/// maps it. The file is freed with the last mapping.
+fn share(rt: &mut Runtime, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
+    let sizes: Vec<usize> = peers.iter().map(|p| p.size).collect();
+    let (_, total) = memory::shared_layout(&sizes);
+    let file = if net.me == 0 {
+        Some(memory::shared_file(total))
+    } else {
+        None
+    };
+    // Rank 0 says where the file is (pid, descriptor), or that it failed (pid 0).
+    let mut where_ = [0u8; 8];
+    if let Some(Ok(fd)) = &file {
+        where_[..4].copy_from_slice(&(std::process::id() as i32).to_le_bytes());
+        where_[4..].copy_from_slice(&std::os::fd::AsRawFd::as_raw_fd(fd).to_le_bytes());
+    }
+    net.bcast(&mut rt.engine, 0, &mut where_, TAG_SETUP + 1)?;
+    let pid = i32::from_le_bytes(where_[..4].try_into().unwrap());
+    let fd = i32::from_le_bytes(where_[4..].try_into().unwrap());
+    // Rank 0's descriptor stays open (in `file`) until everyone has taken it.
+    let mapped = match &file {
+        Some(Ok(f)) => memory::map_shared(f, total),
+        Some(Err(e)) => Err(e.clone()),
+        None if pid == 0 => Err(MpiError::new(
+            MPI_ERR_RMA_SHARED,
+            "rank 0 of the window could not make its shared memory",
+        )),
+        None => memory::take_shared_file(pid, fd).and_then(|f| memory::map_shared(&f, total)),
+    };
+    // Everyone must have mapped (or failed) before rank 0 closes its descriptor; the
+    // outcome is agreed so that all fail together.
+    let mut ok = [u64::from(mapped.is_ok())];
+    net.allreduce_band(&mut rt.engine, &mut ok, TAG_SETUP + 2)?;
+    drop(file);
+    match (mapped, ok[0]) {
+        (Ok(m), 1) => Ok(m),
+        (Err(e), _) => Err(e),
+        (Ok(_), _) => Err(MpiError::new(
+            MPI_ERR_RMA_SHARED,
+            "another process of the window could not map its shared memory",
+        )),
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_create`: exposes `size` bytes at `base` of every process.
+    fn MPI_Win_create / PMPI_Win_create(
+        base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+        win: *mut MPI_Win,
+    ) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(win, "win")?;
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_CREATE, size, disp_unit };
+        let (h, _) = make(rt, comm, info, spec, base)?;
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_allocate`: a window of fresh memory; its address in `*baseptr`.
+    fn MPI_Win_allocate / PMPI_Win_allocate(
+        size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+        baseptr: *mut c_void, win: *mut MPI_Win,
+    ) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(win, "win")?;
+        let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit };
+        let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+        base_out.set(base);
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_allocate_shared`: a window of memory every process of the (one-host)
+    /// communicator can load and store directly; this process's part at `*baseptr`.
+    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(
+        size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+        baseptr: *mut c_void, win: *mut MPI_Win,
+    ) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(win, "win")?;
+        let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_SHARED, size, disp_unit };
+        let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+        base_out.set(base);
+        out.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_shared_query`: where process `rank`'s part of a shared window is in this
+    /// process (`MPI_PROC_NULL`: the first part that is not empty).
+    fn MPI_Win_shared_query / PMPI_Win_shared_query(
+        win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void,
+    ) |st| {
+        let rt = st.runtime()?;
+        let w = rt.wins.get(win)?;
+        let on = |e: MpiError| e.on_win(win);
+        if w.flavor != MPI_WIN_FLAVOR_SHARED {
+            return Err(on(MpiError::new(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared")));
+        }
+        let r = if rank == MPI_PROC_NULL {
+            w.peers.iter().position(|p| p.size > 0).unwrap_or(0)
+        } else {
+            sync::target_rank(w, rank).map_err(on)?
+        };
+        let p = w.peers[r];
+        Out::new(size, "size").map_err(on)?.set(p.size as MPI_Aint);
+        Out::new(disp_unit, "disp_unit").map_err(on)?.set(p.disp_unit as c_int);
+        Out::new(baseptr.cast::<*mut c_void>(), "baseptr").map_err(on)?.set(p.shared_base as *mut c_void);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_create_dynamic`: a window exposing no memory until some is attached.
+    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(win, "win")?;
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_DYNAMIC, size: 0, disp_unit: 1 };
+        let (h, _) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+        out.set(h);
+        Ok(())
+    }
+}
+
+/// The attached regions of dynamic window `win`, or `MPI_ERR_RMA_FLAVOR`.
+fn regions(rt: &mut Runtime, win: MPI_Win) -> MpiResult<&mut Vec<(usize, usize)>> {
+    let w = rt.wins.get(win)?;
+    if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+        return Err(MpiError::new(
+            MPI_ERR_RMA_FLAVOR,
+            "memory can be attached only to a window made by MPI_Win_create_dynamic",
+        )
+        .on_win(win));
+    }
+    let slot = w.slot;
+    let hook = rt.wins.hook(&mut rt.engine);
+    match &mut state(&mut rt.engine, hook, slot).0.memory {
+        Memory::Dynamic { regions } => Ok(regions),
+        Memory::Static { .. } => unreachable!("a dynamic window has dynamic memory"),
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_attach`: exposes `size` bytes at `base` through dynamic window `win`.
+    fn MPI_Win_attach / PMPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) |st| {
+        let rt = st.runtime()?;
+        let on = |e: MpiError| e.on_win(win);
+        if size < 0 {
+            return Err(on(MpiError::new(MPI_ERR_SIZE, format!("the size is {size}; it must be 0 or more"))));
+        }
+        if base.is_null() && size > 0 {
+            return Err(on(MpiError::new(MPI_ERR_RMA_ATTACH, "the memory to attach is NULL")));
+        }
+        let (b, len) = (base as usize, size as usize);
+        let list = regions(rt, win)?;
+        if list.iter().any(|&(rb, rl)| b < rb + rl && rb < b + len) {
+            return Err(on(MpiError::new(MPI_ERR_RMA_ATTACH, "the memory overlaps memory attached to the window already")));
+        }
+        list.push((b, len));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Win_detach`: withdraws the memory attached at `base`.
+    fn MPI_Win_detach / PMPI_Win_detach(win: MPI_Win, base: *const c_void) |st| {
+        let rt = st.runtime()?;
+        let list = regions(rt, win)?;
+        let Some(i) = list.iter().position(|&(b, _)| b == base as usize) else {
+            return Err(MpiError::new(MPI_ERR_RMA_ATTACH, "no memory is attached to the window at that address").on_win(win));
+        };
+        list.remove(i);
+        Ok(())
+    }
+}
+
+/// Frees window `h` (collective): waits until nothing is in flight for it, then releases its
+/// state, attributes, communicator and memory.
+pub(super) fn free(rt: &mut Runtime, h: MPI_Win) -> MpiResult<()> {
+    let hook = rt.wins.hook(&mut rt.engine);
+    {
+        let w = rt.wins.get(h)?;
+        sync::quiesce(&mut rt.engine, &mut rt.comms, hook, w).map_err(|e| e.on_win(h))?;
+    }
+    super::attrs::delete_all(rt, h)?;
+    let w = rt.wins.remove(h).expect("checked live above");
+    let (ws, adi) = state(&mut rt.engine, hook, w.slot);
+    ws.close(adi)?;
+    rt.engine
+        .hook_mut::<crate::win::state::Rma>(hook)
+        .expect("registered")
+        .remove(w.slot);
+    free_comm(rt, w.comm)?;
+    drop(w); // unmaps the window's own memory
+    Ok(())
+}
+
+fn free_comm(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
+    crate::comm::create::free(&mut rt.comm(), idx)
+}
+
+mpi_fn! {
+    /// `MPI_Win_free`: frees the window (collective); `*win` becomes `MPI_WIN_NULL`.
+    fn MPI_Win_free / PMPI_Win_free(win: *mut MPI_Win) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(win, "win")?;
+        let h = out.get();
+        free(rt, h)?;
+        out.set(MPI_WIN_NULL);
+        Ok(())
+    }
+}

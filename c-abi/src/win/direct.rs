@@ -1,0 +1,235 @@
+//! Windows whose processes share one host and one memory file: every operation is a load
+//! or a store by the origin itself (Open MPI's osc/sm, MPICH's shm windows), with no message
+//! and nothing for the target to do.
+//!
+//! ```text
+//!   file: [control block: per process a cache line (lock word, accumulate lock)]
+//!         [part of rank 0][part of rank 1]...            (memory::shared_layout)
+//!   put / get            copy (pack/unpack) between the origin buffer and the target part
+//!   accumulate, fetch-and-op, compare-and-swap, get-accumulate
+//!                        under the target's accumulate lock, so atomic against each other
+//!   lock / unlock        the target's lock word: bit 63 exclusive, the rest shared holders
+//!   flush, fence         a memory fence (and the fence's barrier): every operation is
+//!                        complete when its call returns
+//! ```
+//!
+//! `MPI_Win_allocate` and `MPI_Win_allocate_shared` windows are direct when all of their
+//! processes are on one host (unless `MPI_WIN_DIRECT=0`, which keeps them on messages, for
+//! measurements and tests of the message path); windows over the program's own memory and
+//! dynamic windows use messages.
+
+use super::origin::{signature_mismatch, Access, Local};
+use super::target::{accumulate, pack};
+use crate::abi::MPI_NO_OP;
+use crate::error::{MpiError, MpiResult};
+use crate::op::Reduction;
+use nic_model::wait::Backoff;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+const EXCLUSIVE: u64 = 1 << 63;
+
+/// A direct window's control block and every process's part, in this process's mapping.
+#[derive(Debug, Clone)]
+pub(crate) struct Direct {
+    /// Address of the control block (the start of the mapping).
+    control: usize,
+    /// Address of each process's part.
+    parts: Vec<usize>,
+}
+
+/// Whether windows that could be direct should be (`MPI_WIN_DIRECT=0` says no).
+pub(crate) fn enabled() -> bool {
+    std::env::var("MPI_WIN_DIRECT").map_or(true, |v| v != "0")
+}
+
+impl Direct {
+    /// The window whose file is mapped at `control`, parts at `parts`.
+    pub fn new(control: usize, parts: Vec<usize>) -> Direct {
+        Direct { control, parts }
+    }
+
+    fn line(&self, t: usize) -> *mut u8 {
+        (self.control + 64 * t) as *mut u8
+    }
+
+    fn lock_word(&self, t: usize) -> &AtomicU64 {
+        // SAFETY: the control block has a 64-byte line per process, in a shared mapping that
+        // lives as long as the window (and so as `self`); the word is only used atomically.
+        unsafe { &*self.line(t).cast::<AtomicU64>() }
+    }
+
+    fn acc_lock(&self, t: usize) -> &AtomicU32 {
+        // SAFETY: as for the lock word, 8 bytes further in the same line.
+        unsafe { &*self.line(t).add(8).cast::<AtomicU32>() }
+    }
+
+    /// Takes `t`'s window lock (`shared` or exclusive) if it is free for it.
+    pub fn try_lock(&self, t: usize, shared: bool) -> bool {
+        let w = self.lock_word(t);
+        let v = w.load(Ordering::Relaxed);
+        if shared {
+            v & EXCLUSIVE == 0
+                && w.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        } else {
+            v == 0
+                && w.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        }
+    }
+
+    /// Releases `t`'s window lock.
+    pub fn unlock(&self, t: usize, shared: bool) {
+        let w = self.lock_word(t);
+        if shared {
+            w.fetch_sub(1, Ordering::Release);
+        } else {
+            w.fetch_and(!EXCLUSIVE, Ordering::Release);
+        }
+    }
+
+    /// Runs `f` holding `t`'s accumulate lock (held for one operation: a holder never waits
+    /// for anything inside, so waiters spin, then yield).
+    fn accumulating<R>(&self, t: usize, f: impl FnOnce() -> R) -> R {
+        let l = self.acc_lock(t);
+        let mut backoff = Backoff::new();
+        while l
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            backoff.snooze();
+        }
+        let r = f();
+        l.store(0, Ordering::Release);
+        r
+    }
+
+    /// The address of a target's data (its range was checked by the caller).
+    fn at(&self, t: &Access) -> *mut u8 {
+        (self.parts[t.target] + t.offset as usize) as *mut u8
+    }
+
+    /// `MPI_Put`: the origin's data into the target's part.
+    pub fn put(&self, o: &Local, t: &Access) -> MpiResult<()> {
+        if o.bytes() != t.bytes() {
+            return Err(signature_mismatch("put", o.bytes(), t.bytes()));
+        }
+        let dst = self.at(t);
+        if let (Some(src), true) = (block(o), t.ty.is_one_block(t.count)) {
+            let first = t.ty.runs().first().map_or(0, |r| r.offset);
+            // SAFETY: both are one block of the same number of bytes (checked signatures):
+            // the program's buffer and the target's part inside the window (checked range).
+            unsafe { std::ptr::copy(src, dst.wrapping_offset(first), o.count * o.ty.size()) };
+            return Ok(());
+        }
+        let data = pack(o.ty, o.addr, o.count);
+        // SAFETY: the target elements lie inside the target's part (checked range).
+        unsafe { t.ty.unpack(data.as_ptr(), data.len(), dst, t.count) };
+        Ok(())
+    }
+
+    /// `MPI_Get`: the target's data into the origin buffer.
+    pub fn get(&self, o: &Local, t: &Access) -> MpiResult<()> {
+        if o.bytes() != t.bytes() {
+            return Err(signature_mismatch("get", o.bytes(), t.bytes()));
+        }
+        let src = self.at(t);
+        if let (Some(dst), true) = (block(o), t.ty.is_one_block(t.count)) {
+            let first = t.ty.runs().first().map_or(0, |r| r.offset);
+            // SAFETY: as for `put`, the other way.
+            unsafe { std::ptr::copy(src.wrapping_offset(first), dst, o.count * o.ty.size()) };
+            return Ok(());
+        }
+        let data = pack(t.ty, src, t.count);
+        // SAFETY: the origin buffer holds `o.count` elements of its type (MPI's contract).
+        unsafe { o.ty.unpack(data.as_ptr(), data.len(), o.addr, o.count) };
+        Ok(())
+    }
+
+    /// `MPI_Accumulate`, and with `result` `MPI_Get_accumulate` / `MPI_Fetch_and_op`.
+    pub fn accumulate(
+        &self,
+        o: &Local,
+        result: Option<&Local>,
+        t: &Access,
+        op: crate::abi::MPI_Op,
+    ) -> MpiResult<()> {
+        if let Some(r) = result.filter(|r| r.bytes() != t.bytes()) {
+            return Err(signature_mismatch("get-accumulate", r.bytes(), t.bytes()));
+        }
+        if op != MPI_NO_OP && o.bytes() != t.bytes() {
+            return Err(signature_mismatch("accumulate", o.bytes(), t.bytes()));
+        }
+        let dst = self.at(t);
+        // Contiguous data on every side (a counter, an array): combined in place, with no
+        // copy but the old value's.
+        let contiguous = |l: &Local| l.ty.is_contiguous();
+        if t.ty.is_contiguous()
+            && (op == MPI_NO_OP || contiguous(o))
+            && result.is_none_or(contiguous)
+        {
+            let at = dst.wrapping_offset(t.ty.true_lb());
+            let bytes = t.bytes();
+            return self.accumulating(t.target, || {
+                if let Some(r) = result {
+                    // SAFETY: the result buffer holds the target's bytes (checked signature).
+                    unsafe { std::ptr::copy(at, r.addr.wrapping_offset(r.ty.true_lb()), bytes) };
+                }
+                if op == MPI_NO_OP {
+                    return Ok(());
+                }
+                let input = o.addr.wrapping_offset(o.ty.true_lb() - t.ty.true_lb());
+                // SAFETY: the origin's data is contiguous, laid out as the target type's (same
+                // bytes): its element base is its data start less the target type's lower
+                // bound; the target elements lie inside the window (checked range).
+                unsafe { Reduction::apply_shipped(op, t.ty, input, dst, t.count) }
+            });
+        }
+        let data = if op == MPI_NO_OP {
+            Vec::new()
+        } else {
+            pack(o.ty, o.addr, o.count)
+        };
+        self.accumulating(t.target, || {
+            if let Some(r) = result {
+                let old = pack(t.ty, dst, t.count);
+                // SAFETY: the result buffer holds `r.count` elements of its type.
+                unsafe { r.ty.unpack(old.as_ptr(), old.len(), r.addr, r.count) };
+            }
+            accumulate(t.ty, op, &data, dst, t.count)
+        })
+        .map_err(|class| MpiError::new(class, "the accumulate is not defined on this datatype"))
+    }
+
+    /// `MPI_Compare_and_swap` of one element.
+    pub fn compare_and_swap(
+        &self,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        t: &Access,
+    ) {
+        let size = t.ty.size();
+        let dst = self.at(t);
+        self.accumulating(t.target, || {
+            // SAFETY: one element at each of the program's buffers (MPI's contract) and at
+            // the target (checked range).
+            unsafe {
+                std::ptr::copy(dst.cast_const(), result, size);
+                if std::slice::from_raw_parts(result, size)
+                    == std::slice::from_raw_parts(compare, size)
+                {
+                    std::ptr::copy(origin, dst, size);
+                }
+            }
+        });
+    }
+}
+
+/// The origin data's one block, if it is one.
+fn block(o: &Local) -> Option<*mut u8> {
+    o.ty.is_one_block(o.count).then(|| {
+        o.addr
+            .wrapping_offset(o.ty.runs().first().map_or(0, |r| r.offset))
+    })
+}
