@@ -2,12 +2,19 @@
  * mpibench.c - MPI micro-benchmarks for comparing MPI libraries side by side.
  *
  * The same source builds against this project's mpi.h, MPICH's and Open MPI's
- * (only standard MPI-3 calls).  One benchmark per run, chosen by the first
+ * (only standard MPI-3.0 calls).  One benchmark per run, chosen by the first
  * argument; the `mpibench` tool (benches/src/bin/mpibench.rs) builds this file
  * with each library's mpicc, runs the libraries alternately and compares them.
  *
+ * Two builds of this one file: the plain build has the point-to-point and
+ * collective benchmarks only; `-DMPIBENCH_RMA` adds the one-sided (RMA)
+ * benchmarks, so that a library without MPI_Win still builds and runs the
+ * others (the `mpibench` tool makes a separate `mpibench-rma-LIB` executable).
+ *
  * Usage:  mpirun -n NP ./mpibench BENCHMARK [--sizes a,b,c] [--quick]
  *   BENCHMARK: latency | bw | bibw | multibw | allreduce | bcast | alltoall | barrier
+ *              put_lat | get_lat | acc_lat | fop_lat | cas_lat | put_bw | get_bw
+ *              (the last seven with -DMPIBENCH_RMA only)
  *
  * Output: comment lines start with '#'; every result is one line
  *   result BENCHMARK SIZE VALUE UNIT ITERATIONS
@@ -34,9 +41,36 @@
  *             (time per call); the repetition's figure is the maximum over
  *             ranks (the slowest rank), and the figure is the median over
  *             repetitions.  MPI_Barrier separates repetitions.
+ * One-sided, passive target, origin rank 0, target rank 1 (other ranks only
+ * join the collective calls).  The window is made by MPI_Win_allocate
+ * (MPI_INFO_NULL, disp_unit 1) once per size, so that each library places its
+ * window memory as it likes (shared memory on one host where it can).  Rank 0
+ * holds MPI_Win_lock_all(MPI_MODE_NOCHECK) across the warm-up and the timed
+ * loop; the target makes no RMA call meanwhile and waits in MPI_Bcast (during
+ * the warm-up) and in MPI_Barrier (during the timed loop), so a library whose
+ * passive-target operations need the target's progress engine gets it only from
+ * a blocking collective, as in a program whose target waits in MPI.
+ *   put_lat   MPI_Put of SIZE bytes then MPI_Win_flush(target), in a row; a
+ *   get_lat   sample times a batch of such put+flush (about 10 us, 1 to 100 of
+ *             them: the clock costs tens of ns, as much as a put on one host);
+ *             the figure is the median over samples of the time per operation
+ *             (us).  get_lat is the same with MPI_Get.
+ *   acc_lat   MPI_Accumulate of SIZE/8 longs with MPI_SUM, then flush; as put_lat.
+ *   fop_lat   MPI_Fetch_and_op(MPI_SUM, 1 MPI_LONG) then flush; as put_lat
+ *             (size 8, --sizes does not apply).
+ *   cas_lat   MPI_Compare_and_swap on one MPI_LONG that always succeeds, then
+ *             flush; as put_lat (size 8).
+ *   put_bw    a window of WINDOW MPI_Put of SIZE bytes each to its own part of
+ *   get_bw    the target window (at most RMA_WINDOW_BYTES in all), then one
+ *             MPI_Win_flush; a repetition is a few windows, MPI_Barrier (target
+ *             included) before each; the figure is the median over repetitions
+ *             of bytes moved / time at rank 0.  get_bw the same with MPI_Get.
  * Data check: for every size the received data are compared with what the
  * sender wrote (a known pattern) after the timed loop; one wrong byte ends the
- * program with MPI_Abort and status 3.
+ * program with MPI_Abort and status 3.  The RMA benchmarks put a different
+ * pattern in the warm-up than in the timed loop (or clear the destination
+ * between them), and the atomics check every fetched value and the target's
+ * final value, so that the check covers the timed operations.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -67,6 +101,10 @@ static const long pt2pt_sizes[] = {1,     4,     16,     64,     256,     1024,
 static const long latency_sizes[] = {0,     1,     4,     8,     16,     64,      256,
                                      1024,  4096,  16384, 65536, 262144, 1048576, 4194304};
 static const long collective_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+static const long rma_latency_sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+
+static const char *const rma_benchmarks[] = {"put_lat", "get_lat", "acc_lat", "fop_lat",
+                                             "cas_lat", "put_bw",  "get_bw"};
 
 static void die(const char *what)
 {
@@ -376,6 +414,301 @@ static void bench_collective(const char *bench, long size)
     free(c.recv);
 }
 
+/* ---- one-sided (RMA), with -DMPIBENCH_RMA ------------------------------------------- */
+
+#ifdef MPIBENCH_RMA
+
+#define RMA_ORIGIN 0
+#define RMA_TARGET 1
+#define RMA_WINDOW_BYTES (64L * 1024 * 1024) /* most bytes a bandwidth window spans */
+#define RMA_BATCH_TIME 10e-6                  /* seconds per latency sample, about */
+#define RMA_BATCH_MAX 100                     /* operations per latency sample, at most */
+
+/* A window of `bytes` on every rank, made by MPI_Win_allocate, its size rounded up to whole
+ * pages of RMA_WINDOW_ROUND bytes (at least one).  The rounding is a workaround as much as a
+ * habit: MPICH 4.0.2 (ch4) places the target's local view of an allocated window elsewhere
+ * than where other ranks' operations land when the size is not a multiple of 16 (an 8-byte
+ * window loses every put and atomic), and page multiples let it map windows symmetrically. */
+#define RMA_WINDOW_ROUND 4096L
+static MPI_Win rma_allocate(long bytes, unsigned char **base)
+{
+    MPI_Win win;
+    void *memory = NULL;
+    long rounded = (bytes + RMA_WINDOW_ROUND - 1) / RMA_WINDOW_ROUND * RMA_WINDOW_ROUND;
+    if (rounded == 0)
+        rounded = RMA_WINDOW_ROUND;
+    MPI_Win_allocate((MPI_Aint)rounded, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &memory, &win);
+    *base = memory;
+    return win;
+}
+
+/* Local access of the target to its own window memory, in an epoch of its own, while the
+ * origin holds no lock (barriers separate the two).  A shared lock: Open MPI 4.1's osc/pt2pt
+ * never grants the target an exclusive lock on itself after the origin's
+ * lock_all(MPI_MODE_NOCHECK) epoch has ended. */
+static void rma_local_begin(MPI_Win win)
+{
+    MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+}
+
+static void rma_local_end(MPI_Win win)
+{
+    MPI_Win_unlock(rank, win);
+}
+
+/* What a latency benchmark's operations work on. */
+struct rma_op {
+    const char *name;
+    long size;
+    MPI_Win win;
+    unsigned char *local; /* origin buffer (source of put/acc, destination of get) */
+    long fetched;         /* atomics: the value fetched by the last call */
+    long wrong;           /* atomics: fetched values that differed from the due one */
+};
+
+/* One operation of a latency benchmark: the call, then MPI_Win_flush. `k` counts the
+ * operations done so far (the atomics use it to know what they should fetch). */
+static void rma_op_flushed(struct rma_op *op, long k)
+{
+    if (!strcmp(op->name, "put_lat")) {
+        MPI_Put(op->local, (int)op->size, MPI_BYTE, RMA_TARGET, 0, (int)op->size, MPI_BYTE, op->win);
+    } else if (!strcmp(op->name, "get_lat")) {
+        MPI_Get(op->local, (int)op->size, MPI_BYTE, RMA_TARGET, 0, (int)op->size, MPI_BYTE, op->win);
+    } else if (!strcmp(op->name, "acc_lat")) {
+        int n = (int)(op->size / (long)sizeof(long));
+        MPI_Accumulate(op->local, n, MPI_LONG, RMA_TARGET, 0, n, MPI_LONG, MPI_SUM, op->win);
+    } else if (!strcmp(op->name, "fop_lat")) {
+        long one = 1;
+        MPI_Fetch_and_op(&one, &op->fetched, MPI_LONG, RMA_TARGET, 0, MPI_SUM, op->win);
+    } else { /* cas_lat: the target holds k, so swapping k for k + 1 succeeds */
+        long compare = k, replace = k + 1;
+        MPI_Compare_and_swap(&replace, &compare, &op->fetched, MPI_LONG, RMA_TARGET, 0, op->win);
+    }
+    MPI_Win_flush(RMA_TARGET, op->win);
+    if (!strcmp(op->name, "fop_lat") || !strcmp(op->name, "cas_lat")) {
+        if (op->fetched != k)
+            op->wrong++;
+    }
+}
+
+/* The time of `count` operations in a row, each flushed; `done` counts operations. */
+static double rma_op_batch(struct rma_op *op, int count, long *done)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < count; i++)
+        rma_op_flushed(op, (*done)++);
+    return MPI_Wtime() - t0;
+}
+
+/* The value of element i of an accumulate's origin buffer. */
+static long acc_increment(long i)
+{
+    return i % 13 + 1;
+}
+
+/* put_lat, get_lat, acc_lat, fop_lat, cas_lat between rank 0 (origin) and rank 1 (target). */
+static void bench_rma_latency(const char *bench, long size)
+{
+    int atomic = !strcmp(bench, "fop_lat") || !strcmp(bench, "cas_lat");
+    int acc = !strcmp(bench, "acc_lat");
+    if (atomic)
+        size = (long)sizeof(long);
+    if (acc && (size < (long)sizeof(long) || size % (long)sizeof(long)))
+        size = (size / (long)sizeof(long) + 1) * (long)sizeof(long); /* whole longs */
+    unsigned char *base;
+    struct rma_op op = {bench, size, rma_allocate(size, &base), checked_malloc((size_t)size), 0, 0};
+    long n_elements = size / (long)sizeof(long);
+    int warm = quick ? 5 : 20;
+
+    /* The target's window starts zeroed for put, acc and the atomics, patterned for get. */
+    if (rank == RMA_TARGET) {
+        rma_local_begin(op.win);
+        if (!strcmp(bench, "get_lat"))
+            fill(base, size, RMA_TARGET, RMA_ORIGIN);
+        else
+            memset(base, 0, (size_t)(size < 8 ? 8 : size));
+        rma_local_end(op.win);
+    }
+    /* The warm-up puts another pattern than the timed loop, so the check sees the timed puts. */
+    if (!strcmp(bench, "put_lat"))
+        fill(op.local, size, RMA_ORIGIN + 2, RMA_TARGET);
+    else if (acc)
+        for (long i = 0; i < n_elements; i++)
+            ((long *)(void *)op.local)[i] = acc_increment(i);
+    else
+        memset(op.local, 0, (size_t)size);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Warm-up, at the origin: `warm` operations untimed (first touches of the window and its
+     * paths), then `warm` timed to choose the batch (a sample lasts about RMA_BATCH_TIME, 1 to
+     * RMA_BATCH_MAX operations, so that the clock's cost and resolution stay small beside
+     * operations of tens of nanoseconds) and the number of samples. */
+    long done = 0;
+    double per_op = 0;
+    int batch = 1;
+    if (rank == RMA_ORIGIN) {
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, op.win);
+        rma_op_batch(&op, warm, &done);
+        per_op = rma_op_batch(&op, warm, &done) / warm;
+        batch = per_op > 0 ? (int)(RMA_BATCH_TIME / per_op) : RMA_BATCH_MAX;
+        if (batch < 1)
+            batch = 1;
+        if (batch > RMA_BATCH_MAX)
+            batch = RMA_BATCH_MAX;
+    }
+    MPI_Bcast(&batch, 1, MPI_INT, 0, MPI_COMM_WORLD); /* the target waits here in MPI_Bcast */
+    int n = samples_for(per_op * batch, MAX_SAMPLES);
+    double *times = checked_malloc(sizeof(double) * (size_t)n);
+    if (rank == RMA_ORIGIN) {
+        if (!strcmp(bench, "put_lat"))
+            fill(op.local, size, RMA_ORIGIN, RMA_TARGET);
+        else if (!strcmp(bench, "get_lat"))
+            memset(op.local, 0, (size_t)size);
+        for (int i = 0; i < n; i++)
+            times[i] = rma_op_batch(&op, batch, &done) / batch;
+        MPI_Win_unlock_all(op.win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the target waits here while the origin runs the timed loop */
+
+    /* Data check, after the timing. */
+    long total = 2L * warm + (long)n * batch;
+    if (rank == RMA_ORIGIN) {
+        if (!strcmp(bench, "get_lat"))
+            check(op.local, size, RMA_TARGET, RMA_ORIGIN, bench);
+        if (atomic && op.wrong) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s: %ld of %ld fetched values were wrong", bench, op.wrong, total);
+            die(msg);
+        }
+    } else if (rank == RMA_TARGET) {
+        rma_local_begin(op.win);
+        if (!strcmp(bench, "put_lat"))
+            check(base, size, RMA_ORIGIN, RMA_TARGET, bench);
+        if (acc || atomic) {
+            const long *v = (const long *)(void *)base;
+            for (long i = 0; i < n_elements; i++) {
+                long due = atomic ? total : total * acc_increment(i);
+                if (v[i] != due) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "%s: target element %ld is %ld after %ld operations, expected %ld",
+                             bench, i, v[i], total, due);
+                    die(msg);
+                }
+            }
+        }
+        rma_local_end(op.win);
+    }
+    report(bench, size, rank == RMA_ORIGIN ? median(times, n) * 1e6 : 0, "us", n);
+    MPI_Win_free(&op.win);
+    free(times);
+    free(op.local);
+}
+
+/* One window of put_bw or get_bw: `ops` operations of `size` bytes, operation i on bytes
+ * [i*size, (i+1)*size) of the target window (and, for get, of the origin buffer), then one
+ * flush.  Origin only, inside its lock_all epoch. */
+static void rma_stream_window(int put, unsigned char *local, long size, int ops, MPI_Win win)
+{
+    for (int i = 0; i < ops; i++) {
+        MPI_Aint disp = (MPI_Aint)i * (MPI_Aint)size;
+        if (put)
+            MPI_Put(local, (int)size, MPI_BYTE, RMA_TARGET, disp, (int)size, MPI_BYTE, win);
+        else
+            MPI_Get(local + disp, (int)size, MPI_BYTE, RMA_TARGET, disp, (int)size, MPI_BYTE, win);
+    }
+    MPI_Win_flush(RMA_TARGET, win);
+}
+
+/* put_bw and get_bw from rank 0 (origin) to rank 1 (target). */
+static void bench_rma_stream(const char *bench, long size)
+{
+    int put = !strcmp(bench, "put_bw");
+    int ops = size >= LARGE_MESSAGE ? WINDOW_LARGE : WINDOW;
+    if (size > 0 && (long)ops * size > RMA_WINDOW_BYTES)
+        ops = RMA_WINDOW_BYTES / size > 0 ? (int)(RMA_WINDOW_BYTES / size) : 1;
+    long span = (long)ops * size;
+    unsigned char *base;
+    MPI_Win win = rma_allocate(span, &base);
+    /* Put reads one source buffer for every operation; get fills one slot per operation. */
+    long local_bytes = put ? size : span;
+    unsigned char *local = checked_malloc((size_t)local_bytes);
+    if (rank == RMA_TARGET) {
+        rma_local_begin(win);
+        for (int i = 0; i < ops; i++) {
+            if (put)
+                memset(base + (size_t)i * (size_t)size, 0, (size_t)size);
+            else
+                fill(base + (size_t)i * (size_t)size, size, RMA_TARGET, RMA_ORIGIN);
+        }
+        rma_local_end(win);
+    }
+    if (put)
+        fill(local, size, RMA_ORIGIN + 2, RMA_TARGET); /* warm-up pattern */
+    else
+        memset(local, 0, (size_t)local_bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Warm-up: one window untimed, then two timed to size the repetitions. */
+    double per_window = 0;
+    if (rank == RMA_ORIGIN) {
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+        rma_stream_window(put, local, size, ops, win);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < 2; i++)
+            rma_stream_window(put, local, size, ops, win);
+        per_window = (MPI_Wtime() - t0) / 2;
+    }
+    int windows = 1;
+    if (rank == RMA_ORIGIN) {
+        double rep_time = (quick ? TIME_BUDGET_QUICK : TIME_BUDGET) / 50;
+        windows = per_window > 0 ? (int)(rep_time / per_window) : 1;
+        if (windows < 1)
+            windows = 1;
+        if (windows > 100)
+            windows = 100;
+    }
+    MPI_Bcast(&windows, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int reps = samples_for(per_window * windows, 100);
+
+    double *rates = checked_malloc(sizeof(double) * (size_t)reps);
+    if (rank == RMA_ORIGIN) {
+        if (put)
+            fill(local, size, RMA_ORIGIN, RMA_TARGET);
+        else
+            memset(local, 0, (size_t)local_bytes);
+    }
+    double bytes = (double)size * ops * windows;
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD); /* the target waits in the next barrier meanwhile */
+        if (rank == RMA_ORIGIN) {
+            double start = MPI_Wtime();
+            for (int w = 0; w < windows; w++)
+                rma_stream_window(put, local, size, ops, win);
+            rates[r] = bytes / (MPI_Wtime() - start) / 1e6;
+        }
+    }
+    if (rank == RMA_ORIGIN)
+        MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Data check, after the timing: every slot written by a timed window. */
+    if (rank == RMA_ORIGIN && !put)
+        for (int i = 0; i < ops; i++)
+            check(local + (size_t)i * (size_t)size, size, RMA_TARGET, RMA_ORIGIN, bench);
+    if (rank == RMA_TARGET && put) {
+        rma_local_begin(win);
+        for (int i = 0; i < ops; i++)
+            check(base + (size_t)i * (size_t)size, size, RMA_ORIGIN, RMA_TARGET, bench);
+        rma_local_end(win);
+    }
+    report(bench, size, rank == RMA_ORIGIN ? median(rates, reps) : 0, "MB/s", reps);
+    MPI_Win_free(&win);
+    free(rates);
+    free(local);
+}
+
+#endif /* MPIBENCH_RMA */
+
 /* ---- driver -------------------------------------------------------------------------- */
 
 static long *parse_sizes(const char *text, int *count)
@@ -410,23 +743,35 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
             sizes = parse_sizes(argv[++i], &nsizes);
         else
-            die("usage: mpibench latency|bw|bibw|multibw|allreduce|bcast|alltoall|barrier [--sizes a,b] [--quick]");
+            die("usage: mpibench latency|bw|bibw|multibw|allreduce|bcast|alltoall|barrier|"
+                "put_lat|get_lat|acc_lat|fop_lat|cas_lat|put_bw|get_bw [--sizes a,b] [--quick]");
     }
 
     int pt2pt = !strcmp(bench, "latency") || !strcmp(bench, "bw") || !strcmp(bench, "bibw") ||
                 !strcmp(bench, "multibw");
     int coll = !strcmp(bench, "allreduce") || !strcmp(bench, "bcast") || !strcmp(bench, "alltoall") ||
                !strcmp(bench, "barrier");
-    if (!pt2pt && !coll)
-        die("unknown benchmark: choose latency, bw, bibw, multibw, allreduce, bcast, alltoall or barrier");
-    if (pt2pt && nprocs < 2)
-        die("point-to-point benchmarks need at least 2 ranks (mpirun -n 2)");
+    int rma = 0;
+    for (size_t i = 0; i < sizeof rma_benchmarks / sizeof *rma_benchmarks; i++)
+        rma |= !strcmp(bench, rma_benchmarks[i]);
+#ifndef MPIBENCH_RMA
+    if (rma)
+        die("this mpibench was built without the one-sided benchmarks: build it with -DMPIBENCH_RMA "
+            "against an mpi.h with MPI-3 RMA");
+#endif
+    if (!pt2pt && !coll && !rma)
+        die("unknown benchmark: choose latency, bw, bibw, multibw, allreduce, bcast, alltoall, barrier, "
+            "put_lat, get_lat, acc_lat, fop_lat, cas_lat, put_bw or get_bw");
+    if ((pt2pt || rma) && nprocs < 2)
+        die("point-to-point and one-sided benchmarks need at least 2 ranks (mpirun -n 2)");
+    /* The atomics move one long: their size is fixed. */
+    int fixed_size = !strcmp(bench, "barrier") || !strcmp(bench, "fop_lat") || !strcmp(bench, "cas_lat");
 
     const long *list;
     int count;
-    long barrier_size = 0;
-    if (!strcmp(bench, "barrier")) {
-        list = &barrier_size;
+    long fixed = !strcmp(bench, "barrier") ? 0 : (long)sizeof(long);
+    if (fixed_size) {
+        list = &fixed;
         count = 1;
     } else if (sizes) {
         list = sizes;
@@ -434,7 +779,10 @@ int main(int argc, char **argv)
     } else if (!strcmp(bench, "latency")) {
         list = latency_sizes;
         count = (int)(sizeof latency_sizes / sizeof *latency_sizes);
-    } else if (pt2pt) {
+    } else if (rma && strstr(bench, "_lat")) {
+        list = rma_latency_sizes;
+        count = (int)(sizeof rma_latency_sizes / sizeof *rma_latency_sizes);
+    } else if (pt2pt || rma) {
         list = pt2pt_sizes;
         count = (int)(sizeof pt2pt_sizes / sizeof *pt2pt_sizes);
     } else {
@@ -472,6 +820,12 @@ int main(int argc, char **argv)
             bench_stream(bench, size, 1, 1);
         else if (!strcmp(bench, "multibw"))
             bench_stream(bench, size, nprocs / 2, 0);
+#ifdef MPIBENCH_RMA
+        else if (rma && strstr(bench, "_lat"))
+            bench_rma_latency(bench, size);
+        else if (rma)
+            bench_rma_stream(bench, size);
+#endif
         else
             bench_collective(bench, size);
     }

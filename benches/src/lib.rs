@@ -17,6 +17,9 @@
 //! * `netbench` ([`compare::netns`]): the same comparison across two network namespace hosts,
 //!   one rank in each, every message over TCP on veth links.
 //!
+//! The `vmmc` layer of `layers` ([`vmmc`]) is VMMC's deliberate update on the NIC, measured
+//! by the same method and shown as a share of the NIC's figures.
+//!
 //! `layers --wire tcp` ([`wire`]) measures the layers over the network device instead of the
 //! shared fabric, the ranks started by a PMI launcher.
 
@@ -28,4 +31,5 @@ pub mod plot;
 pub mod report;
 pub mod tools;
 pub mod transport;
+pub mod vmmc;
 pub mod wire;

@@ -45,7 +45,8 @@ pub const SIZES: &[usize] = &[
     8 << 20,
 ];
 
-fn window_for(size: usize) -> usize {
+/// Messages outstanding in a streaming measurement of `size`-byte messages.
+pub fn window_for(size: usize) -> usize {
     if size >= 1 << 20 {
         16
     } else {
@@ -53,7 +54,8 @@ fn window_for(size: usize) -> usize {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place; 0 when empty).
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
     if n == 0 {

@@ -13,6 +13,7 @@
 //!   receives, every byte checked) and the programs of `tests/c/` that stress matching,
 //!   protocols and progress;
 //! * every collective (`tests/c/coll/`) on the 2 x 2 job;
+//! * the one-sided programs (`tests/c/rma/`) on the 2 x 2 job;
 //! * the NAS kernels (`benches/nas/`) in class S on 4 ranks, which must print VERIFIED;
 //! * launchers: Hydra on loopback hosts and across namespace hosts, Slurm with two nodes,
 //!   our `mpirun --hosts` across namespace hosts and on loopback hosts;
@@ -567,6 +568,37 @@ fn every_collective_2x2_hydra() {
     );
 }
 
+/// The one-sided programs of `tests/c/rma/`: windows spanning both hosts (the message path),
+/// shared windows on each host's two ranks (`MPI_Comm_split_type`), every operation and
+/// synchronization mode, the erroneous calls.
+const RMA_PROGRAMS: [&str; 4] = [
+    "rma/win_create",
+    "rma/rma_ops",
+    "rma/rma_sync",
+    "rma/rma_errors",
+];
+
+#[test]
+fn one_sided_2x2_hydra_both_layouts() {
+    let _turn = one_at_a_time();
+    for name in RMA_PROGRAMS {
+        let job = c_job(name);
+        run_ok(
+            "2x2 hydra loopback",
+            name,
+            hydra_loopback(&job, Layout::Blocked),
+            &job,
+        );
+    }
+    let job = c_job("rma/rma_sync");
+    run_ok(
+        "2x2 hydra loopback Interleaved",
+        "rma/rma_sync",
+        hydra_loopback(&job, Layout::Interleaved),
+        &job,
+    );
+}
+
 // ---- 3. NAS kernels on the 2 x 2 job ----
 
 /// Asserts that `kernel`'s result line says class S on `np` ranks, VERIFIED, and the job
@@ -620,6 +652,7 @@ fn hydra_across_two_namespace_hosts() {
         ("storm", c_job("storm")),
         ("progress_rule", c_job("progress_rule")),
         ("coll/coll_all", c_job("coll/coll_all")),
+        ("rma/rma_sync", c_job("rma/rma_sync")),
     ] {
         run_ok("2x2 hydra netns", name, hydra_netns(&hosts, &job), &job);
         assert_hosts_empty(&hosts);

@@ -47,7 +47,9 @@
 //! `wire`: the inboxes (queue, fast boxes, their merge); [`phy`]: the device trait and wrappers; [`placement`]: which CPUs
 //! each rank runs on (the policy of `mpirun --bind-to`); [`region`]: exported regions and
 //! their keys; [`nic`]: the NIC; `stack`: the wrappers chosen at run time; [`timing`]:
-//! profiles; [`wait`]: back-off; [`testing`]: multi-process test harness.
+//! profiles; [`vmmc`]: VMMC's export and import by name, deliberate update and
+//! notifications (seed 003), over any device; [`wait`]: back-off; [`testing`]:
+//! multi-process test harness.
 
 mod counters;
 mod dma;
@@ -62,6 +64,7 @@ mod stack;
 pub mod testing;
 pub mod timing;
 mod trace;
+pub mod vmmc;
 pub mod wait;
 mod wire;
 

@@ -8,6 +8,7 @@
 //! mpibench --np 4 --benchmarks allreduce,alltoall,barrier
 //! mpibench --placement bound                 # only with every library's ranks bound
 //! mpibench --quick --out /tmp/mb             # a short, rough run
+//! mpibench --libs mpich,openmpi --benchmarks rma --sizes 8,1048576   # the one-sided ones
 //! ```
 //!
 //! Every figure is measured at two placements (`--placement default,bound`): each launcher's
@@ -24,28 +25,44 @@
 //! scheduler as much as the library (tens of microseconds where np=2 gives a few hundred
 //! nanoseconds), and a library that yields while waiting gains a large advantage there.
 //!
+//! The one-sided benchmarks (`put_lat`, `get_lat`, `acc_lat`, `fop_lat`, `cas_lat`, `put_bw`,
+//! `get_bw`; `--benchmarks rma` names them all) are not in the default list: they are built
+//! into a second executable per library (`mpibench.c` with `-DMPIBENCH_RMA`), made only when
+//! one of them is asked for, so that the point-to-point and collective benchmarks never depend
+//! on a library's RMA support. A library that cannot build that executable (ours until its
+//! `mpi.h` has MPI-3 RMA) is reported with the compiler's words, its one-sided runs count as
+//! failed (exit status 1), and every other run goes on. How they measure:
+//! [`benches::compare::report::ONE_SIDED_METHOD`] (also in `--help` and under the table).
+//!
 //! The files: `OUT/mpibench.json` (every run and row, each with its placement), `OUT/mpibench.md`
 //! (one table per placement), `OUT/mpibench-PLACEMENT-*.svg|png` (charts), and `OUT/build/`
-//! (the sources and the three executables).
+//! (the source and the executables, `mpibench-LIB` and `mpibench-rma-LIB`).
 
-use benches::compare::report::PlacedReport;
+use benches::compare::library::Variant;
+use benches::compare::report::{PlacedReport, ONE_SIDED_METHOD};
 use benches::compare::run::run_benchmark;
 use benches::compare::{Benchmark, Built, Comparison, Library, Placement, RunRecord};
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
-#[command(about = "Compare our MPI with MPICH and Open MPI on C micro-benchmarks, side by side")]
+#[command(
+    about = "Compare our MPI with MPICH and Open MPI on C micro-benchmarks, side by side",
+    after_long_help = ONE_SIDED_METHOD
+)]
 struct Args {
-    /// Ranks for multibw and the collectives (latency, bw and bibw always use 2).
+    /// Ranks for multibw and the collectives (latency, bw, bibw and the one-sided benchmarks
+    /// always use 2).
     #[arg(long, default_value_t = 2)]
     np: usize,
     /// Rounds; each round runs every benchmark under every library in turn [default: 3, or 1 with --quick].
     #[arg(long)]
     repeat: Option<usize>,
-    /// Benchmarks, comma-separated.
+    /// Benchmarks, comma-separated: latency, bw, bibw, multibw, allreduce, bcast, alltoall,
+    /// barrier, and the one-sided put_lat, get_lat, acc_lat, fop_lat, cas_lat, put_bw, get_bw
+    /// (`rma` names those seven; they are not in the default list).
     #[arg(
         long,
         value_delimiter = ',',
@@ -59,8 +76,10 @@ struct Args {
     /// to a core).
     #[arg(long, value_delimiter = ',', default_value = "default,bound")]
     placement: Vec<String>,
-    /// Message sizes in bytes, comma-separated, for every benchmark [default: point-to-point 0 B
-    /// to 4 MiB by powers of 4 (plus 8 B), collectives 8 B to 1 MiB].
+    /// Message sizes in bytes, comma-separated, for every benchmark but barrier, fop_lat and
+    /// cas_lat (one size each) [default: point-to-point 0 B to 4 MiB by powers of 4 (plus 8 B),
+    /// collectives and one-sided latencies 8 B to 1 MiB by powers of 8, one-sided bandwidths as
+    /// point-to-point].
     #[arg(long, value_delimiter = ',')]
     sizes: Option<Vec<u64>>,
     /// Directory for the table, the JSON, the charts and the builds [default: mpibench-report
@@ -89,7 +108,7 @@ fn main() -> ExitCode {
 /// Runs the comparison; `Ok(false)` when some runs failed (the report covers the others).
 fn run(args: Args) -> Result<bool, String> {
     let libraries = parse_list(&args.libs, Library::from_name)?;
-    let benchmarks = parse_list(&args.benchmarks, Benchmark::from_name)?;
+    let benchmarks = parse_list(&expand_groups(&args.benchmarks), Benchmark::from_name)?;
     let placements = parse_list(&args.placement, Placement::from_name)?;
     let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
     if repeat == 0 || args.np == 0 {
@@ -115,18 +134,24 @@ fn run(args: Args) -> Result<bool, String> {
     if !missing.is_empty() {
         return Err(missing.join("\n"));
     }
-    let mut builds: Vec<Built> = Vec::new();
-    for library in &libraries {
-        let built = library.build(&out.join("build"))?;
-        if !built.warnings.is_empty() {
-            eprintln!(
-                "mpibench: {} compiler messages:\n{}",
-                library.name(),
-                built.warnings
-            );
-        }
-        builds.push(built);
-    }
+    let builds: Vec<Builds> = libraries
+        .iter()
+        .map(|&library| Builds::make(library, &benchmarks, &out.join("build")))
+        .collect::<Result<_, _>>()?;
+    let notes: Vec<String> = builds
+        .iter()
+        .filter_map(|b| match &b.rma {
+            Some(Err(e)) => Some(format!(
+                "{} did not build the one-sided benchmarks, so it has no figure in their rows: {}.",
+                b.library.name(),
+                e.lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches("; first errors:")
+            )),
+            _ => None,
+        })
+        .collect();
 
     let mut runs: Vec<Vec<RunRecord>> = vec![Vec::new(); placements.len()];
     let mut failures = Vec::new();
@@ -135,7 +160,17 @@ fn run(args: Args) -> Result<bool, String> {
             for &benchmark in &benchmarks {
                 // Start each round with a different library so none always runs first.
                 for i in 0..builds.len() {
-                    let built = &builds[(i + round) % builds.len()];
+                    let of_library = &builds[(i + round) % builds.len()];
+                    let Some(built) = of_library.for_benchmark(benchmark) else {
+                        failures.push(format!(
+                            "round {} {} {} {} (not built)",
+                            round + 1,
+                            placement.name(),
+                            benchmark.name(),
+                            of_library.library.name()
+                        ));
+                        continue;
+                    };
                     let np = benchmark.ranks(args.np);
                     let started = Instant::now();
                     let measured = run_benchmark(
@@ -184,7 +219,9 @@ fn run(args: Args) -> Result<bool, String> {
         .iter()
         .zip(runs)
         .map(|(&placement, runs)| {
-            Comparison::new(args.np, repeat, args.quick, &libraries, runs).at(placement)
+            Comparison::new(args.np, repeat, args.quick, &libraries, runs)
+                .at(placement)
+                .with_notes(&notes)
         })
         .collect();
     let tables: Vec<String> = comparisons.iter().map(Comparison::markdown).collect();
@@ -218,6 +255,76 @@ fn run(args: Args) -> Result<bool, String> {
         );
     }
     Ok(failures.is_empty())
+}
+
+/// One library's executables: the base build (when a point-to-point or collective benchmark is
+/// asked for) and the RMA build (when a one-sided one is), the latter's failure kept as a
+/// message so that the library's other benchmarks still run.
+struct Builds {
+    library: Library,
+    base: Option<Built>,
+    rma: Option<Result<Built, String>>,
+}
+
+impl Builds {
+    /// Builds what `benchmarks` need; a failed base build is an error, a failed RMA build is
+    /// reported on stderr and kept.
+    fn make(library: Library, benchmarks: &[Benchmark], dir: &Path) -> Result<Builds, String> {
+        let report_warnings = |built: &Built| {
+            if !built.warnings.is_empty() {
+                eprintln!(
+                    "mpibench: {} compiler messages:\n{}",
+                    library.name(),
+                    built.warnings
+                );
+            }
+        };
+        let base = if benchmarks.iter().any(|b| !b.is_one_sided()) {
+            let built = library.build_variant(dir, Variant::Base)?;
+            report_warnings(&built);
+            Some(built)
+        } else {
+            None
+        };
+        let rma = benchmarks.iter().any(|b| b.is_one_sided()).then(|| {
+            let built = library.build_variant(dir, Variant::Rma);
+            match &built {
+                Ok(built) => report_warnings(built),
+                Err(e) => eprintln!(
+                    "mpibench: {}: the one-sided benchmarks cannot run: {e}",
+                    library.name()
+                ),
+            }
+            built
+        });
+        Ok(Builds { library, base, rma })
+    }
+
+    /// The executable that runs `benchmark`, if it was built.
+    fn for_benchmark(&self, benchmark: Benchmark) -> Option<&Built> {
+        if benchmark.is_one_sided() {
+            self.rma.as_ref()?.as_ref().ok()
+        } else {
+            self.base.as_ref()
+        }
+    }
+}
+
+/// Replaces the group name `rma` by the one-sided benchmarks' names.
+fn expand_groups(items: &[String]) -> Vec<String> {
+    items
+        .iter()
+        .flat_map(|item| {
+            if item.trim() == "rma" {
+                Benchmark::ONE_SIDED
+                    .iter()
+                    .map(|b| b.name().to_string())
+                    .collect()
+            } else {
+                vec![item.clone()]
+            }
+        })
+        .collect()
 }
 
 /// Parses a comma-separated option, rejecting duplicates.

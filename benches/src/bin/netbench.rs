@@ -2,14 +2,19 @@
 //! built three ways, one rank in each of two network namespace hosts joined by veth links
 //! ([`benches::compare::netns`]), 8 B latency and 1 MiB bandwidth, the libraries run
 //! alternately, medians over the rounds and the ratios ours/theirs printed per placement.
+//! With `--put-bw-sizes`, also the one-sided `put_bw` (windows of `MPI_Put` then one
+//! `MPI_Win_flush`, from each library's RMA build of `mpibench.c`), printed beside the
+//! library's own point-to-point `bw` at the same sizes as a share of it (`put/p2p`).
 //!
 //! ```text
 //! netbench                                   # 5 rounds, core-bound and default placement
 //! netbench --repeat 9 --bind core --json /tmp/netbench.json
 //! netbench --our-launcher mpirun             # our ranks started by our mpirun --hosts
 //! netbench --quick --latency-sizes 8 --bw-sizes 65536 --repeat 1   # a short, rough run
+//! netbench --libs mpich,openmpi --put-bw-sizes 1048576                # put_bw beside bw
 //! ```
 
+use benches::compare::library::Variant;
 use benches::compare::netns::{Binding, NetnsBench, OurLauncher, JOB_TIMEOUT_S};
 use benches::compare::{parse_results, Benchmark, Built, Comparison, Library, RunRecord};
 use clap::Parser;
@@ -77,6 +82,10 @@ struct Args {
     /// Message sizes of the bandwidth benchmark, bytes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1048576")]
     bw_sizes: Vec<u64>,
+    /// Message sizes of the one-sided put_bw benchmark, bytes, comma-separated; not run unless
+    /// given. Each library's put_bw is also printed as a share of its own bw at the same size.
+    #[arg(long, value_delimiter = ',')]
+    put_bw_sizes: Vec<u64>,
     /// Short runs (mpibench.c --quick): rough figures.
     #[arg(long)]
     quick: bool,
@@ -146,6 +155,18 @@ fn run(args: Args) -> Result<bool, Failure> {
         .iter()
         .map(|l| l.build(&out.join("build")))
         .collect::<Result<Vec<Built>, String>>()?;
+    // The RMA builds, only for put_bw; a library that cannot build them loses only put_bw.
+    let rma_builds: Vec<Option<Built>> = libraries
+        .iter()
+        .map(|l| {
+            if args.put_bw_sizes.is_empty() {
+                return None;
+            }
+            l.build_variant(&out.join("build"), Variant::Rma)
+                .map_err(|e| eprintln!("netbench: {}: put_bw cannot run: {e}", l.name()))
+                .ok()
+        })
+        .collect();
     let hosts = bench.hosts();
     println!(
         "hosts: {} ({}) and {} ({}), each a network namespace with eth0 on a veth link to a bridge; \
@@ -158,10 +179,13 @@ fn run(args: Args) -> Result<bool, Failure> {
         args.our_launcher.name()
     );
 
-    let plan = [
+    let mut plan = vec![
         (Benchmark::Latency, &args.latency_sizes),
         (Benchmark::Bandwidth, &args.bw_sizes),
     ];
+    if !args.put_bw_sizes.is_empty() {
+        plan.push((Benchmark::PutBandwidth, &args.put_bw_sizes));
+    }
     let counters = out.join("ours-counters");
     let mut runs: BTreeMap<Binding, Vec<RunRecord>> = BTreeMap::new();
     let mut failures = Vec::new();
@@ -170,7 +194,22 @@ fn run(args: Args) -> Result<bool, Failure> {
             for (benchmark, sizes) in &plan {
                 for i in 0..builds.len() {
                     // Each round starts with another library, so that none always runs first.
-                    let built = &builds[(i + round) % builds.len()];
+                    let which = (i + round) % builds.len();
+                    let built = if benchmark.is_one_sided() {
+                        let Some(built) = &rma_builds[which] else {
+                            failures.push(format!(
+                                "round {} {} {} {} (not built)",
+                                round + 1,
+                                binding.name(),
+                                benchmark.name(),
+                                builds[which].library.name()
+                            ));
+                            continue;
+                        };
+                        built
+                    } else {
+                        &builds[which]
+                    };
                     let started = Instant::now();
                     let mut outcome =
                         measure(&bench, built, &args, binding, *benchmark, sizes, &counters);
@@ -222,11 +261,14 @@ fn run(args: Args) -> Result<bool, Failure> {
     for (binding, records) in runs {
         let comparison = Comparison::new(2, args.repeat, args.quick, &libraries, records);
         print_table(binding, &comparison);
+        let put_shares = put_shares_of_p2p(&comparison);
+        print_put_shares(&put_shares);
         placements.insert(
             binding.name().to_string(),
             serde_json::json!({
                 "placement": binding.describe(),
                 "per_round_ratios": per_round_ratios(&comparison),
+                "put_bw_share_of_bw": put_shares,
                 "comparison": comparison,
             }),
         );
@@ -415,6 +457,47 @@ fn per_round_ratios(comparison: &Comparison) -> serde_json::Value {
         all.insert(format!("{} {}", row.benchmark, row.size), by_library.into());
     }
     all.into()
+}
+
+/// Each library's put_bw median over its own bw median at the sizes both ran:
+/// {LIBRARY: {SIZE: share}} (issue 14's target across hosts: at least 0.9 for ours).
+fn put_shares_of_p2p(comparison: &Comparison) -> BTreeMap<String, BTreeMap<u64, f64>> {
+    let mut shares: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
+    let of = |benchmark: Benchmark| {
+        comparison
+            .rows
+            .iter()
+            .filter(move |r| r.benchmark == benchmark.name())
+    };
+    for put in of(Benchmark::PutBandwidth) {
+        let Some(p2p) = of(Benchmark::Bandwidth).find(|r| r.size == put.size) else {
+            continue;
+        };
+        for (library, &put_figure) in &put.medians {
+            if let Some(&bw) = p2p.medians.get(library).filter(|bw| **bw > 0.0) {
+                shares
+                    .entry(library.clone())
+                    .or_default()
+                    .insert(put.size, put_figure / bw);
+            }
+        }
+    }
+    shares
+}
+
+/// The put/p2p lines under a placement's table (nothing when put_bw did not run).
+fn print_put_shares(shares: &BTreeMap<String, BTreeMap<u64, f64>>) {
+    if shares.is_empty() {
+        return;
+    }
+    println!("put_bw as a share of the same library's bw (put/p2p):");
+    for (library, by_size) in shares {
+        let figures: Vec<String> = by_size
+            .iter()
+            .map(|(size, share)| format!("{} {share:.2}", human(*size)))
+            .collect();
+        println!("  {library:<8} {}", figures.join(", "));
+    }
 }
 
 fn human(size: u64) -> String {

@@ -12,7 +12,16 @@
 //!   it needs `--oversubscribe`, which also makes its default placement unbound (up to the
 //!   cores it binds to core for 1-2 ranks, to socket beyond); bound: `--bind-to core`, or
 //!   `core:overload-allowed` beyond the cores. Its shared-memory transport (vader, with CMA
-//!   single copy) works here without `--mca` options.
+//!   single copy) works here without `--mca` options. Its one-sided runs (the [`Variant::Rma`]
+//!   build) get `--mca osc ^rdma`: its default one-sided component on one host, osc/rdma over
+//!   btl/vader, segfaults in `MPI_Compare_and_swap` and `MPI_Fetch_and_op` (Open MPI 4.1.4;
+//!   open-mpi/ompi#11349, the OSU atomics fail the same way); without it Open MPI picks osc/sm,
+//!   its shared-memory component, which is also its faster one here (1 MiB `MPI_Get`s at about
+//!   5x osc/rdma's bandwidth).
+//!
+//! `mpibench.c` is built twice per library ([`Variant`]): the point-to-point and collective
+//! benchmarks alone, and with `-DMPIBENCH_RMA` the one-sided ones too, so that a library whose
+//! `mpi.h` lacks MPI-3 RMA (ours, until issue 14) still builds and runs the others.
 //!
 //! Every job gets `MPIEXEC_TIMEOUT` (honoured by all three launchers) so that a hung library
 //! cannot stall a comparison.
@@ -78,6 +87,26 @@ impl Placement {
     }
 }
 
+/// Which build of `mpibench.c`: the one-sided benchmarks are compiled only into their own
+/// executable, so that the others never depend on the library's RMA support.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Variant {
+    /// Point-to-point and collective benchmarks (`mpibench-LIB`).
+    Base,
+    /// Every benchmark, the one-sided ones included (`-DMPIBENCH_RMA`, `mpibench-rma-LIB`).
+    Rma,
+}
+
+impl Variant {
+    /// The executable's name for `library`.
+    fn executable(self, library: Library) -> String {
+        match self {
+            Variant::Base => format!("mpibench-{}", library.name()),
+            Variant::Rma => format!("mpibench-rma-{}", library.name()),
+        }
+    }
+}
+
 /// One MPI library under comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Library {
@@ -129,18 +158,27 @@ impl Library {
         }
     }
 
-    /// Builds the benchmark with this library's `mpicc` into `dir/mpibench-<name>`.
+    /// Builds the point-to-point and collective benchmarks with this library's `mpicc` into
+    /// `dir/mpibench-<name>`.
     pub fn build(self, dir: &Path) -> Result<Built, String> {
+        self.build_variant(dir, Variant::Base)
+    }
+
+    /// Builds `variant` of the benchmark with this library's `mpicc` into `dir`.
+    pub fn build_variant(self, dir: &Path, variant: Variant) -> Result<Built, String> {
         let (mpicc, mpirun) = self.tools()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let source = dir.join("mpibench.c");
         std::fs::write(&source, SOURCE)
             .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
-        let exe = dir.join(format!("mpibench-{}", self.name()));
+        let exe = dir.join(variant.executable(self));
         let mut compile = Command::new(&mpicc);
         if self != Library::Ours {
             without_our_library_path(&mut compile);
+        }
+        if variant == Variant::Rma {
+            compile.arg("-DMPIBENCH_RMA");
         }
         let out = compile
             .args(["-std=c99", "-O2", "-Wall", "-Wextra", "-o"])
@@ -150,19 +188,48 @@ impl Library {
             .map_err(|e| format!("cannot run {}: {e}", mpicc.display()))?;
         let messages = String::from_utf8_lossy(&out.stderr).into_owned();
         if !out.status.success() {
-            return Err(format!(
-                "{} failed to build {}:\n{messages}",
-                mpicc.display(),
-                source.display()
-            ));
+            return Err(build_failure(&mpicc, &source, &exe, variant, &messages));
         }
         Ok(Built {
             library: self,
+            variant,
             exe,
             mpirun,
             warnings: messages.trim().to_string(),
         })
     }
+}
+
+/// The message of a failed build. The base build's shows the compiler's whole output; the RMA
+/// build's (expected to fail while a library lacks MPI-3 RMA) says what it needs, quotes the
+/// compiler's first errors and leaves the whole output in `EXE.log`.
+fn build_failure(
+    mpicc: &Path,
+    source: &Path,
+    exe: &Path,
+    variant: Variant,
+    messages: &str,
+) -> String {
+    let head = format!("{} failed to build {}", mpicc.display(), source.display());
+    if variant == Variant::Base {
+        return format!("{head}:\n{messages}");
+    }
+    let log = exe.with_extension("log");
+    let kept = match std::fs::write(&log, messages) {
+        Ok(()) => format!("the compiler's whole output is in {}", log.display()),
+        Err(e) => format!("cannot write {}: {e}", log.display()),
+    };
+    let errors: Vec<&str> = messages
+        .lines()
+        .filter(|l| l.contains("error"))
+        .take(5)
+        .collect();
+    format!(
+        "{head} with the one-sided benchmarks (-DMPIBENCH_RMA): its mpi.h needs MPI-3 RMA \
+         (MPI_Win_allocate, MPI_Win_lock_all, MPI_Win_flush, MPI_Put, MPI_Get, MPI_Accumulate, \
+         MPI_Fetch_and_op, MPI_Compare_and_swap, MPI_MODE_NOCHECK); {kept}; first errors:\n{}",
+        errors.join("\n")
+    )
 }
 
 /// Our `libmpi.so` answers to MPICH's library names (same ABI), so a directory of ours on
@@ -198,6 +265,7 @@ pub fn cores() -> usize {
 #[derive(Clone, Debug)]
 pub struct Built {
     pub library: Library,
+    pub variant: Variant,
     pub exe: PathBuf,
     pub mpirun: PathBuf,
     /// What the compiler printed (empty when the build was clean).
@@ -231,6 +299,9 @@ impl Built {
                 cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
                     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
                 cmd.args(["--allow-run-as-root", "-n", &np_text]);
+                if self.variant == Variant::Rma {
+                    cmd.args(["--mca", "osc", "^rdma"]);
+                }
                 let oversubscribed = np > cores();
                 if oversubscribed {
                     cmd.arg("--oversubscribe");

@@ -1,7 +1,9 @@
 //! Side-by-side MPI micro-benchmarks: our `libmpi.so` against Debian's MPICH and Open MPI.
 //!
 //! `benches/c/mpibench.c` is one C program (latency, bandwidth, bidirectional and multi-pair
-//! bandwidth, Allreduce, Bcast, Alltoall, Barrier) that builds against any of the three
+//! bandwidth, Allreduce, Bcast, Alltoall, Barrier; and, compiled in with `-DMPIBENCH_RMA`
+//! into a separate executable, the one-sided Put, Get, Accumulate, Fetch_and_op and
+//! Compare_and_swap latencies and Put/Get bandwidth) that builds against any of the three
 //! `mpi.h`'s. This module builds it with each library's `mpicc` ([`library`]), runs one
 //! benchmark under each library's launcher, at each launcher's default placement or with every
 //! rank bound to a core ([`Placement`]), and reads its result lines ([`run`]), and turns the

@@ -10,7 +10,9 @@
 //! - MPICH (Debian's 4.0, ch4:ucx): Hydra with `UCX_TLS=tcp,self` on the hosts' interface
 //!   ([`mpi_staging::netns::hydra_command`]);
 //! - Open MPI: `mpirun.openmpi` with `--mca pml ob1 --mca btl tcp,self` on the hosts' subnet
-//!   ([`mpi_staging::netns::openmpi_command`]).
+//!   ([`mpi_staging::netns::openmpi_command`]); its RMA build with `OMPI_MCA_osc=pt2pt`
+//!   (one-sided over that same ob1/tcp path; osc/sm would take the two namespace hosts,
+//!   which share a hostname, for one node and go around the network).
 //!
 //! Placement ([`Binding`]): with [`Binding::Core`] every rank runs through a small wrapper
 //! script that pins it with `taskset` to CPU (rank modulo the CPUs), the rank read from the
@@ -20,7 +22,7 @@
 //! the machine's cores as its own, and a launcher's binding would put both ranks on core 0.
 //! With [`Binding::Default`] the wrapper is left out and the kernel places the ranks.
 
-use super::library::{Built, Library};
+use super::library::{Built, Library, Variant};
 use mpi_staging::netns::{hydra_command, openmpi_command, Hosts};
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
@@ -144,6 +146,13 @@ impl NetnsBench {
             }
             (Library::OpenMpi, _) => openmpi_command(&self.hosts, &program),
         };
+        if built.library == Library::OpenMpi && built.variant == Variant::Rma {
+            // Not osc/rdma, which crashes in atomics (see `super::library`), and not osc/sm:
+            // the namespace hosts share the machine's hostname, so Open MPI takes the two
+            // ranks for neighbours and osc/sm would move the data through shared memory,
+            // around the network. osc/pt2pt runs over the same ob1/tcp path as `bw`.
+            command.env("OMPI_MCA_osc", "pt2pt");
+        }
         command
             .args(rest)
             .env("MPIEXEC_TIMEOUT", JOB_TIMEOUT_S.to_string());

@@ -2,7 +2,8 @@
 //! ratio ours/theirs, and the outputs: a Markdown table, `mpibench.json` and the charts drawn
 //! with [`crate::plot::draw`]. `mpibench` makes one [`Comparison`] per [`Placement`] (each
 //! with its own table and charts, file names carrying the placement) and writes them as one
-//! [`PlacedReport`], in which every run and row says its placement.
+//! [`PlacedReport`], in which every run and row says its placement. When one-sided rows are
+//! present the table says how they were measured ([`ONE_SIDED_METHOD`]).
 
 use super::library::{Library, Placement};
 use super::run::{Benchmark, RunRecord};
@@ -11,6 +12,27 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// How the one-sided benchmarks measure, for the report (and `mpibench --help`).
+pub const ONE_SIDED_METHOD: &str = "One-sided benchmarks (put_lat, get_lat, acc_lat, fop_lat, \
+    cas_lat, put_bw, get_bw) run at np=2, passive target: origin rank 0, target rank 1. The \
+    window is made by MPI_Win_allocate (MPI_INFO_NULL, disp_unit 1, size rounded up to whole \
+    4 KiB pages) once per size, so that each library places the window memory as it likes. The \
+    origin holds MPI_Win_lock_all(MPI_MODE_NOCHECK) across the warm-up and the timed loop; the \
+    target makes no RMA call meanwhile and waits in MPI_Bcast (warm-up) and MPI_Barrier (timed \
+    loop), so any progress a library needs at the target comes from a blocking collective. \
+    Latency rows: each operation (MPI_Put / MPI_Get of SIZE bytes, MPI_Accumulate MPI_SUM of \
+    SIZE/8 longs, MPI_Fetch_and_op MPI_SUM of one MPI_LONG, MPI_Compare_and_swap of one \
+    MPI_LONG that succeeds) is followed by MPI_Win_flush; a sample times a batch of them (about \
+    10 us, 1 to 100 operations); the figure is the median over samples of the time per \
+    operation. Bandwidth rows: a window of 64 operations (16 from 1 MiB, at most 64 MiB in \
+    all), each to its own part of the target window, then one MPI_Win_flush; a repetition is \
+    a few windows after an MPI_Barrier; the figure is the median over repetitions of bytes / \
+    time at the origin. The data are checked after the timing (put: the target's window; get: \
+    the origin's buffer; atomics: every fetched value and the target's final count). Open MPI \
+    runs them with `--mca osc ^rdma` (its default osc/rdma over vader segfaults in \
+    MPI_Compare_and_swap and MPI_Fetch_and_op; osc/sm, its shared-memory component, is picked \
+    instead).";
 
 /// One line of the table: the medians of one benchmark at one size.
 #[derive(Clone, Debug, Serialize)]
@@ -62,6 +84,10 @@ pub struct Comparison {
     pub placement: Option<Placement>,
     pub runs: Vec<RunRecord>,
     pub rows: Vec<Row>,
+    /// What the reader should know beyond the figures (e.g. a library that could not build
+    /// the one-sided benchmarks), printed under the table.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -136,7 +162,14 @@ impl Comparison {
             placement: None,
             runs,
             rows,
+            notes: Vec::new(),
         }
+    }
+
+    /// The same comparison with `notes` added.
+    pub fn with_notes(mut self, notes: &[String]) -> Comparison {
+        self.notes.extend_from_slice(notes);
+        self
     }
 
     /// The same comparison, saying that every run was at `placement`.
@@ -194,6 +227,13 @@ impl Comparison {
             if self.quick { "; quick mode (short runs, figures are rough)" } else { "" },
             self.placement.map_or("Ranks are bound one per core.", Placement::describe)
         );
+        if self
+            .rows
+            .iter()
+            .any(|r| Benchmark::from_name(&r.benchmark).is_ok_and(Benchmark::is_one_sided))
+        {
+            let _ = writeln!(s, "{ONE_SIDED_METHOD}\n");
+        }
         if self.np > self.cores {
             let _ = writeln!(
                 s,
@@ -269,6 +309,9 @@ impl Comparison {
                 }
             );
         }
+        for note in &self.notes {
+            let _ = writeln!(s, "- Note: {note}");
+        }
         s
     }
 
@@ -293,8 +336,8 @@ impl Comparison {
             } else {
                 "bandwidth (MB/s)"
             };
-            if benchmark == Benchmark::Barrier {
-                let rounds = self.barrier_rounds();
+            if !benchmark.takes_sizes() {
+                let rounds = self.rounds_of(benchmark);
                 draw(
                     Chart {
                         title: &title,
@@ -372,15 +415,16 @@ impl Comparison {
             .collect()
     }
 
-    /// Barrier has one size: its chart shows each round's figure per library instead.
-    fn barrier_rounds(&self) -> Vec<Series> {
+    /// Barrier and the atomics have one size: their charts show each round's figure per
+    /// library instead.
+    fn rounds_of(&self, benchmark: Benchmark) -> Vec<Series> {
         self.libraries
             .iter()
             .filter_map(|lib| {
                 let points: Vec<(f64, f64)> = self
                     .runs
                     .iter()
-                    .filter(|r| &r.library == lib && r.benchmark == Benchmark::Barrier.name())
+                    .filter(|r| &r.library == lib && r.benchmark == benchmark.name())
                     .filter_map(|r| r.results.first().map(|m| ((r.round + 1) as f64, m.value)))
                     .collect();
                 (!points.is_empty()).then(|| Series {
@@ -392,11 +436,12 @@ impl Comparison {
             .collect()
     }
 
-    /// One line per benchmark (except barrier, which has no size) of ours' speed relative to `other`.
+    /// One line per benchmark (except those of one size: barrier, the atomics) of ours' speed
+    /// relative to `other`.
     fn speedup_series(&self, other: &str) -> Vec<Series> {
         let mut series: Vec<Series> = Benchmark::ALL
             .iter()
-            .filter(|b| **b != Benchmark::Barrier)
+            .filter(|b| b.takes_sizes())
             .filter_map(|b| {
                 let points: Vec<(f64, f64)> = self
                     .rows
@@ -440,6 +485,9 @@ pub struct PlacedReport<'a> {
     pub placements: Vec<PlacementInfo>,
     pub runs: Vec<Placed<'a, RunRecord>>,
     pub rows: Vec<Placed<'a, Row>>,
+    /// The notes of the first comparison (every placement has the same).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub notes: &'a [String],
 }
 
 /// A placement as the JSON describes it.
@@ -467,6 +515,7 @@ impl<'a> PlacedReport<'a> {
             quick: first.quick,
             cores: first.cores,
             libraries: &first.libraries,
+            notes: &first.notes,
             placements: Vec::new(),
             runs: Vec::new(),
             rows: Vec::new(),
@@ -506,6 +555,19 @@ fn chart_title(benchmark: Benchmark, np: usize) -> String {
         Benchmark::Bcast => format!("MPI_Bcast, np={ranks}"),
         Benchmark::Alltoall => format!("MPI_Alltoall (bytes per pair), np={ranks}"),
         Benchmark::Barrier => format!("MPI_Barrier by round, np={ranks}"),
+        Benchmark::PutLatency => "MPI_Put + MPI_Win_flush, np=2".to_string(),
+        Benchmark::GetLatency => "MPI_Get + MPI_Win_flush, np=2".to_string(),
+        Benchmark::AccumulateLatency => {
+            "MPI_Accumulate (sum of longs) + MPI_Win_flush, np=2".to_string()
+        }
+        Benchmark::FetchAndOpLatency => {
+            "MPI_Fetch_and_op (8 B) + MPI_Win_flush by round, np=2".to_string()
+        }
+        Benchmark::CompareAndSwapLatency => {
+            "MPI_Compare_and_swap (8 B) + MPI_Win_flush by round, np=2".to_string()
+        }
+        Benchmark::PutBandwidth => "MPI_Put bandwidth (window, one flush), np=2".to_string(),
+        Benchmark::GetBandwidth => "MPI_Get bandwidth (window, one flush), np=2".to_string(),
     }
 }
 
@@ -560,6 +622,41 @@ mod tests {
         assert!(c
             .markdown()
             .contains("| latency | 2 | 8 | us | 2.00 | 4.00 | 0.500 |"));
+    }
+
+    #[test]
+    fn one_sided_rows_bring_their_method_and_the_notes() {
+        let mut bw = run(0, "mpich", "put_bw", 1048576, 9000.0);
+        bw.results[0].unit = "MB/s".into();
+        let runs = vec![run(0, "mpich", "fop_lat", 8, 0.5), bw];
+        let note = "ours did not build the one-sided benchmarks".to_string();
+        let c = Comparison::new(2, 1, false, &[Library::Ours, Library::Mpich], runs)
+            .at(Placement::Bound)
+            .with_notes(std::slice::from_ref(&note));
+        let put = c.rows.iter().find(|r| r.benchmark == "put_bw").unwrap();
+        assert!(!put.lower_is_better && put.unit == "MB/s");
+        let fop = c.rows.iter().find(|r| r.benchmark == "fop_lat").unwrap();
+        assert!(fop.lower_is_better && fop.ratios.is_empty());
+        let text = c.markdown();
+        assert!(text.contains(ONE_SIDED_METHOD), "{text}");
+        assert!(text.contains(&format!("- Note: {note}")), "{text}");
+        assert!(
+            text.contains("| fop_lat | 2 | 8 | us | - | 0.500 | - |"),
+            "{text}"
+        );
+        let comparisons = [c];
+        let json = serde_json::to_value(PlacedReport::new(&comparisons).unwrap()).unwrap();
+        assert_eq!(json["notes"][0], note.as_str());
+        // A table without one-sided rows does not describe them.
+        let p2p = Comparison::new(
+            2,
+            1,
+            false,
+            &[Library::Mpich],
+            vec![run(0, "mpich", "latency", 8, 1.0)],
+        );
+        assert!(!p2p.markdown().contains(ONE_SIDED_METHOD));
+        assert!(serde_json::to_value(&p2p).unwrap().get("notes").is_none());
     }
 
     #[test]

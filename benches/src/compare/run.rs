@@ -1,5 +1,9 @@
 //! One run of one benchmark under one library: the arguments `mpibench.c` takes, the number of
 //! ranks it runs at, and the parsing of its `result BENCHMARK SIZE VALUE UNIT SAMPLES` lines.
+//!
+//! The one-sided benchmarks (`put_lat` ... `get_bw`, [`Benchmark::is_one_sided`]) run from the
+//! library's RMA build of `mpibench.c` ([`super::library::Variant::Rma`]); the others from its
+//! base build.
 
 use super::library::{Built, Placement};
 use serde::{Deserialize, Serialize};
@@ -16,11 +20,25 @@ pub enum Benchmark {
     Bcast,
     Alltoall,
     Barrier,
+    /// `MPI_Put` then `MPI_Win_flush`, time per operation.
+    PutLatency,
+    /// `MPI_Get` then `MPI_Win_flush`, time per operation.
+    GetLatency,
+    /// `MPI_Accumulate` (`MPI_SUM` of longs) then `MPI_Win_flush`, time per operation.
+    AccumulateLatency,
+    /// `MPI_Fetch_and_op` (`MPI_SUM`, one `MPI_LONG`) then `MPI_Win_flush`.
+    FetchAndOpLatency,
+    /// `MPI_Compare_and_swap` (one `MPI_LONG`) then `MPI_Win_flush`.
+    CompareAndSwapLatency,
+    /// Windows of `MPI_Put`, one `MPI_Win_flush` each, bytes per second.
+    PutBandwidth,
+    /// Windows of `MPI_Get`, one `MPI_Win_flush` each, bytes per second.
+    GetBandwidth,
 }
 
 impl Benchmark {
     /// Every benchmark, in the order of the table.
-    pub const ALL: [Benchmark; 8] = [
+    pub const ALL: [Benchmark; 15] = [
         Benchmark::Latency,
         Benchmark::Bandwidth,
         Benchmark::BidirectionalBandwidth,
@@ -29,6 +47,24 @@ impl Benchmark {
         Benchmark::Bcast,
         Benchmark::Alltoall,
         Benchmark::Barrier,
+        Benchmark::PutLatency,
+        Benchmark::GetLatency,
+        Benchmark::AccumulateLatency,
+        Benchmark::FetchAndOpLatency,
+        Benchmark::CompareAndSwapLatency,
+        Benchmark::PutBandwidth,
+        Benchmark::GetBandwidth,
+    ];
+
+    /// The one-sided benchmarks, in the order of the table (`--benchmarks rma`).
+    pub const ONE_SIDED: [Benchmark; 7] = [
+        Benchmark::PutLatency,
+        Benchmark::GetLatency,
+        Benchmark::AccumulateLatency,
+        Benchmark::FetchAndOpLatency,
+        Benchmark::CompareAndSwapLatency,
+        Benchmark::PutBandwidth,
+        Benchmark::GetBandwidth,
     ];
 
     /// The name `mpibench.c` and the command line use.
@@ -42,6 +78,13 @@ impl Benchmark {
             Benchmark::Bcast => "bcast",
             Benchmark::Alltoall => "alltoall",
             Benchmark::Barrier => "barrier",
+            Benchmark::PutLatency => "put_lat",
+            Benchmark::GetLatency => "get_lat",
+            Benchmark::AccumulateLatency => "acc_lat",
+            Benchmark::FetchAndOpLatency => "fop_lat",
+            Benchmark::CompareAndSwapLatency => "cas_lat",
+            Benchmark::PutBandwidth => "put_bw",
+            Benchmark::GetBandwidth => "get_bw",
         }
     }
 
@@ -66,6 +109,8 @@ impl Benchmark {
             Benchmark::Bandwidth
                 | Benchmark::BidirectionalBandwidth
                 | Benchmark::MultiPairBandwidth
+                | Benchmark::PutBandwidth
+                | Benchmark::GetBandwidth
         )
     }
 
@@ -78,9 +123,13 @@ impl Benchmark {
         }
     }
 
-    /// Ranks for this benchmark: latency, bw and bibw use one pair; multi-pair bandwidth and the
-    /// collectives use the `np` asked for (multi-pair at least one pair).
+    /// Ranks for this benchmark: latency, bw, bibw and the one-sided benchmarks use one pair
+    /// (origin rank 0, target rank 1); multi-pair bandwidth and the collectives use the `np`
+    /// asked for (multi-pair at least one pair).
     pub fn ranks(self, np: usize) -> usize {
+        if self.is_one_sided() {
+            return 2;
+        }
         match self {
             Benchmark::Latency | Benchmark::Bandwidth | Benchmark::BidirectionalBandwidth => 2,
             Benchmark::MultiPairBandwidth => np.max(2),
@@ -96,6 +145,20 @@ impl Benchmark {
                 | Benchmark::Bandwidth
                 | Benchmark::BidirectionalBandwidth
                 | Benchmark::MultiPairBandwidth
+        )
+    }
+
+    /// Whether the benchmark is one-sided (MPI RMA): it runs from the library's RMA build.
+    pub fn is_one_sided(self) -> bool {
+        Benchmark::ONE_SIDED.contains(&self)
+    }
+
+    /// Whether `--sizes` applies: barrier has no message and the two atomics move one
+    /// `MPI_LONG` (their one row has size 0 and 8).
+    pub fn takes_sizes(self) -> bool {
+        !matches!(
+            self,
+            Benchmark::Barrier | Benchmark::FetchAndOpLatency | Benchmark::CompareAndSwapLatency
         )
     }
 }
@@ -196,7 +259,7 @@ pub fn run_benchmark(
     quick: bool,
 ) -> Result<Vec<Measurement>, String> {
     let mut args = vec![benchmark.name().to_string()];
-    if let Some(sizes) = sizes.filter(|_| benchmark != Benchmark::Barrier) {
+    if let Some(sizes) = sizes.filter(|_| benchmark.takes_sizes()) {
         let list: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
         args.push("--sizes".into());
         args.push(list.join(","));
@@ -254,6 +317,22 @@ mod tests {
         )
         .is_err());
         assert!(parse_results(header, Benchmark::Latency, 2).is_err());
+    }
+
+    #[test]
+    fn one_sided_benchmarks_are_named_ranked_and_sized() {
+        for b in Benchmark::ONE_SIDED {
+            assert!(b.is_one_sided());
+            assert_eq!(Benchmark::from_name(b.name()), Ok(b));
+            assert_eq!(b.ranks(8), 2);
+        }
+        assert!(!Benchmark::Latency.is_one_sided());
+        assert_eq!(Benchmark::PutBandwidth.unit(), "MB/s");
+        assert_eq!(Benchmark::CompareAndSwapLatency.unit(), "us");
+        assert!(Benchmark::GetLatency.takes_sizes() && !Benchmark::FetchAndOpLatency.takes_sizes());
+        let text = "# mpibench fop_lat np=2\nresult fop_lat 8 0.5 us 1000\n";
+        let got = parse_results(text, Benchmark::FetchAndOpLatency, 2).unwrap();
+        assert_eq!((got[0].size, got[0].value), (8, 0.5));
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! (`/memfd:nic-fabric-...`): its size (the segment, mapped whole by every rank) and each
 //! rank's proportional share of the pages in memory (Pss, which sums to what the job really
 //! holds). It reads the fabric's header through `/proc/PID/map_files/` to say what the
-//! segment is made of: one header page, a 256-byte control block and 512 region descriptors
-//! per rank, and one inbox per rank: a receive queue shared by the rank's senders and a pool
+//! segment is made of: one header page, a 256-byte control block, 512 region descriptors and
+//! a VMMC block (names, notification ring) per rank, and one inbox per rank: a receive queue shared by the rank's senders and a pool
 //! of fast boxes for small packets (see `nic_model::fabric::layout`).
 
 use super::run::kill_group;
@@ -62,7 +62,7 @@ impl FabricMemory {
             (Some(s), Some(offset), Some(stride)) => {
                 let n = self.ranks as u64;
                 format!(
-                    "{} KiB header, rank blocks and region descriptors ({n} x 256 B + {n} x 32 KiB) + {n} inboxes x {} KiB \
+                    "{} KiB header, rank blocks, region descriptors and VMMC blocks ({n} x 256 B + {n} x 32 KiB + {n} x 10 KiB) + {n} inboxes x {} KiB \
                      (queue {} slots x {} B + {} fast boxes x ({} slots x {} B + 64 B), page-rounded)",
                     offset / 1024,
                     stride / 1024,
@@ -306,7 +306,7 @@ pub fn table(rows: &[FabricMemory]) -> String {
             );
             out += "the segment holds one inbox per rank (a receive queue shared by its senders and a pool of \
                     fast boxes of at most 64 senders, neither growing with the job) plus 32 KiB of region descriptors \
-                    per rank: linear in total, flat per rank once the pool is full\n";
+                    and 10 KiB of VMMC names and notifications per rank: linear in total, flat per rank once the pool is full\n";
         }
     }
     out

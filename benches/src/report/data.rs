@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 /// The layers in the order the report shows them, bottom up.
-pub const LAYER_ORDER: &[&str] = &["nic", "bip", "fm", "fm1", "mpi-bip", "mpi-fm", "mpi-fm1"];
+pub const LAYER_ORDER: &[&str] = &[
+    "nic", "vmmc", "bip", "fm", "fm1", "mpi-bip", "mpi-fm", "mpi-fm1",
+];
 
 /// The layer that `layer` is built on, the one it is compared with.
 pub fn below(layer: &str) -> Option<&'static str> {
     match layer {
-        "bip" => Some("nic"),
+        "bip" | "vmmc" => Some("nic"),
         "fm" | "fm1" | "mpi-bip" => Some("bip"),
         "mpi-fm" => Some("fm"),
         "mpi-fm1" => Some("fm1"),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::charts::{percent, Image};
+use super::charts::{percent, Image, VMMC_PAPER_PERCENT};
 use super::data::{at, Point, Profile};
 use super::published::Published;
 use crate::plot::{format_bytes, format_number};
@@ -16,8 +16,10 @@ pub fn method(profiles: &[Profile]) -> String {
     s.push_str("## Method\n\n");
     s.push_str(
         "Every layer is measured by the same code, `layers` (benches/src/measure.rs), between two \
-         processes on this host, behind one interface: `nic` is the modeled NIC alone, `bip` the BIP \
-         protocol on it, `fm` and `fm1` the FM 2.x and FM 1.x interfaces on BIP, and `mpi-bip`, \
+         processes on this host, behind one interface: `nic` is the modeled NIC alone, `vmmc` VMMC's \
+         deliberate update on it (an update with a notification, answered the same way; streamed \
+         updates with one notification at the end), `bip` the BIP protocol on it, `fm` and `fm1` \
+         the FM 2.x and FM 1.x interfaces on BIP, and `mpi-bip`, \
          `mpi-fm`, `mpi-fm1` MPI point-to-point through the MPICH channel over each of them.\n\n",
     );
     s.push_str(
@@ -85,6 +87,7 @@ pub fn profile_section(
         ));
     }
     s.push_str(&efficiency_table(profile));
+    s.push_str(&vmmc_share(profile));
     if let Some(refs) = published {
         s.push_str(&published_table(profile, refs));
     }
@@ -222,6 +225,37 @@ fn efficiency_table(profile: &Profile) -> String {
             .unwrap();
         }
         s.push('\n');
+    }
+    s.push('\n');
+    s
+}
+
+/// VMMC against the NIC it runs on, beside the paper's share of its hardware's limit.
+fn vmmc_share(profile: &Profile) -> String {
+    let (Some(v), Some(n)) = (profile.points("vmmc"), profile.points("nic")) else {
+        return String::new();
+    };
+    let mut s = String::from("### VMMC's deliberate update as a share of the NIC\n\n");
+    writeln!(
+        s,
+        "The VMMC paper's deliberate update delivered 108.4 MB/s, {VMMC_PAPER_PERCENT:.0}% of the \
+         110 MB/s its hardware allowed (seed 003, section 5); here the hardware is the NIC layer, \
+         and issue 14 asks for at least 95% of its bandwidth from 64 KiB up.\n"
+    )
+    .unwrap();
+    s.push_str(
+        "| size | vmmc bw % of nic | paper | nic latency % of vmmc's |\n|---:|---:|---:|---:|\n",
+    );
+    for p in v.iter().filter(|p| p.size > 0) {
+        let Some(q) = at(n, p.size) else { continue };
+        writeln!(
+            s,
+            "| {} | {} | {VMMC_PAPER_PERCENT:.0}% | {} |",
+            format_bytes(p.size),
+            percent(p.bandwidth_mb_s, q.bandwidth_mb_s).map_or("-".into(), |v| format!("{v:.0}%")),
+            percent(q.latency_us, p.latency_us).map_or("-".into(), |v| format!("{v:.0}%")),
+        )
+        .unwrap();
     }
     s.push('\n');
     s

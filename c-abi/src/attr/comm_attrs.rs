@@ -114,9 +114,10 @@ pub(crate) fn delete(
 ) -> MpiResult<()> {
     let (idx, c) = comms.lookup(comm)?;
     let handle = c.handle;
-    keyvals.live(keyval).map_err(|e| e.on(idx))?;
+    // An attribute whose keyval was freed since it was set is still deleted by its old
+    // handle (MPI 4.0 §7.7.2: the program frees such references explicitly).
     let Some(&(_, value)) = c.attrs.list.iter().find(|&&(k, _)| k == keyval) else {
-        return Ok(());
+        return keyvals.live(keyval).map(drop).map_err(|e| e.on(idx));
     };
     run_delete(keyvals, handle, keyval, value).map_err(|e| e.on(idx))?;
     comms.get_mut(idx).attrs.list.retain(|&(k, _)| k != keyval);
@@ -156,13 +157,12 @@ pub(crate) fn get(
         MPI_APPNUM => &ATTR_APPNUM,
         MPI_LASTUSEDCODE => last_used_code,
         _ => {
-            keyvals.live(keyval).map_err(|e| e.on(idx))?;
-            return Ok(c
-                .attrs
-                .list
-                .iter()
-                .find(|&&(k, _)| k == keyval)
-                .map(|&(_, v)| v));
+            // Found even if its keyval was freed since (as `delete` does).
+            let found = c.attrs.list.iter().find(|&&(k, _)| k == keyval);
+            if found.is_none() {
+                keyvals.live(keyval).map_err(|e| e.on(idx))?;
+            }
+            return Ok(found.map(|&(_, v)| v));
         }
     };
     Ok(Some((predefined as *const c_int).cast_mut().cast()))

@@ -26,10 +26,11 @@
 //! communicator code copies and deletes attributes through it); the C functions, and
 //! `MPIR_Dup_fn`, are in `api`.
 
-pub(crate) mod api;
+mod api;
 pub(crate) mod comm_attrs;
 
 use crate::abi::*;
+use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::handle::{index_of, Kind, Table};
 use std::ffi::{c_int, c_void};
@@ -162,6 +163,40 @@ impl Attrs {
     pub(crate) fn last(&self) -> Option<(c_int, *mut c_void)> {
         self.list.last().copied()
     }
+}
+
+pub(crate) fn create_keyval(
+    keyvals: &mut KeyvalTable,
+    copy: MPI_Comm_copy_attr_function,
+    delete: MPI_Comm_delete_attr_function,
+    keyval: *mut c_int,
+    extra: *mut c_void,
+) -> MpiResult<()> {
+    let out = Out::new(keyval, "keyval")?;
+    out.set(keyvals.create(copy, delete, extra)?);
+    Ok(())
+}
+
+pub(crate) fn free_keyval(keyvals: &mut KeyvalTable, keyval: *mut c_int) -> MpiResult<()> {
+    let out = Out::new(keyval, "keyval")?;
+    keyvals.free(out.get())?;
+    out.set(MPI_KEYVAL_INVALID);
+    Ok(())
+}
+
+/// Writes an attribute lookup: `*(void **)attribute_val` and `*flag`.
+pub(crate) fn give(
+    found: Option<*mut c_void>,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult<()> {
+    let value_out = Out::new(attribute_val.cast::<*mut c_void>(), "attribute_val")?;
+    let flag_out = Out::new(flag, "flag")?;
+    if let Some(v) = found {
+        value_out.set(v);
+    }
+    flag_out.set(found.is_some() as c_int);
+    Ok(())
 }
 
 #[cold]

@@ -119,7 +119,7 @@ impl Direct {
             let first = t.ty.runs().first().map_or(0, |r| r.offset);
             // SAFETY: both are one block of the same number of bytes (checked signatures):
             // the program's buffer and the target's part inside the window (checked range).
-            unsafe { std::ptr::copy(src, dst.wrapping_offset(first), o.count * o.ty.size()) };
+            unsafe { copy(src, dst.wrapping_offset(first), o.count * o.ty.size()) };
             return Ok(());
         }
         let data = pack(o.ty, o.addr, o.count);
@@ -137,7 +137,7 @@ impl Direct {
         if let (Some(dst), true) = (block(o), t.ty.is_one_block(t.count)) {
             let first = t.ty.runs().first().map_or(0, |r| r.offset);
             // SAFETY: as for `put`, the other way.
-            unsafe { std::ptr::copy(src.wrapping_offset(first), dst, o.count * o.ty.size()) };
+            unsafe { copy(src.wrapping_offset(first), dst, o.count * o.ty.size()) };
             return Ok(());
         }
         let data = pack(t.ty, src, t.count);
@@ -173,7 +173,7 @@ impl Direct {
             return self.accumulating(t.target, || {
                 if let Some(r) = result {
                     // SAFETY: the result buffer holds the target's bytes (checked signature).
-                    unsafe { std::ptr::copy(at, r.addr.wrapping_offset(r.ty.true_lb()), bytes) };
+                    unsafe { copy(at, r.addr.wrapping_offset(r.ty.true_lb()), bytes) };
                 }
                 if op == MPI_NO_OP {
                     return Ok(());
@@ -223,6 +223,27 @@ impl Direct {
                 }
             }
         });
+    }
+}
+
+/// Copies `len` bytes that may overlap; a word or less inline (a counter, a flag: the common
+/// one-sided operation), not through a `memmove` call.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes.
+#[inline(always)]
+unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: the caller's contract; each read completes before its write.
+    unsafe {
+        match len {
+            8 => dst
+                .cast::<u64>()
+                .write_unaligned(src.cast::<u64>().read_unaligned()),
+            4 => dst
+                .cast::<u32>()
+                .write_unaligned(src.cast::<u32>().read_unaligned()),
+            _ => std::ptr::copy(src, dst, len),
+        }
     }
 }
 

@@ -45,24 +45,31 @@ fn no_memory(what: &str, len: usize, e: std::io::Error) -> MpiError {
 
 /// `len` bytes of fresh, zeroed, private memory.
 pub(crate) fn private(len: usize) -> MpiResult<Owned> {
+    map(
+        len,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+        -1,
+        "the window",
+    )
+}
+
+/// Maps `len` bytes (rounded up to pages) with `flags`, of file `fd` (or anonymous memory).
+fn map(len: usize, flags: libc::c_int, fd: libc::c_int, what: &str) -> MpiResult<Owned> {
     let len = page_rounded(len);
-    // SAFETY: an anonymous private mapping; the kernel picks the address.
+    // SAFETY: a new mapping where the kernel chooses; `fd` is -1 or a memory file at least
+    // `len` bytes long.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
+            flags,
+            fd,
             0,
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(no_memory(
-            "the window",
-            len,
-            std::io::Error::last_os_error(),
-        ));
+        return Err(no_memory(what, len, std::io::Error::last_os_error()));
     }
     Ok(Owned {
         addr: p.cast(),
@@ -157,29 +164,8 @@ pub(crate) fn take_shared_file(pid: i32, fd: i32) -> MpiResult<std::os::fd::Owne
 
 /// Maps `len` bytes of memory file `fd`, shared.
 pub(crate) fn map_shared(fd: &std::os::fd::OwnedFd, len: usize) -> MpiResult<Owned> {
-    let len = page_rounded(len);
-    // SAFETY: a shared mapping of a memory file at least `len` bytes long.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            std::os::fd::AsRawFd::as_raw_fd(fd),
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(no_memory(
-            "a shared window",
-            len,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(Owned {
-        addr: p.cast(),
-        len,
-    })
+    let raw = std::os::fd::AsRawFd::as_raw_fd(fd);
+    map(len, libc::MAP_SHARED, raw, "a shared window")
 }
 
 #[cfg(test)]

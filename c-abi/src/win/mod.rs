@@ -39,6 +39,7 @@
 
 mod api;
 mod direct;
+mod incoming;
 mod memory;
 mod origin;
 mod state;

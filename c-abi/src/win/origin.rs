@@ -14,7 +14,7 @@
 //! Nothing here waits: completion is counted in the window's state (sends in flight, awaited
 //! replies, answered flushes) and waited for by the synchronization calls.
 
-use super::state::{Awaited, InFlight, WinState};
+use super::state::{Awaited, InFlight, OpFlag, WinState};
 use super::target::{accumulate, pack};
 use super::wire::{
     reply_tag, Action, Request, FLAG_DATA_INLINE, FLAG_TYPE_INLINE, INLINE_TYPE_MAX, REQUEST_MAX,
@@ -24,7 +24,6 @@ use crate::abi::*;
 use crate::datatype::Datatype;
 use crate::error::{MpiError, MpiResult};
 use mpich_channel::{Adi, SendMode};
-use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -67,23 +66,6 @@ pub(crate) struct Access<'a> {
 impl Access<'_> {
     pub(super) fn bytes(&self) -> usize {
         self.count * self.ty.size()
-    }
-}
-
-/// The completion of a request-based operation (`MPI_Rput`, ...): the parts (sends, a reply)
-/// still outstanding, and the first error class met.
-#[derive(Debug, Default)]
-pub(crate) struct OpFlag {
-    pub parts: Cell<u32>,
-    pub error: Cell<i32>,
-}
-
-impl OpFlag {
-    pub fn part_done(&self, error: i32) {
-        self.parts.set(self.parts.get().saturating_sub(1));
-        if error != 0 && self.error.get() == 0 {
-            self.error.set(error);
-        }
     }
 }
 
@@ -319,18 +301,7 @@ impl WinState {
             }
             return Ok(());
         }
-        let id = self.next_id();
-        self.issue(
-            adi,
-            target,
-            Request::new(Action::Unlock, id),
-            None,
-            Data::None,
-            None,
-        )?;
-        self.asked[target] = id;
-        self.unacked[target] = false;
-        Ok(())
+        self.ask(adi, target, Action::Unlock)
     }
 
     /// Asks `target` to acknowledge everything sent to it so far, if anything was.
@@ -338,15 +309,15 @@ impl WinState {
         if target == self.me || !self.unacked[target] {
             return Ok(());
         }
+        self.ask(adi, target, Action::Flush)
+    }
+
+    /// Sends `target` an unlock or a flush, whose answer (`Say::Done` with its id) says that
+    /// everything sent before it is applied; `settled` waits for it.
+    fn ask(&mut self, adi: &mut Adi, target: usize, action: Action) -> MpiResult<()> {
         let id = self.next_id();
-        self.issue(
-            adi,
-            target,
-            Request::new(Action::Flush, id),
-            None,
-            Data::None,
-            None,
-        )?;
+        let req = Request::new(action, id);
+        self.issue(adi, target, req, None, Data::None, None)?;
         self.asked[target] = id;
         self.unacked[target] = false;
         Ok(())

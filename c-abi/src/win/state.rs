@@ -8,12 +8,12 @@
 //! buffers) and retires the sends that are done. The calls of the window's owner (put, flush,
 //! lock, ...) reach the same state through [`mpich_channel::Engine::hook_with_p2p`].
 
-use super::origin::OpFlag;
-use super::target::{Incoming, LockTable};
+use super::incoming::{Incoming, LockTable};
 use super::wire::{Control, Say, REQUEST_MAX, TAG_CONTROL, TAG_REQUEST};
 use crate::datatype::Datatype;
 use mpich_channel::{Adi, Hook, ReqId, Result, ANY_SOURCE};
 use std::any::Any;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -25,6 +25,23 @@ pub(crate) enum Memory {
     Static { base: usize, size: usize },
     /// A dynamic window: the attached regions (address, length); displacements are addresses.
     Dynamic { regions: Vec<(usize, usize)> },
+}
+
+/// The completion of a request-based operation (`MPI_Rput`, ...): the parts (sends, a reply)
+/// still outstanding, and the first error class met.
+#[derive(Debug, Default)]
+pub(crate) struct OpFlag {
+    pub parts: Cell<u32>,
+    pub error: Cell<i32>,
+}
+
+impl OpFlag {
+    pub fn part_done(&self, error: i32) {
+        self.parts.set(self.parts.get().saturating_sub(1));
+        if error != 0 && self.error.get() == 0 {
+            self.error.set(error);
+        }
+    }
 }
 
 /// A send in flight, and what must live until it completes.

@@ -16,126 +16,14 @@
 //! runs one request at a time, so every accumulate is atomic against every other (MPI's
 //! guarantee, per basic element, is met for whole requests).
 
+use super::incoming::{Incoming, Stage};
 use super::state::{Memory, WinState};
-use super::wire::{
-    reply_tag, Action, Control, Request, Say, FLAG_DATA_INLINE, FLAG_TYPE_INLINE, TAG_FOLLOW,
-};
+use super::wire::{reply_tag, Action, Control, Say, FLAG_DATA_INLINE, TAG_FOLLOW};
 use crate::abi::*;
 use crate::datatype::Datatype;
 use crate::op::Reduction;
-use mpich_channel::{Adi, ReqId, Result, SendMode};
-use std::collections::VecDeque;
+use mpich_channel::{Adi, Result, SendMode};
 use std::sync::Arc;
-
-/// Where an arrived request stands.
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-enum Stage {
-    /// Its target type follows in a message of its own.
-    NeedType,
-    /// Its data follows in a message of its own.
-    NeedData,
-    Ready,
-}
-
-/// A request from one origin, waiting for its follow-ups or its turn.
-pub(super) struct Incoming {
-    req: Request,
-    ty: Option<Arc<Datatype>>,
-    /// The data the origin sent (inline or received), unless it landed in the window.
-    data: Vec<u8>,
-    landed_in_window: bool,
-    stage: Stage,
-    /// The follow-up receive in flight.
-    wait: Option<ReqId>,
-}
-
-impl Incoming {
-    /// The request in `msg` (a request message of `len` bytes), its inline parts taken.
-    pub fn parse(msg: &[u8]) -> Option<Incoming> {
-        let req = Request::parse(msg)?;
-        let mut at = Request::LEN;
-        let mut ty = None;
-        let mut stage = Stage::Ready;
-        if req.action.touches_memory() {
-            if req.flags & FLAG_TYPE_INLINE != 0 {
-                let b = msg.get(at..at + req.type_len as usize)?;
-                ty = Some(Arc::new(Datatype::decode(b)?));
-                at += req.type_len as usize;
-            } else {
-                stage = Stage::NeedType;
-            }
-        }
-        let mut data = Vec::new();
-        if req.data_len > 0 {
-            if req.flags & FLAG_DATA_INLINE != 0 {
-                data = msg.get(at..at + req.data_len as usize)?.to_vec();
-            } else if stage == Stage::Ready {
-                stage = Stage::NeedData;
-            }
-        }
-        Some(Incoming {
-            req,
-            ty,
-            data,
-            landed_in_window: false,
-            stage,
-            wait: None,
-        })
-    }
-}
-
-/// The lock of one window, as its target keeps it.
-#[derive(Debug, Default)]
-pub(super) struct LockTable {
-    shared: u32,
-    exclusive: Option<usize>,
-    /// Origins waiting, in the order they asked: (origin, lock type).
-    queue: VecDeque<(usize, i32)>,
-}
-
-impl LockTable {
-    /// Takes the lock for `origin` if it is free for `kind`; otherwise queues the request.
-    /// `true` if granted now.
-    pub fn request(&mut self, origin: usize, kind: i32) -> bool {
-        if self.queue.is_empty() && self.grantable(kind) {
-            self.take(origin, kind);
-            return true;
-        }
-        self.queue.push_back((origin, kind));
-        false
-    }
-
-    fn grantable(&self, kind: i32) -> bool {
-        self.exclusive.is_none() && (kind == MPI_LOCK_SHARED || self.shared == 0)
-    }
-
-    fn take(&mut self, origin: usize, kind: i32) {
-        if kind == MPI_LOCK_SHARED {
-            self.shared += 1;
-        } else {
-            self.exclusive = Some(origin);
-        }
-    }
-
-    /// Releases `origin`'s lock; returns the origins granted the lock now, in order.
-    pub fn release(&mut self, origin: usize) -> Vec<usize> {
-        if self.exclusive == Some(origin) {
-            self.exclusive = None;
-        } else {
-            self.shared = self.shared.saturating_sub(1);
-        }
-        let mut granted = Vec::new();
-        while let Some(&(o, kind)) = self.queue.front() {
-            if !self.grantable(kind) {
-                break;
-            }
-            self.queue.pop_front();
-            self.take(o, kind);
-            granted.push(o);
-        }
-        granted
-    }
-}
 
 /// The bytes `count` elements of `ty` placed at `offset` reach, relative to the window
 /// (lowest, one past the highest); `None` when they overflow.

@@ -4,6 +4,8 @@
 //! offset 0          FabricHeader                (one page)
 //! page 1            RankBlock[nranks]           (256 bytes each: 4 cache lines)
 //! region_offset     RegionDesc[nranks][REGION_SLOTS]  (64 bytes each: one cache line)
+//! vmmc_offset       VmmcBlock[nranks]           (VMMC's names and notification ring, see
+//!                                                `crate::vmmc`; 10368 bytes each)
 //! inbox_offset      Inbox[nranks]               (inbox_stride bytes each, page-rounded):
 //!                     pair 0: QueueConsumer     (written only by the receiver)
 //!                     pair 1: QueueProducers    (claimed by the senders with a CAS)
@@ -48,12 +50,16 @@ pub const PAGE: usize = 4096;
 /// "NICFABR1" in little-endian.
 pub const FABRIC_MAGIC: u64 = u64::from_le_bytes(*b"NICFABR1");
 /// Layout version: bump on any change to the types in this module.
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 /// Two cache lines: what an adjacent-line prefetcher fetches together (see the module doc).
 pub const LINE_PAIR: usize = 2 * CACHE_LINE;
 /// Region descriptors each rank publishes in the fabric (see [`crate::region`]); regions
 /// exported beyond these are served by the exporter itself over packets.
 pub const REGION_SLOTS: usize = 512;
+/// Names a rank can export regions under at once, on one host (VMMC's export by name).
+pub const NAME_SLOTS: usize = 64;
+/// Notifications a rank's ring holds before importers that raise more wait for it to poll.
+pub const NOTIFY_SLOTS: usize = 128;
 
 /// The first page of a fabric.
 #[repr(C)]
@@ -153,6 +159,63 @@ pub struct RegionDesc {
 }
 const _: () = assert!(std::mem::size_of::<RegionDesc>() == CACHE_LINE);
 
+/// One name a rank exports a region under (VMMC's export by name), as importers on its host
+/// look it up. A sequence lock: the exporter, its only writer, makes `seq` odd, writes the
+/// fields, then makes it even again (release); an importer reads `seq`, the fields, then
+/// `seq` again, and trusts the fields only if both reads gave the same even value. `name` 0
+/// is a free entry.
+#[repr(C)]
+pub struct NameEntry {
+    pub seq: AtomicU32,
+    /// The region's id (`RegionKey::id`): its descriptor holds bounds and access.
+    pub id: AtomicU32,
+    pub name: AtomicU64,
+    /// The region's key (`RegionKey::key`).
+    pub key: AtomicU64,
+    _pad: u64,
+}
+const _: () = assert!(std::mem::size_of::<NameEntry>() == 32);
+
+/// The producers' line of a rank's notification ring: the next position to claim.
+#[repr(C, align(128))]
+pub struct NotifyTail {
+    pub tail: AtomicU64,
+    _pad: [u8; LINE_PAIR - 8],
+}
+const _: () = assert!(std::mem::size_of::<NotifyTail>() == LINE_PAIR);
+
+/// One notification of a rank's ring (see [`VmmcBlock`]): written by the importer that
+/// claimed it, read by the exporter.
+#[repr(C, align(64))]
+pub struct NotifyCell {
+    /// For the notification at ring position `p` (lap `p / NOTIFY_SLOTS`): `2 * lap` while the
+    /// cell is free for it, `2 * lap + 1` once its fields are written (release, last).
+    pub state: AtomicU64,
+    /// The name of the region updated.
+    pub name: AtomicU64,
+    pub offset: AtomicU64,
+    pub len: AtomicU64,
+    /// The importer's rank.
+    pub from: AtomicU32,
+    _pad: [u8; CACHE_LINE - 36],
+}
+const _: () = assert!(std::mem::size_of::<NotifyCell>() == CACHE_LINE);
+
+/// A rank's VMMC block: the names it exports regions under, and the ring of notifications
+/// that importers on its host raise with their deliberate updates (many producers, a claim by
+/// compare-and-swap on `tail`; one consumer, the rank itself, whose position stays in its own
+/// memory). A cell is written after the update's data is in place, so the exporter that sees
+/// a notification sees the data.
+#[repr(C, align(128))]
+pub struct VmmcBlock {
+    pub names: [NameEntry; NAME_SLOTS],
+    pub tail: NotifyTail,
+    pub cells: [NotifyCell; NOTIFY_SLOTS],
+}
+const _: () = assert!(
+    std::mem::size_of::<VmmcBlock>() == NAME_SLOTS * 32 + LINE_PAIR + NOTIFY_SLOTS * CACHE_LINE
+);
+
 /// A line written only by the receiver: how many packets it has taken from a queue or a box
 /// (and so how many slots it has given back).
 #[repr(C, align(64))]
@@ -234,6 +297,8 @@ pub struct Geometry {
     pub nranks: usize,
     pub shape: InboxShape,
     pub region_offset: usize,
+    /// Where the ranks' VMMC blocks start.
+    pub vmmc_offset: usize,
     pub inbox_offset: usize,
     pub inbox_stride: usize,
     /// Bytes of one fast box's slots.
@@ -288,7 +353,9 @@ impl Geometry {
         let ranks_bytes = nranks * std::mem::size_of::<RankBlock>();
         let region_offset = round_up(PAGE + ranks_bytes, PAGE);
         let regions_bytes = nranks * REGION_SLOTS * std::mem::size_of::<RegionDesc>();
-        let inbox_offset = round_up(region_offset + regions_bytes, PAGE);
+        let vmmc_offset = round_up(region_offset + regions_bytes, PAGE);
+        let vmmc_bytes = nranks * std::mem::size_of::<VmmcBlock>();
+        let inbox_offset = round_up(vmmc_offset + vmmc_bytes, PAGE);
         let box_stride = box_slots * box_slot_bytes;
         let queue_at = round_up(
             BOX_HEADERS + box_count * std::mem::size_of::<BoxHeader>(),
@@ -303,6 +370,7 @@ impl Geometry {
             nranks,
             shape,
             region_offset,
+            vmmc_offset,
             inbox_offset,
             inbox_stride,
             box_stride,
@@ -314,6 +382,11 @@ impl Geometry {
     /// Offset of slot `slot` of `rank`'s region descriptors.
     pub fn region(&self, rank: usize, slot: usize) -> usize {
         self.region_offset + (rank * REGION_SLOTS + slot) * std::mem::size_of::<RegionDesc>()
+    }
+
+    /// Offset of `rank`'s VMMC block (names and notification ring).
+    pub fn vmmc(&self, rank: usize) -> usize {
+        self.vmmc_offset + rank * std::mem::size_of::<VmmcBlock>()
     }
 
     /// Offset of the inbox of `rank`.
@@ -387,7 +460,10 @@ mod tests {
         let g = Geometry::new(4, shape(64, 4096)).unwrap();
         assert_eq!(g.inbox_offset % PAGE, 0);
         assert_eq!(g.region_offset % PAGE, 0);
-        assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.inbox_offset);
+        assert!(g.region(3, REGION_SLOTS - 1) + CACHE_LINE <= g.vmmc_offset);
+        assert_eq!(g.vmmc_offset % PAGE, 0);
+        assert!(g.vmmc(3) + std::mem::size_of::<VmmcBlock>() <= g.inbox_offset);
+        assert_eq!(g.vmmc(1) % LINE_PAIR, 0);
         assert_eq!(g.inbox_stride % PAGE, 0);
         assert_eq!(g.inbox(2), g.inbox_offset + 2 * g.inbox_stride);
         assert_eq!(g.queue_slots(1) % LINE_PAIR, 0);

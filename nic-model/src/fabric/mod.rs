@@ -97,6 +97,12 @@ impl Fabric {
         self.region.at(self.geo.region(rank, slot))
     }
 
+    /// `rank`'s VMMC block: its exported names and notification ring.
+    pub(crate) fn vmmc_block(&self, rank: Rank) -> &layout::VmmcBlock {
+        assert!(rank < self.geo.nranks);
+        self.region.at(self.geo.vmmc(rank))
+    }
+
     /// A `T` at `offset` (an offset of the geometry).
     pub(crate) fn at<T>(&self, offset: usize) -> &T {
         self.region.at(offset)

@@ -85,9 +85,28 @@ pub enum Incoming<'a> {
         key: RegionKey,
         offset: u64,
         bytes: &'a [u8],
+        /// `Some(first byte of the update)` on the last chunk of an update that raises a
+        /// notification.
+        notify_from: Option<u64>,
     },
     WriteRefused(String),
     Bye,
+    Lookup {
+        id: u32,
+        name: u64,
+    },
+    LookupFound {
+        id: u32,
+        key: RegionKey,
+        len: u64,
+        access: u32,
+    },
+    LookupRefused {
+        id: u32,
+        why: String,
+    },
+    Fence(u32),
+    FenceDone(u32),
 }
 
 /// Where a chunk's data goes while it arrives.
@@ -510,6 +529,12 @@ impl Conn {
             Kind::Write if frame::parse_write(&self.rx[at..at + len]).is_none() => {
                 Some("a write without its key")
             }
+            Kind::Lookup if frame::parse_lookup(&self.rx[at..at + len]).is_none() => {
+                Some("a lookup of the wrong size")
+            }
+            Kind::LookupFound if frame::parse_lookup_found(&self.rx[at..at + len]).is_none() => {
+                Some("a lookup answer of the wrong size")
+            }
             _ => None,
         };
         if let Some(what) = malformed {
@@ -532,11 +557,35 @@ impl Conn {
                 why: text(payload),
             },
             Kind::Write => {
-                let (key, offset, bytes) = frame::parse_write(payload).expect("checked");
-                Incoming::Write { key, offset, bytes }
+                let (key, at, bytes) = frame::parse_write(payload).expect("checked");
+                Incoming::Write {
+                    key,
+                    offset: at,
+                    bytes,
+                    notify_from: (id & frame::WRITE_NOTIFY != 0).then_some(offset),
+                }
             }
             Kind::WriteRefused => Incoming::WriteRefused(text(payload)),
             Kind::Bye => Incoming::Bye,
+            Kind::Lookup => Incoming::Lookup {
+                id,
+                name: frame::parse_lookup(payload).expect("checked"),
+            },
+            Kind::LookupFound => {
+                let (key, len, access) = frame::parse_lookup_found(payload).expect("checked");
+                Incoming::LookupFound {
+                    id,
+                    key,
+                    len,
+                    access,
+                }
+            }
+            Kind::LookupRefused => Incoming::LookupRefused {
+                id,
+                why: text(payload),
+            },
+            Kind::Fence => Incoming::Fence(id),
+            Kind::FenceDone => Incoming::FenceDone(id),
             Kind::ReadData => unreachable!("handled above"),
         }))
     }

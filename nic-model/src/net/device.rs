@@ -14,6 +14,12 @@
 //! Regions are always the local NIC's: an exporter registers a buffer there, and serves
 //! remote readers from it. A read of a remote region is a transfer that completes later
 //! ([`Transfer::Pending`]); its id has the top bit set, so it never meets the NIC's own.
+//!
+//! VMMC across hosts ([`crate::vmmc`]): an import by name is a `Lookup` frame answered by the
+//! exporter's device from its NIC's names; a deliberate update is posted as `Write` frames,
+//! the last one flagged when it raises a notification, which the exporter's device queues
+//! once that chunk is applied (TCP keeps the chunks in order, so the whole update is in
+//! place by then); `complete_updates` is a `Fence` answered after every write before it.
 
 use super::conn::{Conn, ConnState, Incoming, WRITE_CHUNK};
 use super::frame::{self, Kind, ReadRequest, READ_REQUEST_LEN, WRITE_PREFIX_LEN};
@@ -23,6 +29,8 @@ use crate::nic::Nic;
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::Profile;
+use crate::vmmc::{Name, Notification};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Marks the transfer ids of remote reads.
@@ -74,6 +82,12 @@ pub struct HostNet {
     polled: Vec<bool>,
     /// A refusal of a deliberate update, reported by the next write to that peer.
     write_refused: Vec<Option<String>>,
+    /// Notifications raised by remote importers' updates, in the order applied.
+    notes: VecDeque<Notification>,
+    /// Answers to this device's lookups and fences, by request id, until taken.
+    replies: Vec<(u32, Reply)>,
+    /// The id of the next lookup or fence.
+    next_request: u32,
     /// Counts of the network side; `merged` adds the NIC's.
     net: Counters,
     merged: Counters,
@@ -111,6 +125,9 @@ impl HostNet {
             polled: vec![false; n],
             parked: vec![Default::default(); n],
             write_refused: vec![None; n],
+            notes: VecDeque::new(),
+            replies: Vec::new(),
+            next_request: 0,
             net: Counters::default(),
             merged: Counters::default(),
         }
@@ -146,6 +163,8 @@ impl HostNet {
             write_refused,
             net,
             parked,
+            notes,
+            replies,
             ..
         } = self;
         if let Some(take) = take.as_mut() {
@@ -215,14 +234,74 @@ impl HostNet {
                         r.refused = Some(why);
                     }
                 }
-                Incoming::Write { key, offset, bytes } => {
+                Incoming::Write {
+                    key,
+                    offset,
+                    bytes,
+                    notify_from,
+                } => {
+                    let end = offset + bytes.len() as u64;
                     let refused = apply_write(local, key, offset, bytes).err();
                     conn.consume();
-                    if let Some(why) = refused {
-                        conn.send_frame(Kind::WriteRefused, why.len(), 0, 0, &mut |b| {
-                            b.copy_from_slice(why.as_bytes())
-                        });
+                    match (refused, notify_from) {
+                        (Some(why), _) => {
+                            conn.send_frame(Kind::WriteRefused, why.len(), 0, 0, &mut |b| {
+                                b.copy_from_slice(why.as_bytes())
+                            })
+                        }
+                        // The data is in place: the notification may be seen.
+                        (None, Some(from)) => notes.push_back(Notification {
+                            from: conn_rank[c],
+                            name: local.name_of(key).unwrap_or(Name::new(0)),
+                            offset: from as usize,
+                            len: end.saturating_sub(from) as usize,
+                        }),
+                        (None, None) => {}
                     }
+                }
+                Incoming::Lookup { id, name } => {
+                    conn.consume();
+                    match local.find_named(Name::new(name)) {
+                        Ok((key, info)) => {
+                            let b = frame::lookup_found(key, info.len as u64, info.access.bits());
+                            conn.send_frame(Kind::LookupFound, b.len(), id, 0, &mut |p| {
+                                p.copy_from_slice(&b)
+                            });
+                        }
+                        Err(e) => {
+                            let why = e.to_string();
+                            conn.send_frame(Kind::LookupRefused, why.len(), id, 0, &mut |p| {
+                                p.copy_from_slice(why.as_bytes())
+                            });
+                        }
+                    }
+                }
+                Incoming::LookupFound {
+                    id,
+                    key,
+                    len,
+                    access,
+                } => {
+                    conn.consume();
+                    let info = RegionInfo {
+                        // Not ours to know: the region lies in the other host's memory.
+                        addr: 0,
+                        len: len as usize,
+                        access: Access::from_bits(access),
+                    };
+                    replies.push((id, Reply::Found(key, info)));
+                }
+                Incoming::LookupRefused { id, why } => {
+                    conn.consume();
+                    replies.push((id, Reply::Refused(why)));
+                }
+                Incoming::Fence(id) => {
+                    conn.consume();
+                    conn.send_frame(Kind::FenceDone, 0, id, 0, &mut |_| {});
+                }
+                Incoming::FenceDone(id) => {
+                    conn.consume();
+                    replies.push((id, Reply::Done));
                 }
                 Incoming::WriteRefused(why) => {
                     conn.consume();
@@ -233,11 +312,80 @@ impl HostNet {
         }
     }
 
+    /// Sends a lookup or fence to connection `c` (`fill` writes its payload) and waits for
+    /// the answer, doing the device's work meanwhile; an error if the connection breaks.
+    fn request(&mut self, c: usize, kind: Kind, payload: &[u8]) -> Result<Reply> {
+        if self.conns[c].state != ConnState::Open {
+            return Err(self.gone(c));
+        }
+        let id = self.next_request;
+        self.next_request = self.next_request.wrapping_add(1);
+        self.conns[c].send_frame(kind, payload.len(), id, 0, &mut |b| {
+            b.copy_from_slice(payload)
+        });
+        let mut backoff = crate::wait::Backoff::new();
+        loop {
+            self.pump(c, None);
+            if let Some(i) = self.replies.iter().position(|(r, _)| *r == id) {
+                return Ok(self.replies.swap_remove(i).1);
+            }
+            if matches!(self.conns[c].state, ConnState::Broken(_)) {
+                return Err(self.gone(c));
+            }
+            if !self.progress() {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Posts a deliberate update (or a plain write) to connection `c` as `Write` chunks, the
+    /// last one flagged if it raises a notification. A chunk waits while the connection's
+    /// queue is over its limit (the device's work goes on meanwhile, the peer's writes to us
+    /// included, so that two ranks streaming to each other do not wait on each other).
+    fn post_write(&mut self, c: usize, key: RegionKey, offset: usize, local: &[u8], notify: bool) {
+        let chunks = local.len().div_ceil(WRITE_CHUNK).max(1);
+        for i in 0..chunks {
+            let mut backoff = crate::wait::Backoff::new();
+            while !self.conns[c].has_room() && self.conns[c].state == ConnState::Open {
+                if !self.conns[c].flush() {
+                    self.pump(c, None);
+                    backoff.snooze();
+                }
+            }
+            let part = &local
+                [(i * WRITE_CHUNK).min(local.len())..((i + 1) * WRITE_CHUNK).min(local.len())];
+            let at = (offset + i * WRITE_CHUNK) as u64;
+            let prefix = frame::write_prefix(key, at);
+            let flags = if notify && i + 1 == chunks {
+                frame::WRITE_NOTIFY
+            } else {
+                0
+            };
+            self.conns[c].send_frame(
+                Kind::Write,
+                WRITE_PREFIX_LEN + part.len(),
+                flags,
+                offset as u64,
+                &mut |b| {
+                    b[..WRITE_PREFIX_LEN].copy_from_slice(&prefix);
+                    b[WRITE_PREFIX_LEN..].copy_from_slice(part);
+                },
+            );
+        }
+    }
+
     fn free_read(&mut self, id: u32) -> Option<RemoteRead> {
         let r = self.reads.get_mut(id as usize)?.take()?;
         self.free_reads.push(id);
         Some(r)
     }
+}
+
+/// The answer to a lookup or a fence.
+enum Reply {
+    Found(RegionKey, RegionInfo),
+    Refused(String),
+    Done,
 }
 
 /// Serves a peer's read of one of our regions: its chunks go from the region itself, or a
@@ -460,15 +608,80 @@ impl Device for HostNet {
         }
         // Posted: the exporter's device applies it when it reads the frame; a refusal comes
         // back and is reported by the next write to that peer.
-        for (i, part) in local.chunks(WRITE_CHUNK).enumerate() {
-            let at = (offset + i * WRITE_CHUNK) as u64;
-            let prefix = frame::write_prefix(key, at);
-            self.conns[c].send_frame(Kind::Write, WRITE_PREFIX_LEN + part.len(), 0, 0, &mut |b| {
-                b[..WRITE_PREFIX_LEN].copy_from_slice(&prefix);
-                b[WRITE_PREFIX_LEN..].copy_from_slice(part);
-            });
+        if !local.is_empty() {
+            self.post_write(c, key, offset, local, false);
         }
         Ok(())
+    }
+
+    unsafe fn export_named(
+        &mut self,
+        name: Name,
+        addr: usize,
+        len: usize,
+        access: Access,
+    ) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is passed on.
+        unsafe { self.local.export_named(name, addr, len, access) }
+    }
+
+    fn import_named(&mut self, peer: Rank, name: Name) -> Result<(RegionKey, RegionInfo)> {
+        let c = match self.check(peer)? {
+            Route::Local(l) => return self.local.import_named(l, name),
+            Route::Remote(c) => c,
+        };
+        match self.request(c, Kind::Lookup, &name.get().to_le_bytes())? {
+            Reply::Found(key, info) => Ok((key, info)),
+            Reply::Refused(why) => Err(NicError::RegionRefused { rank: peer, why }),
+            Reply::Done => unreachable!("a lookup is answered by a lookup answer"),
+        }
+    }
+
+    fn update(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+        notify: Option<Name>,
+    ) -> Result<()> {
+        let c = match self.check(peer)? {
+            Route::Local(l) => return self.local.update(l, key, offset, local, notify),
+            Route::Remote(c) => c,
+        };
+        if let Some(why) = self.write_refused[c].take() {
+            return Err(NicError::RegionRefused { rank: peer, why });
+        }
+        if self.conns[c].state != ConnState::Open {
+            return Err(self.gone(c));
+        }
+        if !local.is_empty() || notify.is_some() {
+            self.post_write(c, key, offset, local, notify.is_some());
+        }
+        Ok(())
+    }
+
+    fn poll_notification(&mut self) -> Option<Notification> {
+        if let Some(mut n) = self.local.poll_notification() {
+            n.from = self.local_rank[n.from];
+            return Some(n);
+        }
+        if self.notes.is_empty() {
+            self.progress();
+        }
+        self.notes.pop_front()
+    }
+
+    fn complete_updates(&mut self, peer: Rank) -> Result<()> {
+        let c = match self.check(peer)? {
+            Route::Local(l) => return self.local.complete_updates(l),
+            Route::Remote(c) => c,
+        };
+        self.request(c, Kind::Fence, &[])?;
+        match self.write_refused[c].take() {
+            Some(why) => Err(NicError::RegionRefused { rank: peer, why }),
+            None => Ok(()),
+        }
     }
 
     fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {

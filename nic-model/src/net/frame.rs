@@ -18,9 +18,22 @@
 //! | `ReadRequest` | the transfer  | 0                          | region key (16), offset (8), len (8)  |
 //! | `ReadData`    | the transfer  | where in the reader's buffer| the bytes (a chunk of the read)      |
 //! | `ReadRefused` | the transfer  | 0                          | why, UTF-8                            |
-//! | `Write`       | 0             | 0                          | region key (16), offset (8), bytes    |
+//! | `Write`       | flags         | the update's first byte    | region key (16), offset (8), bytes    |
 //! | `WriteRefused`| 0             | 0                          | why, UTF-8                            |
 //! | `Bye`         | 0             | 0                          | nothing: the sender finalized cleanly |
+//! | `Lookup`      | the request   | 0                          | a VMMC name (8)                       |
+//! | `LookupFound` | the request   | 0                          | region key (16), len (8), access (4)  |
+//! | `LookupRefused`| the request  | 0                          | why, UTF-8                            |
+//! | `Fence`       | the request   | 0                          | nothing                               |
+//! | `FenceDone`   | the request   | 0                          | nothing                               |
+//!
+//! A `Write` is one chunk of a deliberate update (VMMC, [`crate::vmmc`]); its flags say
+//! [`WRITE_NOTIFY`] on the last chunk of an update that raises a notification, which the
+//! exporter's device raises once the chunk is applied, for the whole update: from the offset
+//! in the header to the end of the chunk. `Lookup` asks for the region a peer exports under a
+//! name (VMMC's import by name), answered by the exporter's device. `Fence` is answered with
+//! `FenceDone` once every frame before it is handled: every `Write` before it applied or
+//! answered with `WriteRefused`, which then arrives first.
 
 use crate::region::RegionKey;
 
@@ -30,6 +43,12 @@ pub const HEADER_LEN: usize = 24;
 pub const READ_REQUEST_LEN: usize = RegionKey::LEN + 16;
 /// Bytes before the data in a `Write` payload.
 pub const WRITE_PREFIX_LEN: usize = RegionKey::LEN + 8;
+/// Bytes of a `Lookup` payload.
+pub const LOOKUP_LEN: usize = 8;
+/// Bytes of a `LookupFound` payload.
+pub const LOOKUP_FOUND_LEN: usize = RegionKey::LEN + 12;
+/// A `Write`'s flag (in its `id`): raise a notification once this chunk is applied.
+pub const WRITE_NOTIFY: u32 = 1;
 
 /// What a frame carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +61,11 @@ pub enum Kind {
     Write = 5,
     WriteRefused = 6,
     Bye = 7,
+    Lookup = 8,
+    LookupFound = 9,
+    LookupRefused = 10,
+    Fence = 11,
+    FenceDone = 12,
 }
 
 impl Kind {
@@ -54,6 +78,11 @@ impl Kind {
             5 => Kind::Write,
             6 => Kind::WriteRefused,
             7 => Kind::Bye,
+            8 => Kind::Lookup,
+            9 => Kind::LookupFound,
+            10 => Kind::LookupRefused,
+            11 => Kind::Fence,
+            12 => Kind::FenceDone,
             _ => return None,
         })
     }
@@ -162,6 +191,33 @@ pub fn parse_write(b: &[u8]) -> Option<(RegionKey, u64, &[u8])> {
     Some((key, offset, &b[WRITE_PREFIX_LEN..]))
 }
 
+/// The answer to a `Lookup`: the region's key, length and access.
+pub fn lookup_found(key: RegionKey, len: u64, access: u32) -> [u8; LOOKUP_FOUND_LEN] {
+    let mut b = [0u8; LOOKUP_FOUND_LEN];
+    b[..RegionKey::LEN].copy_from_slice(&key.emit());
+    b[16..24].copy_from_slice(&len.to_le_bytes());
+    b[24..28].copy_from_slice(&access.to_le_bytes());
+    b
+}
+
+/// Reads a `LookupFound` payload; `None` if it is not one.
+pub fn parse_lookup_found(b: &[u8]) -> Option<(RegionKey, u64, u32)> {
+    if b.len() != LOOKUP_FOUND_LEN {
+        return None;
+    }
+    Some((
+        RegionKey::parse(b)?,
+        u64::from_le_bytes(b[16..24].try_into().ok()?),
+        u32::from_le_bytes(b[24..28].try_into().ok()?),
+    ))
+}
+
+/// Reads a `Lookup` payload: the name.
+pub fn parse_lookup(b: &[u8]) -> Option<u64> {
+    let b: [u8; LOOKUP_LEN] = b.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +244,23 @@ mod tests {
         assert_eq!(ReadRequest::parse(&r.emit()), Some(r));
         assert_eq!(ReadRequest::parse(&r.emit()[..31]), None);
         assert_eq!(ReadRequest::parse(&[0u8; READ_REQUEST_LEN]), None);
+    }
+
+    #[test]
+    fn lookup_payloads_round_trip() {
+        let key = RegionKey { id: 4, key: 77 };
+        assert_eq!(
+            parse_lookup_found(&lookup_found(key, 4096, 3)),
+            Some((key, 4096, 3))
+        );
+        assert_eq!(parse_lookup_found(&[0u8; LOOKUP_FOUND_LEN]), None);
+        assert_eq!(parse_lookup(&9u64.to_le_bytes()), Some(9));
+        assert_eq!(parse_lookup(&[1, 2, 3]), None);
+        let h = header(Kind::FenceDone, 0, 5, 0);
+        assert_eq!(
+            Header::new_checked(&h[..]).unwrap().kind(),
+            Some(Kind::FenceDone)
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The per-process NIC on one host: its inbox (a receive queue shared by every sender and the
 //! fast boxes senders claimed, `wire::inbox`) and its routes into every peer's inbox, the
 //! exported regions and the single-copy engine that reads and writes peers' regions (submodule
-//! `regions`), the timing model, the counters.
+//! `regions`), the names and notifications of VMMC (submodule `vmmc`), the timing model, the
+//! counters.
 
 mod regions;
+mod vmmc;
 
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
@@ -13,6 +15,7 @@ use crate::fabric::{random_key, Fabric, HostFabric};
 use crate::phy::{Capabilities, Device, PeerStatus};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
 use crate::timing::{now_ns, Profile};
+use crate::vmmc::{Name, Notification};
 use crate::wire::inbox::{Inbox, Outbox, Sent};
 use std::sync::atomic::Ordering;
 
@@ -38,6 +41,7 @@ pub struct Nic {
     outbox: Outbox,
     inbox: Inbox,
     regions: regions::Regions,
+    names: vmmc::Names,
     fabric: Fabric,
     rank: Rank,
     nranks: usize,
@@ -131,6 +135,7 @@ impl Nic {
             outbox,
             inbox,
             regions,
+            names: vmmc::Names::new(),
             fabric,
             rank,
             nranks: n,
@@ -160,6 +165,7 @@ impl Nic {
 
 impl Drop for Nic {
     fn drop(&mut self) {
+        self.names.withdraw_all(&self.fabric, self.rank);
         self.regions.withdraw_all(&self.fabric, self.rank);
         // Leaving without finalizing is a death as far as peers are concerned.
         if !self.finalized {
@@ -248,6 +254,8 @@ impl Device for Nic {
     }
 
     fn deregister(&mut self, region: RegionKey) -> Result<()> {
+        // The name first: an importer that finds it then finds the region, or is refused.
+        self.names.withdraw(&self.fabric, self.rank, region);
         self.regions.deregister(&self.fabric, self.rank, region)
     }
 
@@ -284,25 +292,8 @@ impl Device for Nic {
             self.regions
                 .read(&self.fabric, self.rank, read, split, &mut self.counters)?
         };
-        if let Some(p) = &self.profile {
-            // The data moved at memory speed; now wait for the modeled pipeline of packets.
-            let (src, dst) = (
-                self.fabric.rank_block(peer),
-                self.fabric.rank_block(self.rank),
-            );
-            let packet = crate::timing::PacketSizer::for_profile(Some(p))
-                .packet_size(len, usize::MAX)
-                .max(1);
-            let mut done_at = start;
-            let mut left = len;
-            while left > 0 {
-                let l = left.min(packet);
-                done_at = p.schedule(src, dst, l, start);
-                left -= l;
-            }
-            while now_ns() < done_at {
-                std::hint::spin_loop();
-            }
+        if len > 0 {
+            self.modeled_wait(peer, self.rank, len, start);
         }
         Ok(t)
     }
@@ -324,17 +315,82 @@ impl Device for Nic {
             .poll_transfer(&self.fabric, id, &mut self.counters)
     }
 
-    fn peer_status(&self, peer: Rank) -> PeerStatus {
-        let b = self.fabric.rank_block(peer);
-        match b.state.load(Ordering::Acquire) {
-            rank_state::FINALIZED => PeerStatus::Finalized,
-            rank_state::DEAD => PeerStatus::Dead,
-            // Attached, but perhaps killed where no launcher marks the dead: ask the kernel.
-            rank_state::ATTACHED if peer != self.rank && self.peers.has_exited(peer, b) => {
-                PeerStatus::Dead
+    unsafe fn export_named(
+        &mut self,
+        name: Name,
+        addr: usize,
+        len: usize,
+        access: Access,
+    ) -> Result<RegionKey> {
+        // SAFETY: the caller's contract is passed on.
+        let key = unsafe { self.register(addr, len, access)? };
+        let published = if (key.id as usize) < crate::fabric::layout::REGION_SLOTS {
+            self.names.export(&self.fabric, self.rank, name, key)
+        } else {
+            Err(NicError::RegionRefused {
+                rank: self.rank,
+                why: format!(
+                    "{} regions are exported already: a named one must have a descriptor in the fabric",
+                    crate::fabric::layout::REGION_SLOTS
+                ),
+            })
+        };
+        match published {
+            Ok(()) => Ok(key),
+            Err(e) => {
+                let _ = self.regions.deregister(&self.fabric, self.rank, key);
+                Err(e)
             }
-            _ => PeerStatus::Alive,
         }
+    }
+
+    fn import_named(&mut self, peer: Rank, name: Name) -> Result<(RegionKey, RegionInfo)> {
+        self.check_peer(peer)?;
+        let key = vmmc::lookup(&self.fabric, peer, name)?;
+        let info = regions::import(&self.fabric, peer, key)?;
+        Ok((key, info))
+    }
+
+    fn update(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+        notify: Option<Name>,
+    ) -> Result<()> {
+        self.check_peer(peer)?;
+        let start = now_ns();
+        self.regions
+            .write(&self.fabric, peer, key, offset, local, &mut self.counters)?;
+        self.modeled_wait(self.rank, peer, local.len(), start);
+        let Some(name) = notify else {
+            return Ok(());
+        };
+        let note = Notification {
+            from: self.rank,
+            name,
+            offset,
+            len: local.len(),
+        };
+        let Nic {
+            names,
+            fabric,
+            peers,
+            rank,
+            ..
+        } = self;
+        let alive = || status(fabric, peers, *rank, peer) != PeerStatus::Dead;
+        names.notify(fabric, *rank, peer, &note, &alive)
+    }
+
+    #[inline]
+    fn poll_notification(&mut self) -> Option<Notification> {
+        self.names.poll(&self.fabric, self.rank)
+    }
+
+    fn peer_status(&self, peer: Rank) -> PeerStatus {
+        status(&self.fabric, &self.peers, self.rank, peer)
     }
 
     fn counters(&self) -> &Counters {
@@ -360,7 +416,70 @@ impl Device for Nic {
     }
 }
 
+/// Whether `peer` still takes part, as rank `me` sees it.
+fn status(fabric: &Fabric, peers: &PeerWatch, me: Rank, peer: Rank) -> PeerStatus {
+    let b = fabric.rank_block(peer);
+    match b.state.load(Ordering::Acquire) {
+        rank_state::FINALIZED => PeerStatus::Finalized,
+        rank_state::DEAD => PeerStatus::Dead,
+        // Attached, but perhaps killed where no launcher marks the dead: ask the kernel. It
+        // may have finalized and exited cleanly since the state was read: read it again.
+        rank_state::ATTACHED if peer != me && peers.has_exited(peer, b) => {
+            match b.state.load(Ordering::Acquire) {
+                rank_state::FINALIZED => PeerStatus::Finalized,
+                _ => PeerStatus::Dead,
+            }
+        }
+        _ => PeerStatus::Alive,
+    }
+}
+
 impl Nic {
+    /// The region `key` of this NIC that a peer on another host updates under `name`'s
+    /// notification (for [`crate::net::HostNet`]): its name, if it has one.
+    pub(crate) fn name_of(&self, key: RegionKey) -> Option<Name> {
+        self.names.name_of(key)
+    }
+
+    /// The region this NIC exports under `name` (for a lookup from another host).
+    pub(crate) fn find_named(&self, name: Name) -> Result<(RegionKey, RegionInfo)> {
+        let key = self
+            .names
+            .find(name)
+            .ok_or_else(|| NicError::RegionRefused {
+                rank: self.rank,
+                why: format!("no region is exported under {name} (never, or withdrawn)"),
+            })?;
+        Ok((key, self.regions.local(self.rank, key)?))
+    }
+
+    /// Under a timing profile, waits until `len` bytes sent from `src` to `dst` at `start`
+    /// would have arrived through the modeled pipeline of packets (the data itself moved at
+    /// memory speed).
+    fn modeled_wait(&self, src: Rank, dst: Rank, len: usize, start: u64) {
+        let Some(p) = &self.profile else {
+            return;
+        };
+        let (src, dst) = (self.fabric.rank_block(src), self.fabric.rank_block(dst));
+        let packet = crate::timing::PacketSizer::for_profile(Some(p))
+            .packet_size(len, usize::MAX)
+            .max(1);
+        // One packet at least: an empty update still carries its notification.
+        let mut done_at;
+        let mut left = len;
+        loop {
+            let l = left.min(packet);
+            done_at = p.schedule(src, dst, l, start);
+            left -= l;
+            if left == 0 {
+                break;
+            }
+        }
+        while now_ns() < done_at {
+            std::hint::spin_loop();
+        }
+    }
+
     fn check_peer(&self, peer: Rank) -> Result<()> {
         if peer >= self.nranks {
             return Err(NicError::BadRank {

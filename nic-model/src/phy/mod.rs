@@ -34,6 +34,7 @@ pub use pcap::{
 use crate::counters::Counters;
 use crate::error::{NicError, Rank, Result};
 use crate::region::{Access, RegionInfo, RegionKey, Transfer, TransferId};
+use crate::vmmc::{Name, Notification};
 
 /// What a device can do, for the protocol above to adapt to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +160,63 @@ pub trait Device {
     fn poll_transfer(&mut self, id: TransferId) -> Result<bool> {
         let _ = id;
         Err(NicError::Unsupported("transfers that complete later"))
+    }
+
+    /// Exports a region as [`Device::register`] does, under `name` as well (VMMC's export by
+    /// name, [`crate::vmmc`]): peers find it with [`Device::import_named`]. Withdrawn with its
+    /// name by [`Device::deregister`]. Refused when this process exports `name` already.
+    ///
+    /// # Safety
+    /// As [`Device::register`].
+    unsafe fn export_named(
+        &mut self,
+        name: Name,
+        addr: usize,
+        len: usize,
+        access: Access,
+    ) -> Result<RegionKey> {
+        let _ = (name, addr, len, access);
+        Err(NicError::Unsupported("exporting regions by name (VMMC)"))
+    }
+
+    /// VMMC's import by name: the key, bounds and permissions of the region `peer` exports
+    /// under `name` now. Refused when it exports none under that name (never, or withdrawn).
+    fn import_named(&mut self, peer: Rank, name: Name) -> Result<(RegionKey, RegionInfo)> {
+        let _ = (peer, name);
+        Err(NicError::Unsupported("importing regions by name (VMMC)"))
+    }
+
+    /// VMMC's deliberate update: copies `local` into byte `offset` of `peer`'s writable region
+    /// `key` as [`Device::write_region`] does, then, with `notify`, raises a notification at
+    /// the exporter (`notify` is the region's name there), delivered only once the data is in
+    /// place. Under a timing profile, returns no earlier than the modeled transfer would end.
+    /// Refused, with nothing written and no notification, as `write_region` is.
+    fn update(
+        &mut self,
+        peer: Rank,
+        key: RegionKey,
+        offset: usize,
+        local: &[u8],
+        notify: Option<Name>,
+    ) -> Result<()> {
+        match notify {
+            None => self.write_region(peer, key, offset, local),
+            Some(_) => Err(NicError::Unsupported("notifications (VMMC)")),
+        }
+    }
+
+    /// The next notification that an importer's deliberate update raised at this process
+    /// (its data is in place), if any.
+    fn poll_notification(&mut self) -> Option<Notification> {
+        None
+    }
+
+    /// Waits until every update this process made into `peer`'s regions is applied, or says
+    /// why one was refused. Updates on one host are applied when `update` returns; across hosts
+    /// they are posted, and this is the point where the importer learns their fate.
+    fn complete_updates(&mut self, peer: Rank) -> Result<()> {
+        let _ = peer;
+        Ok(())
     }
 
     /// Whether `peer` is still there. Cheap enough for a blocked caller to ask every few
@@ -313,6 +371,39 @@ macro_rules! forward_regions {
         }
         fn poll_transfer(&mut self, id: $crate::region::TransferId) -> $crate::error::Result<bool> {
             $crate::phy::Wraps::inner_mut(self).poll_transfer(id)
+        }
+        unsafe fn export_named(
+            &mut self,
+            name: $crate::vmmc::Name,
+            addr: usize,
+            len: usize,
+            access: $crate::region::Access,
+        ) -> $crate::error::Result<$crate::region::RegionKey> {
+            // SAFETY: the caller's contract is passed on.
+            unsafe { $crate::phy::Wraps::inner_mut(self).export_named(name, addr, len, access) }
+        }
+        fn import_named(
+            &mut self,
+            peer: $crate::error::Rank,
+            name: $crate::vmmc::Name,
+        ) -> $crate::error::Result<($crate::region::RegionKey, $crate::region::RegionInfo)> {
+            $crate::phy::Wraps::inner_mut(self).import_named(peer, name)
+        }
+        fn update(
+            &mut self,
+            peer: $crate::error::Rank,
+            key: $crate::region::RegionKey,
+            offset: usize,
+            local: &[u8],
+            notify: Option<$crate::vmmc::Name>,
+        ) -> $crate::error::Result<()> {
+            $crate::phy::Wraps::inner_mut(self).update(peer, key, offset, local, notify)
+        }
+        fn poll_notification(&mut self) -> Option<$crate::vmmc::Notification> {
+            $crate::phy::Wraps::inner_mut(self).poll_notification()
+        }
+        fn complete_updates(&mut self, peer: $crate::error::Rank) -> $crate::error::Result<()> {
+            $crate::phy::Wraps::inner_mut(self).complete_updates(peer)
         }
     };
 }

@@ -11,7 +11,7 @@
 //! value itself, the others as the address of a value the window keeps.
 
 use crate::abi::*;
-use crate::attr::api::{create_keyval, free_keyval, give};
+use crate::attr::{create_keyval, free_keyval, give};
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -86,8 +86,12 @@ mpi_fn! {
             MPI_WIN_CREATE_FLAVOR => Some((&w.flavor_attr as *const c_int).cast_mut().cast()),
             MPI_WIN_MODEL => Some((&w.model_attr as *const c_int).cast_mut().cast()),
             k => {
-                rt.keyvals.check(k).map_err(on)?;
-                w.attrs.value(k)
+                // Found even if its keyval was freed since (as `MPI_Win_delete_attr` does).
+                let found = w.attrs.value(k);
+                if found.is_none() {
+                    rt.keyvals.check(k).map_err(on)?;
+                }
+                found
             }
         };
         give(found, attribute_val, flag).map_err(on)
@@ -100,11 +104,13 @@ mpi_fn! {
         let rt = st.runtime()?;
         rt.wins.get(win)?;
         let on = |e: MpiError| e.on_win(win);
-        rt.keyvals.check(win_keyval).map_err(on)?;
-        if let Some(old) = rt.wins.get(win)?.attrs.value(win_keyval) {
-            rt.keyvals.run_delete(win, win_keyval, old).map_err(on)?;
-            rt.wins.get_mut(win)?.attrs.remove(win_keyval);
-        }
+        // An attribute whose keyval was freed since it was set is still deleted by its old
+        // handle (MPI 4.0 §7.7.2: the program frees such references explicitly).
+        let Some(old) = rt.wins.get(win)?.attrs.value(win_keyval) else {
+            return rt.keyvals.check(win_keyval).map_err(on);
+        };
+        rt.keyvals.run_delete(win, win_keyval, old).map_err(on)?;
+        rt.wins.get_mut(win)?.attrs.remove(win_keyval);
         Ok(())
     }
 }

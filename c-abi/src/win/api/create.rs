@@ -243,15 +243,27 @@ mpi_fn! {
         size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
     ) |st| {
-        let rt = st.runtime()?;
-        let out = Out::new(win, "win")?;
-        let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
         let spec = Spec { flavor: MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit };
-        let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
-        base_out.set(base);
-        out.set(h);
-        Ok(())
+        allocate(st.runtime()?, spec, info, comm, baseptr, win)
     }
+}
+
+/// `MPI_Win_allocate` and `MPI_Win_allocate_shared`: the window in `*win`, this process's
+/// memory at `*baseptr`.
+fn allocate(
+    rt: &mut Runtime,
+    spec: Spec,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> MpiResult<()> {
+    let out = Out::new(win, "win")?;
+    let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
+    let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+    base_out.set(base);
+    out.set(h);
+    Ok(())
 }
 
 mpi_fn! {
@@ -261,14 +273,8 @@ mpi_fn! {
         size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
     ) |st| {
-        let rt = st.runtime()?;
-        let out = Out::new(win, "win")?;
-        let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
         let spec = Spec { flavor: MPI_WIN_FLAVOR_SHARED, size, disp_unit };
-        let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
-        base_out.set(base);
-        out.set(h);
-        Ok(())
+        allocate(st.runtime()?, spec, info, comm, baseptr, win)
     }
 }
 

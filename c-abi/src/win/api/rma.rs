@@ -14,7 +14,8 @@ use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Runtime;
 use crate::win::direct::Direct;
-use crate::win::origin::{Access, Local, OpFlag};
+use crate::win::origin::{Access, Local};
+use crate::win::state::OpFlag;
 use crate::win::target::span;
 use crate::win::{state, sync, WinTable};
 use mpich_channel::{Adi, Operation, Status};
@@ -169,9 +170,18 @@ fn run(
     Ok(())
 }
 
+/// Which way a put or a get moves the data.
+#[derive(Clone, Copy)]
+enum Way {
+    Put,
+    Get,
+}
+
+/// `MPI_Put` and `MPI_Get` (and their request forms): the origin buffer and the target.
 #[allow(clippy::too_many_arguments)]
-fn put(
+fn transfer(
     rt: &mut Runtime,
+    way: Way,
     origin: *const c_void,
     ocount: c_int,
     otype: MPI_Datatype,
@@ -200,44 +210,14 @@ fn put(
         win,
         &c,
         request,
-        |d| d.put(&o, t.unwrap()),
-        |w, adi, f| w.put(adi, &o, t.unwrap(), f),
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn get(
-    rt: &mut Runtime,
-    origin: *mut c_void,
-    ocount: c_int,
-    otype: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    ttype: MPI_Datatype,
-    win: MPI_Win,
-    request: Option<*mut MPI_Request>,
-) -> MpiResult<()> {
-    let c = check_target(
-        &mut rt.wins,
-        &rt.types,
-        win,
-        rank,
-        disp,
-        tcount,
-        ttype,
-        request.is_some(),
-    )?;
-    let o = local(&rt.types, origin, ocount, otype)?;
-    let t = c.access.as_ref();
-    run(
-        &mut rt.engine,
-        &mut rt.wins,
-        win,
-        &c,
-        request,
-        |d| d.get(&o, t.unwrap()),
-        |w, adi, f| w.get(adi, &o, t.unwrap(), f),
+        |d| match way {
+            Way::Put => d.put(&o, t.unwrap()),
+            Way::Get => d.get(&o, t.unwrap()),
+        },
+        |w, adi, f| match way {
+            Way::Put => w.put(adi, &o, t.unwrap(), f),
+            Way::Get => w.get(adi, &o, t.unwrap(), f),
+        },
     )
 }
 
@@ -338,7 +318,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, put(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
+        on_win(win, transfer(rt, Way::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
     }
 }
 
@@ -350,7 +330,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, get(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
+        on_win(win, transfer(rt, Way::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
     }
 }
 
@@ -423,7 +403,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, put(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
+        on_win(win, transfer(rt, Way::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
     }
 }
 
@@ -435,7 +415,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, get(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
+        on_win(win, transfer(rt, Way::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
     }
 }
 
