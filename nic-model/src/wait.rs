@@ -19,7 +19,7 @@
 //! the whole yielding spell plus a nap (2.8 ms with a 2 ms spell, 240-260 us with 100 us):
 //! here a yield seldom hands the processor to the peer at all. Open MPI does the same
 //! collectives in 4-6 us on this machine; so do we on a quiet machine since the spin phase of
-//! an oversubscribed job was cut from 64 polls to 16 ([`SPIN_POLLS_SHARED`]). `MPI_WAIT_SPIN` and
+//! an oversubscribed job was cut from 64 polls to 16 (`SPIN_POLLS_SHARED`). `MPI_WAIT_SPIN` and
 //! `MPI_WAIT_YIELD_US` override the two figures of an oversubscribed job (for experiments).
 
 use std::sync::atomic::{AtomicU32, Ordering};
