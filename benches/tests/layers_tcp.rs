@@ -70,8 +70,11 @@ fn check(doc: &Value, layers: &[&str]) {
             .as_array()
             .unwrap_or_else(|| panic!("no counters for {layer}: {doc}"));
         assert_eq!(counted.len(), 1, "{layer}: {counted:?}");
+        // About one packet per message. The counters are differences of two snapshots, and
+        // a layer counts a message and the NIC its packet at slightly different moments, so
+        // a run of 12 messages may show 11 packets (seen once in CI over TCP).
         assert!(
-            counted[0]["packets_per_msg"].as_f64().unwrap_or(0.0) >= 1.0,
+            counted[0]["packets_per_msg"].as_f64().unwrap_or(0.0) >= 0.5,
             "{layer}: {counted:?}"
         );
     }
