@@ -160,6 +160,11 @@ impl Direct {
         if op != MPI_NO_OP && o.bytes() != t.bytes() {
             return Err(signature_mismatch("accumulate", o.bytes(), t.bytes()));
         }
+        if t.bytes() == 0 {
+            // Nothing to combine (as on the message path, whatever the operation and type:
+            // mpi4py probes for the call with a zero count of MPI_BYTE under MPI_SUM).
+            return Ok(());
+        }
         let dst = self.at(t);
         // Contiguous data on every side (a counter, an array): combined in place, with no
         // copy but the old value's.
