@@ -803,14 +803,83 @@ const MPI_BANDWIDTH_TARGET: f64 = 0.95;
 /// Where the layering target starts.
 const MPI_TARGET_FROM: usize = 65536;
 
-/// Each MPI layer against the channel it runs over (mpi-bip/bip, mpi-fm/fm, mpi-fm1/fm1):
-/// per-run ratios (runs of one round against each other), median over the rounds, and whether
-/// MPI keeps [`MPI_BANDWIDTH_TARGET`] of the channel's bandwidth from [`MPI_TARGET_FROM`] up.
-fn print_mpi_over_channels(runs: &BTreeMap<String, Vec<Vec<Point>>>) {
+/// One size of a layer against the layer it is compared with: the medians over the rounds of
+/// the per-round ratios (latency: the lower layer's / the upper's; bandwidth: the upper's /
+/// the lower's, none at 0 bytes).
+struct Share {
+    size: usize,
+    latency: f64,
+    bandwidth: Option<f64>,
+}
+
+/// `upper`'s runs against `lower`'s, round by round (runs of one round against each other),
+/// at every size both measured.
+fn per_round_shares(upper: &[Vec<Point>], lower: &[Vec<Point>]) -> Vec<Share> {
     let med = |mut v: Vec<f64>| {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap());
         v[v.len() / 2]
     };
+    let mut shares = Vec::new();
+    for (i, p) in upper[0].iter().enumerate() {
+        let Some(j) = lower[0].iter().position(|q| q.size == p.size) else {
+            continue;
+        };
+        let pairs = || upper.iter().zip(lower);
+        let latency = med(pairs()
+            .map(|(u, l)| l[j].latency_us / u[i].latency_us.max(1e-9))
+            .collect());
+        let bandwidth = (p.size > 0).then(|| {
+            med(pairs()
+                .map(|(u, l)| u[i].bandwidth_mb_s / l[j].bandwidth_mb_s.max(1e-9))
+                .collect())
+        });
+        shares.push(Share {
+            size: p.size,
+            latency,
+            bandwidth,
+        });
+    }
+    shares
+}
+
+/// The lowest bandwidth share from [`MPI_TARGET_FROM`] up (the first size that has it), or
+/// `None` when no size that large was measured.
+fn lowest_share_from_target(shares: &[Share]) -> Option<(usize, f64)> {
+    let mut worst: Option<(usize, f64)> = None;
+    for s in shares.iter().filter(|s| s.size >= MPI_TARGET_FROM) {
+        if let Some(b) = s.bandwidth {
+            match worst {
+                Some((_, w)) if w <= b => {}
+                _ => worst = Some((s.size, b)),
+            }
+        }
+    }
+    worst
+}
+
+/// Prints whether `upper` keeps [`MPI_BANDWIDTH_TARGET`] of `lower`'s bandwidth from
+/// [`MPI_TARGET_FROM`] up, given the lowest share there.
+fn print_bandwidth_target(upper: &str, lower: &str, worst: Option<(usize, f64)>) {
+    if let Some((size, w)) = worst {
+        println!(
+            "target: {upper} keeps >= {:.0}% of {lower}'s bandwidth from {} up: {} (lowest {:.1}% at {})",
+            100.0 * MPI_BANDWIDTH_TARGET,
+            human(MPI_TARGET_FROM),
+            if w >= MPI_BANDWIDTH_TARGET {
+                "met"
+            } else {
+                "NOT met"
+            },
+            100.0 * w,
+            human(size)
+        );
+    }
+}
+
+/// Each MPI layer against the channel it runs over (mpi-bip/bip, mpi-fm/fm, mpi-fm1/fm1):
+/// per-run ratios (runs of one round against each other), median over the rounds, and whether
+/// MPI keeps [`MPI_BANDWIDTH_TARGET`] of the channel's bandwidth from [`MPI_TARGET_FROM`] up.
+fn print_mpi_over_channels(runs: &BTreeMap<String, Vec<Vec<Point>>>) {
     for channel in ["bip", "fm", "fm1"] {
         let mpi = format!("mpi-{channel}");
         let (Some(lower), Some(upper)) = (runs.get(channel), runs.get(&mpi)) else {
@@ -820,44 +889,17 @@ fn print_mpi_over_channels(runs: &BTreeMap<String, Vec<Vec<Point>>>) {
             "\n{mpi} against {channel} (median over {} rounds of the per-round ratios; latency: {channel}'s / {mpi}'s, bandwidth: {mpi}'s / {channel}'s)",
             lower.len().min(upper.len())
         );
-        let mut worst: Option<(usize, f64)> = None;
-        for (i, p) in upper[0].iter().enumerate() {
-            let Some(j) = lower[0].iter().position(|q| q.size == p.size) else {
-                continue;
-            };
-            let pairs = || upper.iter().zip(lower);
-            let lat = med(pairs()
-                .map(|(u, l)| l[j].latency_us / u[i].latency_us.max(1e-9))
-                .collect());
-            let bw = (p.size > 0).then(|| {
-                med(pairs()
-                    .map(|(u, l)| u[i].bandwidth_mb_s / l[j].bandwidth_mb_s.max(1e-9))
-                    .collect())
-            });
-            if let Some(b) = bw.filter(|_| p.size >= MPI_TARGET_FROM) {
-                match worst {
-                    Some((_, w)) if w <= b => {}
-                    _ => worst = Some((p.size, b)),
-                }
-            }
+        let shares = per_round_shares(upper, lower);
+        for s in &shares {
             println!(
                 "{mpi:>8} {:>9}: latency {:>5.1}%  bandwidth {}",
-                human(p.size),
-                100.0 * lat,
-                bw.map_or("    -".into(), |b| format!("{:>5.1}%", 100.0 * b))
+                human(s.size),
+                100.0 * s.latency,
+                s.bandwidth
+                    .map_or("    -".into(), |b| format!("{:>5.1}%", 100.0 * b))
             );
         }
-        if let Some((size, w)) = worst {
-            let kept = w >= MPI_BANDWIDTH_TARGET;
-            println!(
-                "target: {mpi} keeps >= {:.0}% of {channel}'s bandwidth from {} up: {} (lowest {:.1}% at {})",
-                100.0 * MPI_BANDWIDTH_TARGET,
-                human(MPI_TARGET_FROM),
-                if kept { "met" } else { "NOT met" },
-                100.0 * w,
-                human(size)
-            );
-        }
+        print_bandwidth_target(&mpi, channel, lowest_share_from_target(&shares));
     }
 }
 
@@ -870,72 +912,42 @@ const VMMC_PAPER_SHARE: f64 = 0.98;
 /// [`MPI_TARGET_FROM`] up (issue 14's target). Prints them and returns the JSON part.
 fn vmmc_over_nic(runs: &BTreeMap<String, Vec<Vec<Point>>>) -> Option<serde_json::Value> {
     let (nic, vmmc) = (runs.get("nic")?, runs.get("vmmc")?);
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
     println!(
         "\nvmmc as a share of nic (median over {} rounds of the per-round ratios; bandwidth: vmmc's / nic's, latency: nic's / vmmc's; the VMMC paper delivered {:.0}% of its hardware's limit)",
         nic.len().min(vmmc.len()),
         100.0 * VMMC_PAPER_SHARE
     );
-    let mut shares = Vec::new();
-    let mut worst: Option<(usize, f64)> = None;
-    for (i, p) in vmmc[0].iter().enumerate() {
-        let Some(j) = nic[0].iter().position(|q| q.size == p.size) else {
-            continue;
-        };
-        let pairs = || vmmc.iter().zip(nic);
-        let lat = med(pairs()
-            .map(|(v, n)| n[j].latency_us / v[i].latency_us.max(1e-9))
-            .collect());
-        let bw = (p.size > 0).then(|| {
-            med(pairs()
-                .map(|(v, n)| v[i].bandwidth_mb_s / n[j].bandwidth_mb_s.max(1e-9))
-                .collect())
-        });
-        if let Some(b) = bw.filter(|_| p.size >= MPI_TARGET_FROM) {
-            match worst {
-                Some((_, w)) if w <= b => {}
-                _ => worst = Some((p.size, b)),
-            }
-        }
+    let shares = per_round_shares(vmmc, nic);
+    for s in &shares {
         println!(
             "{:>8} {:>9}: bandwidth {}  latency {:>5.1}%   (paper: {:.0}%)",
             "vmmc",
-            human(p.size),
-            bw.map_or("     -".into(), |b| format!("{:>5.1}%", 100.0 * b)),
-            100.0 * lat,
+            human(s.size),
+            s.bandwidth
+                .map_or("     -".into(), |b| format!("{:>5.1}%", 100.0 * b)),
+            100.0 * s.latency,
             100.0 * VMMC_PAPER_SHARE
         );
-        shares.push(serde_json::json!({
-            "size": p.size,
-            "bandwidth_share": bw,
-            "latency_share": lat,
-        }));
     }
-    let met = worst.map(|(_, w)| w >= MPI_BANDWIDTH_TARGET);
-    if let Some((size, w)) = worst {
-        println!(
-            "target: vmmc keeps >= {:.0}% of nic's bandwidth from {} up: {} (lowest {:.1}% at {})",
-            100.0 * MPI_BANDWIDTH_TARGET,
-            human(MPI_TARGET_FROM),
-            if w >= MPI_BANDWIDTH_TARGET {
-                "met"
-            } else {
-                "NOT met"
-            },
-            100.0 * w,
-            human(size)
-        );
-    }
+    let worst = lowest_share_from_target(&shares);
+    print_bandwidth_target("vmmc", "nic", worst);
+    let json: Vec<_> = shares
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "size": s.size,
+                "bandwidth_share": s.bandwidth,
+                "latency_share": s.latency,
+            })
+        })
+        .collect();
     Some(serde_json::json!({
         "of": "nic",
         "paper_share": VMMC_PAPER_SHARE,
         "target_share": MPI_BANDWIDTH_TARGET,
         "target_from": MPI_TARGET_FROM,
-        "target_met": met,
-        "shares": shares,
+        "target_met": worst.map(|(_, w)| w >= MPI_BANDWIDTH_TARGET),
+        "shares": json,
     }))
 }
 

@@ -52,6 +52,15 @@ impl Local<'_> {
     fn packed(&self) -> Vec<u8> {
         pack(self.ty, self.addr, self.count)
     }
+
+    /// The data as a request sends it: straight from the program's memory when it is one
+    /// block, else packed.
+    fn outgoing(&self) -> Data<'static> {
+        match self.block() {
+            Some(p) => Data::User(p, self.bytes()),
+            None => Data::Packed(self.packed()),
+        }
+    }
 }
 
 /// The target of an operation: window rank, byte offset in its window (an address in a
@@ -123,10 +132,7 @@ impl WinState {
             unsafe { t.ty.unpack(data.as_ptr(), data.len(), addr, t.count) };
             return Ok(());
         }
-        let data = match o.block() {
-            Some(p) => Data::User(p, o.bytes()),
-            None => Data::Packed(o.packed()),
-        };
+        let data = o.outgoing();
         let mut req = Request::new(Action::Put, self.next_id());
         (req.offset, req.count) = (t.offset, t.count as u64);
         self.issue(adi, t.target, req, Some(t.ty), data, flag)
@@ -171,14 +177,9 @@ impl WinState {
         }
         if t.target == self.me {
             let addr = self.local_target(t)?;
-            return accumulate(t.ty, op, &o.packed(), addr, t.count).map_err(|class| {
-                MpiError::new(class, "the accumulate failed at this process's own window")
-            });
+            return accumulate_here(t, op, &o.packed(), addr);
         }
-        let data = match o.block() {
-            Some(p) => Data::User(p, o.bytes()),
-            None => Data::Packed(o.packed()),
-        };
+        let data = o.outgoing();
         let mut req = Request::new(Action::Accumulate, self.next_id());
         (req.offset, req.count, req.op) = (t.offset, t.count as u64, op);
         self.issue(adi, t.target, req, Some(t.ty), data, flag)
@@ -216,19 +217,14 @@ impl WinState {
                     .ty
                     .unpack(old.as_ptr(), old.len(), result.addr, result.count)
             };
-            return accumulate(t.ty, op, &data, addr, t.count).map_err(|class| {
-                MpiError::new(class, "the accumulate failed at this process's own window")
-            });
+            return accumulate_here(t, op, &data, addr);
         }
         let id = self.next_id();
         self.await_reply(adi, t.target, id, result, flag)?;
         let data = if op == MPI_NO_OP {
             Data::None
         } else {
-            match o.block() {
-                Some(p) => Data::User(p, o.bytes()),
-                None => Data::Packed(o.packed()),
-            }
+            o.outgoing()
         };
         let mut req = Request::new(Action::GetAccumulate, id);
         (req.offset, req.count, req.op) = (t.offset, t.count as u64, op);
@@ -498,6 +494,12 @@ impl WinState {
         });
         Ok(())
     }
+}
+
+/// An accumulate on this process's own window, at `addr` (checked to be inside it).
+fn accumulate_here(t: &Access, op: MPI_Op, data: &[u8], addr: *mut u8) -> MpiResult<()> {
+    accumulate(t.ty, op, data, addr, t.count)
+        .map_err(|class| MpiError::new(class, "the accumulate failed at this process's own window"))
 }
 
 /// A message's bytes: ours, or one block of the program's memory.

@@ -221,12 +221,15 @@ fn transfer(
     )
 }
 
+/// `MPI_Accumulate` (`result` `None`) and `MPI_Get_accumulate` / `MPI_Fetch_and_op` (the
+/// target's old data into `result`: address, count, type), with or without a request.
 #[allow(clippy::too_many_arguments)]
 fn accumulate(
     rt: &mut Runtime,
     origin: *const c_void,
     ocount: c_int,
     otype: MPI_Datatype,
+    result: Option<(*mut c_void, c_int, MPI_Datatype)>,
     rank: c_int,
     disp: MPI_Aint,
     tcount: c_int,
@@ -246,53 +249,15 @@ fn accumulate(
         ttype,
         request.is_some(),
     )?;
-    let o = local(&rt.types, origin, ocount, otype)?;
-    let t = c.access.as_ref();
-    run(
-        &mut rt.engine,
-        &mut rt.wins,
-        win,
-        &c,
-        request,
-        |d| d.accumulate(&o, None, t.unwrap(), op),
-        |w, adi, f| w.accumulate(adi, &o, t.unwrap(), op, f),
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn get_accumulate(
-    rt: &mut Runtime,
-    origin: *const c_void,
-    ocount: c_int,
-    otype: MPI_Datatype,
-    result: *mut c_void,
-    rcount: c_int,
-    rtype: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    ttype: MPI_Datatype,
-    op: MPI_Op,
-    win: MPI_Win,
-    request: Option<*mut MPI_Request>,
-) -> MpiResult<()> {
-    check_op(op)?;
-    let c = check_target(
-        &mut rt.wins,
-        &rt.types,
-        win,
-        rank,
-        disp,
-        tcount,
-        ttype,
-        request.is_some(),
-    )?;
-    let o = if op == MPI_NO_OP {
+    // A fetching MPI_NO_OP reads only: its origin buffer is not used (it may be NULL).
+    let o = if op == MPI_NO_OP && result.is_some() {
         local(&rt.types, origin, 0, ttype)?
     } else {
         local(&rt.types, origin, ocount, otype)?
     };
-    let r = local(&rt.types, result, rcount, rtype)?;
+    let r = result
+        .map(|(addr, count, dt)| local(&rt.types, addr, count, dt))
+        .transpose()?;
     let t = c.access.as_ref();
     run(
         &mut rt.engine,
@@ -300,8 +265,11 @@ fn get_accumulate(
         win,
         &c,
         request,
-        |d| d.accumulate(&o, Some(&r), t.unwrap(), op),
-        |w, adi, f| w.get_accumulate(adi, &o, &r, t.unwrap(), op, f),
+        |d| d.accumulate(&o, r.as_ref(), t.unwrap(), op),
+        |w, adi, f| match &r {
+            Some(r) => w.get_accumulate(adi, &o, r, t.unwrap(), op, f),
+            None => w.accumulate(adi, &o, t.unwrap(), op, f),
+        },
     )
 }
 
@@ -342,7 +310,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, None))
+        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, None, target_rank, target_disp, target_count, target_datatype, op, win, None))
     }
 }
 
@@ -356,7 +324,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, get_accumulate(rt, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, None))
+        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, Some((result_addr, result_count, result_datatype)), target_rank, target_disp, target_count, target_datatype, op, win, None))
     }
 }
 
@@ -367,7 +335,7 @@ mpi_fn! {
         target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, get_accumulate(rt, origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1, datatype, op, win, None))
+        on_win(win, accumulate(rt, origin_addr, 1, datatype, Some((result_addr, 1, datatype)), target_rank, target_disp, 1, datatype, op, win, None))
     }
 }
 
@@ -427,7 +395,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
+        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, None, target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
     }
 }
 
@@ -440,6 +408,6 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, get_accumulate(rt, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
+        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, Some((result_addr, result_count, result_datatype)), target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
     }
 }
