@@ -77,6 +77,7 @@ mod datatype;
 mod env;
 mod errhandler;
 mod error;
+mod file;
 mod fortran;
 mod group;
 mod handle;

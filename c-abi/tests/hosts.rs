@@ -571,11 +571,12 @@ fn every_collective_2x2_hydra() {
 /// The one-sided programs of `tests/c/rma/`: windows spanning both hosts (the message path),
 /// shared windows on each host's two ranks (`MPI_Comm_split_type`), every operation and
 /// synchronization mode, the erroneous calls.
-const RMA_PROGRAMS: [&str; 4] = [
+const RMA_PROGRAMS: [&str; 5] = [
     "rma/win_create",
     "rma/rma_ops",
     "rma/rma_sync",
     "rma/rma_errors",
+    "rma/rma_vmmc",
 ];
 
 #[test]
@@ -597,6 +598,20 @@ fn one_sided_2x2_hydra_both_layouts() {
         hydra_loopback(&job, Layout::Interleaved),
         &job,
     );
+    // Puts and gets across hosts and on one, through the device for every size it can carry
+    // (Write frames applied by the target's device; single copy between a host's ranks), and
+    // as messages only.
+    for (device, value) in [("MPI_RMA_VMMC_MIN", "1"), ("MPI_RMA_VMMC", "0")] {
+        for name in ["rma/rma_vmmc", "rma/rma_sync"] {
+            let job = c_job(name).env(device, value);
+            run_ok(
+                &format!("2x2 hydra loopback Interleaved {device}={value}"),
+                name,
+                hydra_loopback(&job, Layout::Interleaved),
+                &job,
+            );
+        }
+    }
 }
 
 // ---- 3. NAS kernels on the 2 x 2 job ----
@@ -653,6 +668,11 @@ fn hydra_across_two_namespace_hosts() {
         ("progress_rule", c_job("progress_rule")),
         ("coll/coll_all", c_job("coll/coll_all")),
         ("rma/rma_sync", c_job("rma/rma_sync")),
+        ("rma/rma_vmmc", c_job("rma/rma_vmmc")),
+        (
+            "rma/rma_vmmc",
+            c_job("rma/rma_vmmc").env("MPI_RMA_VMMC_MIN", "1"),
+        ),
     ] {
         run_ok("2x2 hydra netns", name, hydra_netns(&hosts, &job), &job);
         assert_hosts_empty(&hosts);

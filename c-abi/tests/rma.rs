@@ -19,6 +19,12 @@
 //! * `rma_errors`: erroneous calls return the standard's class (`MPI_ERR_RMA_RANGE`,
 //!   `MPI_ERR_RMA_SYNC`, `MPI_ERR_WIN`, `MPI_ERR_RMA_FLAVOR`, `MPI_ERR_RMA_ATTACH`,
 //!   `MPI_ERR_LOCKTYPE`, ...) and the window keeps working.
+//! * `rma_vmmc`: Put and Get of 8 B to 1 MiB, on both sides of the threshold above which the
+//!   data moves through the device (VMMC's deliberate update and fetch) instead of inside
+//!   request messages, into created and allocated windows, derived types on either side (few
+//!   large target blocks, many small ones), exclusive-lock epochs of every origin contending
+//!   for one target (each reads its own data back inside its epoch: another origin's write
+//!   landing there shows), shared locks with `MPI_Rput`/`MPI_Rget`, lock_all, PSCW.
 //! * `rma_f`: `use mpi`, `MPI_WIN_CREATE` and `MPI_WIN_ALLOCATE` with
 //!   `INTEGER(KIND=MPI_ADDRESS_KIND)` sizes, fence with put/get/accumulate, lock/unlock.
 //!
@@ -28,7 +34,9 @@
 //! (`tolerated()` in `rma_util.h`, which prints a `NOTE` line); under ours every check stands.
 //!
 //! Each program also runs on 2 and 4 ranks with `MPI_WIN_DIRECT=0`, which keeps allocated
-//! windows on the message path (by default those of one host are loads and stores).
+//! windows on the message path (by default those of one host are loads and stores), once with
+//! the device's data path as configured, once with `MPI_RMA_VMMC_MIN=1` (every put and get
+//! that can goes through the device) and once with `MPI_RMA_VMMC=0` (none does).
 //!
 //! The jobs run one at a time (a lock): several 8-rank jobs at once on two cores would only
 //! slow each other down past the harness's guard timeout.
@@ -51,6 +59,11 @@ fn run_exe(exe: &Path, name: &str, ranks: usize) {
 
 fn run_with(exe: &Path, name: &str, ranks: usize, env: Vec<(&str, std::ffi::OsString)>) {
     let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let settings: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.to_string_lossy()))
+        .collect();
+    println!("{name} on {ranks} ranks {}", settings.join(" "));
     let run = mpirun(
         exe,
         &Launch {
@@ -90,12 +103,29 @@ fn fence_pscw_passive_target_and_many_origins_on_one_target() {
 /// and windows of the program's memory use, so that path is tested on every flavor too.
 #[test]
 fn every_flavor_on_the_message_path() {
-    for name in ["win_create", "rma_ops", "rma_sync"] {
+    for name in ["win_create", "rma_ops", "rma_sync", "rma_vmmc"] {
         let exe = program(&format!("rma/{name}"));
         for ranks in [2, 4] {
-            run_with(&exe, name, ranks, vec![("MPI_WIN_DIRECT", "0".into())]);
+            for device in MESSAGE_PATH_DEVICE {
+                let mut env = vec![("MPI_WIN_DIRECT", "0".into())];
+                env.extend(device.iter().map(|&(k, v)| (k, v.into())));
+                run_with(&exe, name, ranks, env);
+            }
         }
     }
+}
+
+/// How the message path's runs configure the device's data path: as by default, for every
+/// size it can carry, and not at all.
+const MESSAGE_PATH_DEVICE: [&[(&str, &str)]; 3] =
+    [&[], &[("MPI_RMA_VMMC_MIN", "1")], &[("MPI_RMA_VMMC", "0")]];
+
+/// Puts and gets on both sides of the device's threshold, on every rank count (created
+/// windows take the message path and the device; allocated ones are direct here, and take
+/// the message path in `every_flavor_on_the_message_path`).
+#[test]
+fn puts_and_gets_through_the_device_and_as_messages() {
+    on_every_size("rma_vmmc");
 }
 
 /// A rank that dies while holding an exclusive lock ends the job, the others' lock requests

@@ -41,12 +41,15 @@
 //!
 //! **Modules.** [`envelope`]: the control message header; [`channel`]: the trait and its three
 //! implementations; [`adi`]: point-to-point (`request` table, `state`: matching and arrivals);
-//! [`engine`]: the progress engine.
+//! [`engine`]: the progress engine; [`remote`]: the device's memory operations (deliberate
+//! update and read) that one-sided communication uses beside the messages, where the channel
+//! offers them.
 
 pub mod adi;
 pub mod channel;
 pub mod engine;
 pub mod envelope;
+pub mod remote;
 
 /// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): queue packet
 /// buffers of 8 KiB plus headers, so that an 8 KiB message with its BIP header and MPI envelope
@@ -83,3 +86,4 @@ pub use adi::{
 };
 pub use channel::{Channel, ChannelError};
 pub use engine::{Engine, Hook, HookId, Operation};
+pub use remote::{Reach, RemoteMemory};

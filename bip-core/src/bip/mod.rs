@@ -284,6 +284,14 @@ impl<D: Device> Bip<D> {
         &self.dev
     }
 
+    /// The device, mutably, for memory operations beside BIP's own: the deliberate updates
+    /// and reads of one-sided communication (regions the caller registers itself). Packets
+    /// and BIP's own regions are BIP's: sending or polling through this would break its
+    /// protocol.
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+
     /// Sends `buf` to queue `tag` of `dest`, returning when `buf` may be reused.
     pub fn send(&mut self, dest: Rank, tag: u32, buf: &[u8]) -> Result<()> {
         self.e.check(dest, tag)?;

@@ -4,9 +4,11 @@
 //! with relative rank `r` whose lowest set bit is `m` owns the blocks of relative ranks
 //! `[r, r + m)`, gathered from (or scattered to) its subtree in `log2(size)` rounds. Inner
 //! nodes of the tree hold their subtree's blocks packed in a temporary buffer; the root packs
-//! or unpacks between that order and the user's buffer. The `v` variants have arbitrary
-//! counts per rank, for which no tree helps: the root posts all its transfers at once, as
-//! MPICH does.
+//! or unpacks between that order and the user's buffer. From [`LINEAR_FROM`] bytes per
+//! block, they are linear instead: the root's link carries every block whichever way they
+//! travel, and a tree would need a temporary as large as the root's whole buffer (8 GiB for
+//! a gather of 1 GiB from each of 8 ranks). The `v` variants have arbitrary counts per rank,
+//! for which no tree helps: the root posts all its transfers at once, as MPICH does.
 
 use super::buf::Layout;
 use super::sched::Builder;
@@ -34,8 +36,20 @@ fn subtree(rel: usize, n: usize) -> usize {
     }
 }
 
-/// Binomial gather. `mine`: this rank's contribution (at the root with `MPI_IN_PLACE`, its
-/// block of the receive buffer). `recv`: at the root, `count` elements per rank and the base.
+/// Bytes per block from which gather and scatter go straight between the root and each
+/// rank (no tree, no temporary).
+pub(crate) const LINEAR_FROM: usize = 64 * 1024;
+
+/// Where each rank's block lies in the root's buffer `p` (`count` elements per rank).
+fn blocks_of(p: &Part, n: usize) -> Vec<(*mut u8, usize)> {
+    (0..n)
+        .map(|i| (p.lay.at_mut(p.base, i * p.count), p.count))
+        .collect()
+}
+
+/// Gather: binomial, or linear for large blocks. `mine`: this rank's contribution (at the
+/// root with `MPI_IN_PLACE`, its block of the receive buffer). `recv`: at the root, `count`
+/// elements per rank and the base.
 pub(crate) fn gather(b: &mut Builder, mine: &Part, recv: Option<&Part>, root: usize) {
     let n = b.size;
     let rel = (b.rank + n - root) % n;
@@ -50,6 +64,11 @@ pub(crate) fn gather(b: &mut Builder, mine: &Part, recv: Option<&Part>, root: us
             b.copy(mine.base, mine.count, &mine.lay, r.base, r.count, &r.lay);
         }
         return;
+    }
+    if block >= LINEAR_FROM {
+        let places = recv.map(|r| blocks_of(r, n));
+        let recv = places.as_deref().zip(recv.map(|r| &r.lay));
+        return gatherv(b, Some(mine), recv, root);
     }
     if blocks == 1 {
         // A leaf sends its own data as it is.
@@ -97,8 +116,8 @@ pub(crate) fn gather(b: &mut Builder, mine: &Part, recv: Option<&Part>, root: us
     }
 }
 
-/// Binomial scatter. `send`: at the root, `count` elements per rank. `mine`: where this rank's
-/// block goes (`None` at a root with `MPI_IN_PLACE`).
+/// Scatter: binomial, or linear for large blocks. `send`: at the root, `count` elements per
+/// rank. `mine`: where this rank's block goes (`None` at a root with `MPI_IN_PLACE`).
 pub(crate) fn scatter(b: &mut Builder, send: Option<&Part>, mine: Option<&Part>, root: usize) {
     let n = b.size;
     let rel = (b.rank + n - root) % n;
@@ -114,6 +133,11 @@ pub(crate) fn scatter(b: &mut Builder, send: Option<&Part>, mine: Option<&Part>,
             b.copy(s.base, s.count, &s.lay, m.base, m.count, &m.lay);
         }
         return;
+    }
+    if block >= LINEAR_FROM {
+        let places = send.map(|s| blocks_of(s, n));
+        let send = places.as_deref().zip(send.map(|s| &s.lay));
+        return scatterv(b, send, mine, root);
     }
     if blocks == 1 {
         let m = mine.expect("a non-root has a receive buffer");

@@ -13,10 +13,11 @@
 //! this rank does as a schedule ([`sched`]): rounds of sends, receives and local steps (copy,
 //! reduce). The blocking call runs the schedule to completion at once; the nonblocking call
 //! hands it to the progress engine ([`mpich_channel::Engine::start`]), which advances it on
-//! every turn, whatever call turns the engine (there is no progress thread: any blocking call,
-//! `MPI_Test` of any request, `MPI_Wait`, moves every nonblocking collective in flight on, so
-//! ranks that wait for their requests in different orders, or wait for something else, do not
-//! deadlock: MPI's progress rule).
+//! every turn, whatever call turns the engine (any blocking call, `MPI_Test` of any request,
+//! `MPI_Wait`, moves every nonblocking collective in flight on, so ranks that wait for their
+//! requests in different orders, or wait for something else, do not deadlock: MPI's progress
+//! rule; unless `MPI_ASYNC_PROGRESS=1` starts the library's progress thread,
+//! [`crate::runtime::progress`], nothing moves them between the program's calls).
 //! The algorithms are MPICH's, chosen by message size and process count as MPICH chooses
 //! them (see each module).
 //!
@@ -130,27 +131,46 @@ fn start(engine: &mut Engine, s: Schedule) -> MpiResult<ReqId> {
 
 // ---- The library's own collectives (communicator creation) ----
 
-/// Blocking allreduce of `words` with bitwise AND on communicator `comm` (used to agree on
-/// context ids); safe to call inside comm-creating calls.
-pub(crate) fn allreduce_band_u64(
-    engine: &mut Engine,
-    comms: &mut CommTable,
-    spare: &mut Option<Schedule>,
-    comm: CommIdx,
-    words: &mut [u64],
-) -> MpiResult<()> {
+/// The members of a communicator as a schedule sees them, and the sequence number of one
+/// collective on it: captured by [`Team::of`] in the call that starts the collective, so that
+/// the rounds of an operation that runs on inside the progress engine can be built there
+/// (communicator creation's nonblocking agreement, `comm::agree`).
+pub(crate) struct Team {
+    /// Engine rank of each rank of the communicator.
+    pub globals: Vec<usize>,
+    pub rank: usize,
+    pub ctx: u16,
+    pub seq: u32,
+    pub comm: CommIdx,
+}
+
+impl Team {
+    /// `comm`'s members; takes its next collective sequence number (every member calls this
+    /// in the same order, as for any collective).
+    pub fn of(comms: &mut CommTable, comm: CommIdx) -> Team {
+        let seq = comms.get_mut(comm).next_coll_seq();
+        let c = comms.get(comm);
+        Team {
+            globals: (0..c.size).map(|r| c.to_global(r)).collect(),
+            rank: c.rank,
+            ctx: c.coll_ctx,
+            seq,
+            comm,
+        }
+    }
+}
+
+/// One allreduce with bitwise AND of the `count` words at `words` among `team`, as a schedule
+/// for the caller to poll ([`Schedule::poll`]). Every schedule built for one team uses the same
+/// tags: the caller runs them one after another (each member the same number), so the k-th
+/// message between two members matches the k-th receive (MPI's non-overtaking order).
+/// `words` must stay put and untouched until the schedule completes.
+pub(crate) fn band_u64_schedule(team: &Team, words: *mut u64, count: usize) -> Schedule {
     let lay = Layout::words(8);
-    let mut b = Builder::new(comms, spare, comm);
+    let mut b = Builder::for_team(team);
     b.set_reducer(Reducer::BandU64);
-    reduce::allreduce(
-        &mut b,
-        None,
-        words.as_mut_ptr().cast(),
-        words.len(),
-        &lay,
-        true,
-    );
-    b.finish().run(engine, spare)
+    reduce::allreduce(&mut b, None, words.cast(), count, &lay, true);
+    b.finish()
 }
 
 /// Blocking allgather of fixed-size byte blocks on `comm` (block i = rank i's bytes).

@@ -174,6 +174,33 @@ impl Builder {
         }
     }
 
+    /// An empty schedule among `team`, which was captured (with its sequence number) while
+    /// the communicator was at hand: for an operation that builds further rounds inside the
+    /// progress engine, where the communicator table cannot be reached.
+    pub fn for_team(team: &super::Team) -> Builder {
+        let mut s = Box::new(Plan {
+            rounds: Vec::new(),
+            next: 0,
+            active: Vec::new(),
+            _temps: Vec::new(),
+            reducer: None,
+            error: None,
+            ctx: team.ctx,
+            seq: team.seq,
+            comm: team.comm,
+            spare_rounds: Vec::new(),
+            spare_temps: Vec::new(),
+            spare_globals: Vec::new(),
+        });
+        s.rounds.push(Round::default());
+        Builder {
+            s,
+            globals: team.globals.clone(),
+            rank: team.rank,
+            size: team.globals.len(),
+        }
+    }
+
     pub fn set_reducer(&mut self, r: Reducer) {
         self.s.reducer = Some(r);
     }

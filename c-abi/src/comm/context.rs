@@ -6,7 +6,8 @@
 //! members AND the masks (an allreduce over the parent), and everyone takes the lowest bit left.
 //! A process that will not be in the new communicator still takes part in the agreement but
 //! keeps the pair free: only members ever send on it, and any later communicator that
-//! includes one of them avoids it. The agreement itself is `make::agree`'s.
+//! includes one of them avoids it. The agreement itself is `make::agree`'s, under the
+//! protocol of `agree` (one agreement at a time may offer a process's mask).
 
 use crate::error::{MpiError, MpiResult};
 

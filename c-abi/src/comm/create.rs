@@ -3,12 +3,15 @@
 //! `MPI_Comm_free` do (their entry points are in `api::create`).
 //!
 //! Every creating call is collective over the parent: the members first agree on a context
-//! pair (`make::agree`), then each process that is in the new communicator builds it
+//! pair (`make::agree`; for `idup`, an operation of the progress engine, `make::start_idup`,
+//! and the communicator waits in `late` for its contexts), then each process that is in the
+//! new communicator builds it
 //! locally from what it knows (the parent's group, and for `split` everyone's color and key,
 //! exchanged with an allgather). A process left out gets `MPI_COMM_NULL` but has taken part in
 //! the agreement. New communicators inherit the parent's error handler; `dup` also copies the
 //! attributes (through their copy callbacks), the topology and the info hints.
 
+use super::hardware::{self, Level, Location};
 use super::make::{self, by_key, install, Cx};
 use super::net::Net;
 use super::{Comm, CommIdx, SELF, WORLD};
@@ -29,10 +32,9 @@ pub(crate) fn create_from(
     Ok(group.map(|g| install(cx, parent, ctxs, g)))
 }
 
-/// `MPI_Comm_dup`: a new communicator with the same group(s), attributes copied.
-pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_Comm)> {
-    let ctxs = make::agree(cx, parent, true)?;
-    let c = cx.comms.get(parent);
+/// What a duplicate of `parent` copies from it (but the attributes): the group(s), the error
+/// handler, the topology and the info hints, with contexts `ctxs`.
+fn copy_of(c: &Comm, ctxs: (u16, u16)) -> Comm {
     let mut new = Comm::new(
         String::new(),
         ctxs,
@@ -44,15 +46,58 @@ pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_C
     new.errhandler = c.errhandler;
     new.topo = c.topo.clone();
     new.hints = c.hints.clone();
-    let idle = cx.idle();
-    let (idx, handle) = cx.comms.insert(new, idle);
+    new
+}
+
+/// Copies `parent`'s attributes to its new duplicate `idx`; if a copy callback fails, the
+/// duplicate is freed again (the copies made before the failure are deleted with it, their
+/// callbacks run).
+fn copy_attrs(cx: &mut Cx<'_>, parent: CommIdx, idx: CommIdx) -> MpiResult<()> {
     if let Err(e) = comm_attrs::copy_all(cx.comms, cx.keyvals, parent, idx) {
-        // The copies made before the failure are deleted (their callbacks run) with it.
         let _ = comm_attrs::delete_all(cx.comms, cx.keyvals, idx);
         cx.comms.remove(idx);
         return Err(e);
     }
+    Ok(())
+}
+
+/// `MPI_Comm_dup`: a new communicator with the same group(s), attributes copied.
+pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_Comm)> {
+    let ctxs = make::agree(cx, parent, true)?;
+    let new = copy_of(cx.comms.get(parent), ctxs);
+    let idle = cx.idle();
+    let (idx, handle) = cx.comms.insert(new, idle);
+    copy_attrs(cx, parent, idx)?;
     Ok((idx, handle))
+}
+
+/// `MPI_Comm_idup` of the intracommunicator `parent` (`hints`: the new communicator's, for
+/// `MPI_Comm_idup_with_info`; else the parent's are copied). Everything but the contexts is
+/// done now, as `MPI_Comm_dup` at the time of the call would (MPI 3.1 §6.4.2: attributes set
+/// later are not copied): the error handler, topology and hints copied, the attributes copied
+/// through their callbacks. The agreement on the contexts runs in the progress engine
+/// (`make::start_idup`) and delivers them when it ends, which completes the request. Returns
+/// the new handle (usable once the request completes) and the request.
+pub(crate) fn idup(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    hints: Option<crate::info::Hints>,
+) -> MpiResult<(MPI_Comm, mpich_channel::ReqId)> {
+    let mut new = copy_of(cx.comms.get(parent), (u16::MAX - 1, u16::MAX));
+    if let Some(h) = hints {
+        new.hints = h;
+    }
+    let idle = cx.idle();
+    let (idx, handle) = cx.comms.insert_late(new, idle);
+    copy_attrs(cx, parent, idx)?;
+    match make::start_idup(cx, parent, idx) {
+        Ok(id) => Ok((handle, id)),
+        Err(e) => {
+            let _ = comm_attrs::delete_all(cx.comms, cx.keyvals, idx);
+            cx.comms.remove(idx);
+            Err(e)
+        }
+    }
 }
 
 /// The members of `parent`'s group with color `color`, ordered by (key, rank in `parent`),
@@ -102,6 +147,56 @@ pub(crate) fn split(
     Ok(create_from(cx, parent, group)?.map_or(MPI_COMM_NULL, |(_, h)| h))
 }
 
+/// How `MPI_Comm_split_type` splits by hardware (see [`super::hardware`]).
+pub(crate) enum HardwareSplit {
+    /// `MPI_COMM_TYPE_HW_GUIDED`: by the level the info names (`None`: a name this library
+    /// does not know, or no name: nobody is split off).
+    Guided(Option<Level>),
+    /// `MPI_COMM_TYPE_HW_UNGUIDED`: by the coarsest level that gives strict subsets.
+    Unguided,
+}
+
+/// `MPI_Comm_split_type` by hardware on an intracommunicator: every process's location is
+/// exchanged, then `split` by the resource at the chosen level. Returns the new handle
+/// (`MPI_COMM_NULL` for a process in no resource of that level, or if there is no level)
+/// and the level.
+pub(crate) fn split_by_hardware(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    how: HardwareSplit,
+    key: c_int,
+) -> MpiResult<(MPI_Comm, Option<Level>)> {
+    let me = Location {
+        host: host_color(),
+        resources: hardware::this_process(),
+    };
+    let (n, rank) = {
+        let c = cx.comms.get(parent);
+        (c.size, c.rank)
+    };
+    let mut all = vec![0u8; Location::BYTES * n];
+    crate::coll::allgather_bytes(
+        cx.engine,
+        cx.comms,
+        cx.spare,
+        parent,
+        &me.to_bytes(),
+        &mut all,
+    )?;
+    let everyone: Vec<Location> = all
+        .chunks_exact(Location::BYTES)
+        .map(Location::from_bytes)
+        .collect();
+    let level = match how {
+        HardwareSplit::Guided(level) => level,
+        HardwareSplit::Unguided => hardware::unguided_level(&everyone),
+    };
+    let color = level
+        .and_then(|l| hardware::color(&everyone, rank, l))
+        .unwrap_or(MPI_UNDEFINED);
+    Ok((split(cx, parent, color, key)?, level))
+}
+
 /// A color shared by the processes of one host: a hash of its id (never `MPI_UNDEFINED`).
 pub(crate) fn host_color() -> c_int {
     // The host as the NIC sees it (host name and network namespace, or MPI_HOST_ID): the
@@ -146,7 +241,8 @@ pub(crate) fn create_group(
         me,
         ctx: cx.comms.get(parent).coll_ctx,
     };
-    let mut words = cx.comms.contexts.words();
+    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
+    let mut words = cx.comms.free_words();
     net.allreduce_band(cx.engine, &mut words, create_group_tag(tag))?;
     let ctxs = make::take(cx, &words, true)?;
     Ok(install(cx, parent, ctxs, group).1)

@@ -61,7 +61,8 @@ pub(crate) fn intercomm_create(
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
     let net = Net::local(cx.comms.get(local_idx));
-    let mut words = cx.comms.contexts.words().to_vec();
+    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
+    let mut words = cx.comms.free_words().to_vec();
     net.allreduce_band(cx.engine, &mut words, TAG_ALLREDUCE)?;
     // The leader swaps (group, mask) with the remote leader, then tells its group.
     let mut summary = Vec::new();
@@ -119,7 +120,8 @@ pub(crate) fn intercomm_create(
 pub(crate) fn merge(cx: &mut Cx<'_>, idx: CommIdx, high: bool) -> MpiResult<MPI_Comm> {
     let net = Net::local(cx.comms.get(idx));
     let my_leader = net.ranks[0] as u64;
-    let mut words = cx.comms.contexts.words().to_vec();
+    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
+    let mut words = cx.comms.free_words().to_vec();
     let mut extra = [high as u64, my_leader];
     agree_across(cx, idx, &net, &mut words, &mut extra)?;
     let [their_high, their_leader] = extra;
@@ -195,7 +197,8 @@ pub(crate) fn split(
         )?;
     }
     net.bcast(cx.engine, 0, &mut theirs, TAG_BCAST + 2)?;
-    let mut words = cx.comms.contexts.words().to_vec();
+    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
+    let mut words = cx.comms.free_words().to_vec();
     agree_across(cx, idx, &net, &mut words, &mut [])?;
     if color == MPI_UNDEFINED {
         return Ok(MPI_COMM_NULL);

@@ -2,18 +2,21 @@
 //! context pair, and storing the new communicator.
 //!
 //! ```text
-//!   agree (allreduce of free-pair masks over the parent, or agree_across both groups of an
-//!   intercommunicator) ──▶ take (the lowest pair) ──▶ install / CommTable::insert
+//!   agree (rounds of allreduce of free-pair masks over the parent, `agree`'s protocol; or,
+//!   holding the mask lock, agree_across both groups of an intercommunicator)
+//!   ──▶ take (the lowest pair) ──▶ install / CommTable::insert
 //! ```
 
+use super::agree::{Agreement, Exclusive};
 use super::net::{as_bytes, as_bytes_mut, Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
 use super::{Comm, CommIdx, CommTable, Members};
 use crate::abi::*;
 use crate::attr::KeyvalTable;
 use crate::coll::Schedule;
-use crate::error::MpiResult;
+use crate::error::{MpiError, MpiResult};
 use crate::group::Group;
 use mpich_channel::Engine;
+use mpich_channel::{Adi, AdiError, Operation, Status};
 use std::ffi::c_int;
 
 /// What creating and freeing communicators works on: the progress engine (the agreement's
@@ -38,22 +41,84 @@ impl Cx<'_> {
 
 /// Agrees with the other members of the local group of `parent` on a context pair free on all
 /// of them (everyone in the group calls it); `keep` says whether this process will use it.
+/// On an intracommunicator this is `agree`'s protocol, run to its end here (the engine moves
+/// every other agreement in flight on meanwhile).
 pub(crate) fn agree(cx: &mut Cx<'_>, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-    let mut words = cx.comms.contexts.words();
     if cx.comms.get(parent).is_inter() {
+        let _lock = Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
+        let mut words = cx.comms.free_words();
         let net = Net::local(cx.comms.get(parent));
         agree_across(cx, parent, &net, &mut words, &mut [])?;
-    } else {
-        crate::coll::allreduce_band_u64(cx.engine, cx.comms, cx.spare, parent, &mut words)?;
+        return take(cx, &words, keep);
     }
-    take(cx, &words, keep)
+    let team = crate::coll::Team::of(cx.comms, parent);
+    let mut agreement = Agreement::new(team, false, keep, cx.comms.contexts.clone());
+    cx.engine
+        .block_on(|e| Ok::<_, MpiError>(agreement.step(e.p2p())?))?
 }
 
-/// Takes the lowest pair of an agreed mask.
+/// Starts the agreement of `MPI_Comm_idup` on `parent`, for the communicator `new` (stored
+/// with [`CommTable::insert_late`]): an operation of the progress engine, which delivers the
+/// contexts into `new` when it ends. Returns its request.
+pub(crate) fn start_idup(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    new: CommIdx,
+) -> MpiResult<mpich_channel::ReqId> {
+    let team = crate::coll::Team::of(cx.comms, parent);
+    let agreement = Agreement::new(team, true, true, cx.comms.contexts.clone());
+    let outcome = crate::p2p::request::Outcome::default();
+    let op = Box::new(IdupAgreement {
+        agreement,
+        arrival: Some(cx.comms.arrival(new)),
+        outcome: outcome.clone(),
+    });
+    let id = cx
+        .engine
+        .start(op, parent)
+        .map_err(|e| MpiError::from(e).on(parent))?;
+    cx.engine.p2p().attach(id, Box::new(outcome));
+    Ok(id)
+}
+
+/// `MPI_Comm_idup`'s agreement as an operation of the progress engine.
+struct IdupAgreement {
+    agreement: Agreement,
+    arrival: Option<super::late::Arrival>,
+    /// Where a failure's detail goes (the request's attachment).
+    outcome: crate::p2p::request::Outcome,
+}
+
+impl Operation for IdupAgreement {
+    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+        let Some(got) = self.agreement.step(p2p)? else {
+            return Ok(None);
+        };
+        let mut status = Status {
+            source: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        match got {
+            Ok(ctxs) => {
+                if let Some(a) = self.arrival.take() {
+                    a.deliver(ctxs);
+                }
+            }
+            Err(e) => {
+                status.error = e.class;
+                *self.outcome.0.borrow_mut() = Some(e);
+            }
+        }
+        Ok(Some(status))
+    }
+}
+
+/// Takes the lowest pair of an agreed mask (the caller holds the mask lock).
 pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16, u16)> {
     let ctx = super::context::lowest_free(words)?;
     if keep {
-        cx.comms.contexts.take(ctx);
+        cx.comms.contexts.borrow_mut().mask.take(ctx);
     }
     Ok((ctx, ctx + 1))
 }

@@ -28,15 +28,20 @@
 //! table's lookups for every other subsystem; creating and freeing communicators goes through
 //! [`make::Cx`] (the engine, the table, the keyvals and the collectives' spare schedule;
 //! `Runtime::comm`). Modules: [`idx`] (indices, below everything), [`context`] (context masks),
+//! [`agree`] (the protocol that keeps concurrent agreements on contexts apart), [`late`] (the
+//! communicators of `MPI_Comm_idup`, whose contexts arrive when the request completes),
 //! [`net`] (exchanges among processes no intracommunicator spans), [`make`] (the context,
 //! agreement and installation every creating call shares), [`create`] (intracommunicators),
 //! [`inter`] (intercommunicators), `api` (the C functions).
 
+pub(crate) mod agree;
 mod api;
 pub(crate) mod context;
 pub(crate) mod create;
+pub(crate) mod hardware;
 pub(crate) mod idx;
 pub(crate) mod inter;
+mod late;
 pub(crate) mod make;
 pub(crate) mod net;
 
@@ -112,6 +117,47 @@ pub(crate) struct Comm {
     pub attrs: Attrs,
     pub topo: Option<Rc<Topology>>,
     pub hints: Hints,
+    /// A stand-in in the table's slot for a communicator whose contexts are arriving
+    /// ([`late`]); the table's lookups go to the real one.
+    late: bool,
+}
+
+/// The info keys a communicator keeps: MPI 4.0's assertions (§7.4.4). `MPI_Comm_get_info`
+/// returns the hints the library keeps, each with its value ("false" unless set), and not
+/// the keys it ignores; `MPI_Comm_set_info` and the `_with_info` calls keep only these.
+/// (A communicator made by a hardware split also reports its `mpi_hw_resource_type`.)
+const COMM_INFO_KEYS: [&str; 4] = [
+    "mpi_assert_no_any_tag",
+    "mpi_assert_no_any_source",
+    "mpi_assert_exact_length",
+    "mpi_assert_allow_overtaking",
+];
+/// Reported when set, never filled with a default.
+const COMM_INFO_SET_ONLY: [&str; 1] = ["mpi_hw_resource_type"];
+
+/// What a communicator keeps of the hints `given` (see [`COMM_INFO_KEYS`]).
+pub(crate) fn kept_hints(given: &Hints) -> Hints {
+    let mut kept = Hints::default();
+    for (k, v) in given.pairs() {
+        if COMM_INFO_KEYS.contains(&k) {
+            kept.set(k.to_string(), v.to_string());
+        }
+    }
+    kept
+}
+
+/// The hints `MPI_Comm_get_info` reports for a communicator that keeps `kept`.
+pub(crate) fn hints_in_use(kept: &Hints) -> Hints {
+    let mut used = Hints::default();
+    for k in COMM_INFO_KEYS {
+        used.set(k.to_string(), kept.get(k).unwrap_or("false").to_string());
+    }
+    for k in COMM_INFO_SET_ONLY {
+        if let Some(v) = kept.get(k) {
+            used.set(k.to_string(), v.to_string());
+        }
+    }
+    used
 }
 
 impl Comm {
@@ -140,6 +186,7 @@ impl Comm {
             attrs: Attrs::default(),
             topo: None,
             hints: Hints::default(),
+            late: false,
         }
     }
 
@@ -271,8 +318,11 @@ impl Comm {
 /// operations pending).
 pub(crate) struct CommTable {
     table: Table<Comm>,
-    /// Context pairs this process uses.
-    pub contexts: ContextMask,
+    /// Context pairs this process uses, and the lock agreements take them under
+    /// ([`agree`]); shared with the agreements running in the progress engine.
+    pub contexts: agree::SharedContexts,
+    /// Communicators made by `MPI_Comm_idup`, kept out of their slots ([`late`]).
+    late: late::LateComms,
 }
 
 impl CommTable {
@@ -302,7 +352,11 @@ impl CommTable {
         let mut table = Table::new(Kind::Comm);
         assert_eq!(table.insert(world).map(|(i, _)| i), Some(WORLD));
         assert_eq!(table.insert(self_).map(|(i, _)| i), Some(SELF));
-        CommTable { table, contexts }
+        CommTable {
+            table,
+            contexts: agree::Contexts::new(contexts),
+            late: late::LateComms::default(),
+        }
     }
 
     /// Decodes a handle: `MPI_ERR_COMM` unless it names a communicator of this process.
@@ -331,15 +385,58 @@ impl CommTable {
     /// The communicator at `idx`, freed ones included.
     #[inline(always)]
     pub fn get(&self, idx: CommIdx) -> &Comm {
-        self.table
+        let c = self
+            .table
             .at(idx)
-            .expect("a communicator index names a live communicator")
+            .expect("a communicator index names a live communicator");
+        if c.late {
+            return self.late.get(idx).unwrap_or(c);
+        }
+        c
     }
 
     pub fn get_mut(&mut self, idx: CommIdx) -> &mut Comm {
-        self.table
-            .at_mut(idx)
+        let late = self
+            .table
+            .at(idx)
             .expect("a communicator index names a live communicator")
+            .late;
+        if late {
+            if let Some(real) = self.late.get_mut(idx) {
+                return real;
+            }
+        }
+        self.table.at_mut(idx).expect("a live communicator")
+    }
+
+    /// Stores a communicator whose contexts an operation of the progress engine will deliver
+    /// (`MPI_Comm_idup`); until [`CommTable::arrival`] hands that operation its place, the
+    /// communicator can be set up through [`CommTable::get_mut`] (attributes copied).
+    pub fn insert_late(&mut self, c: Comm, idle: bool) -> (CommIdx, MPI_Comm) {
+        let mut stand_in = Comm::new(
+            String::new(),
+            (u16::MAX - 1, u16::MAX),
+            c.rank,
+            c.peers.clone(),
+            c.peer_size,
+            c.local.clone(),
+        );
+        stand_in.late = true;
+        let (idx, handle) = self.insert(stand_in, idle);
+        let mut c = c;
+        c.handle = handle;
+        self.late.add(idx, c);
+        (idx, handle)
+    }
+
+    /// Where the operation agreeing on late communicator `idx`'s contexts delivers them.
+    pub(crate) fn arrival(&mut self, idx: CommIdx) -> late::Arrival {
+        self.late.arrival(idx)
+    }
+
+    /// The free context pairs' mask of this process.
+    pub fn free_words(&self) -> [u64; context::MASK_WORDS] {
+        self.contexts.borrow().mask.words()
     }
 
     /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,
@@ -361,6 +458,11 @@ impl CommTable {
     /// and it stays reachable by index for outstanding requests (see the type's documentation).
     pub fn remove(&mut self, idx: CommIdx) {
         assert!(idx > SELF, "the predefined communicators are never removed");
+        if self.table.at(idx).is_some_and(|c| c.late) {
+            if let Some(real) = self.late.take(idx) {
+                *self.table.at_mut(idx).expect("a live communicator") = real;
+            }
+        }
         let c = self.get_mut(idx);
         let handle = c.handle;
         c.handle = MPI_COMM_NULL;
@@ -368,8 +470,12 @@ impl CommTable {
         c.topo = None;
         c.hints = Hints::default();
         c.name = String::new();
-        let ctx = c.ctx;
-        self.contexts.release(ctx);
+        let (ctx, late) = (c.ctx, c.late);
+        if !late && (ctx as usize) < context::MASK_WORDS * 128 {
+            // (A stand-in, or an idup's communicator that never got its contexts, holds
+            // none.)
+            self.contexts.borrow_mut().mask.release(ctx);
+        }
         self.table.retire(handle);
     }
 }

@@ -149,15 +149,19 @@ impl Builder {
     /// parts, as a C struct is, unless a marker set a bound (`MPI_Type_create_struct` of
     /// different types).
     pub fn finish(self, contents: Contents, pad: bool) -> Datatype {
+        // The standard's rule (MPI 3.1 §4.1.6): lb is the least marker or data displacement,
+        // ub the greatest marker or data end; with nothing to take them from, 0. A map of only
+        // an MPI_LB marker at 5 has lb 5, ub 0, extent -5 (as MPICH computes).
         let lb = self.marked_lb.or(self.data_lb).unwrap_or(0);
-        let mut ub = self.marked_ub.or(self.data_ub).unwrap_or(lb);
+        let mut ub = self.marked_ub.or(self.data_ub).unwrap_or(0);
         let marked = self.marked_lb.is_some() || self.marked_ub.is_some();
         if pad && !marked && self.align > 1 {
             let a = self.align as isize;
             let ext = ub - lb;
             ub = lb + (ext + a - 1).div_euclid(a) * a;
         }
-        let true_lb = self.true_lb.unwrap_or(lb);
+        // No data: true lb and true extent are 0.
+        let true_lb = self.true_lb.unwrap_or(0);
         Datatype {
             size: self.size,
             lb,

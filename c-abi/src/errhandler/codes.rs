@@ -1,12 +1,13 @@
 //! Error codes that carry their detail: what a failed call returns (or hands to the program's
 //! error handler) when it has more to say than its class, as MPICH's codes do.
 //!
-//! The numbers an error code may have, all at most `MPI_ERR_LASTCODE` (`0x3fffffff`):
+//! The numbers an error code may have (the library's own all at most `MPI_ERR_LASTCODE`,
+//! `0x3fffffff`):
 //!
 //! ```text
 //!   0 ..= 78                     the predefined classes (a class is also a code of itself)
-//!   0x100 ..= 0x1fffffff         the classes and codes the program adds (FIRST_ADDED..INSTANCE)
 //!   0x20000000 ..= 0x3fffffff    instances: 0x20000000 | serial << 7 | class
+//!   0x40000000 ..= 0x7fffffff    the classes and codes the program adds (FIRST_ADDED up)
 //! ```
 //!
 //! An instance is one error the library raised: bit 29 marks it, bits 7..29 are its serial
@@ -25,7 +26,7 @@ use crate::error::{class_info, error_string, MpiError};
 use std::ffi::c_int;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// The bit that marks an instance; also the first number the program's added codes cannot have.
+/// The bit that marks an instance.
 pub(super) const INSTANCE: c_int = 0x2000_0000;
 /// How many low bits hold an instance's class.
 const CLASS_BITS: u32 = 7;

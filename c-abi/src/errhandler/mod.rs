@@ -23,10 +23,11 @@
 //!   that need no state (`MPI_Error_string`, `MPI_Error_class`). A freed handler stays valid
 //!   for the communicators that use it (its index is never reused).
 //!
-//! **Error classes and codes the program adds** are numbered from `0x100` up (above every
-//! predefined class) to `0x1fffffff` (below the instances), classes and codes from one counter
+//! **Error classes and codes the program adds** are numbered from `MPI_ERR_LASTCODE + 1`
+//! (`0x40000000`, above every code the library makes) up, classes and codes from one counter
 //! so that none is both; each maps to its class and may have a string (empty until
-//! `MPI_Add_error_string`). The attribute `MPI_LASTUSEDCODE` follows the largest.
+//! `MPI_Add_error_string`). The attribute `MPI_LASTUSEDCODE` is `MPI_ERR_LASTCODE` until the
+//! program adds one, then the largest added (MPI 3.1 §8.5; as MPICH numbers them).
 //!
 //! An error is raised on the communicator the call was about; an error with no communicator
 //! (a bad request handle, an invalid communicator handle) on `MPI_COMM_WORLD`'s handler.
@@ -102,6 +103,59 @@ pub(crate) fn handle_object(
 /// A handler function of the program.
 type HandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
+/// A file handler function of the program (`MPI_File_errhandler_function`): its first
+/// argument points to a file handle, a pointer in MPICH's ABI.
+pub(crate) type FileHandlerFn = unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...);
+
+/// What a file's error handler makes of an error, decided while the library's state is held;
+/// the program's function is called after the state is let go ([`call_file_user`]).
+pub(crate) enum FileVerdict {
+    /// Return this code.
+    Return(c_int),
+    /// Call the program's function with this code, then return it.
+    Call(FileHandlerFn, c_int),
+}
+
+/// What the error handler `handler` of a file (labelled `label`) makes of `e`, raised by
+/// `func`: a code to return, the program's function to call, or the end of the process.
+#[cold]
+pub(crate) fn judge_file(
+    func: &'static str,
+    e: MpiError,
+    handler: MPI_Errhandler,
+    label: &str,
+    world_rank: usize,
+    errhandlers: &ErrhandlerTable,
+) -> FileVerdict {
+    let code = codes::code_of(&e);
+    if handler == MPI_ERRORS_RETURN {
+        tracing::debug!(function = func, class = e.class, code, detail = %e.detail, "MPI error returned");
+        return FileVerdict::Return(code);
+    }
+    if let Some(f) = errhandlers.file_function(handler) {
+        return FileVerdict::Call(f, code);
+    }
+    fatal(func, Some(world_rank), Some((label, handler)), &e)
+}
+
+/// Calls the program's file handler `f` for `code` raised on `file`; returns the code.
+pub(crate) fn call_file_user(f: FileHandlerFn, file: MPI_File, code: c_int) -> c_int {
+    let (mut file, mut code_arg) = (file, code);
+    // SAFETY: a handler the program registered with MPI_File_create_errhandler, called as
+    // MPI's C binding says (pointers to a file handle and an error code, both ours and live
+    // for the call).
+    unsafe { f(&mut file, &mut code_arg) };
+    code
+}
+
+/// A handler a file may be given (`MPI_File_set_errhandler`): predefined or the program's.
+pub(crate) fn check_file_errhandler(
+    table: &ErrhandlerTable,
+    h: MPI_Errhandler,
+) -> MpiResult<MPI_Errhandler> {
+    check_errhandler(table, h)
+}
+
 /// Calls the program's handler `f` for `code` raised on `comm`; returns the code.
 fn call_user(f: HandlerFn, comm: MPI_Comm, code: c_int) -> c_int {
     let (mut comm, mut code_arg) = (comm, code);
@@ -124,7 +178,7 @@ pub(crate) struct ErrhandlerTable {
 }
 
 /// The first number `MPI_Add_error_class` / `MPI_Add_error_code` give.
-const FIRST_ADDED: c_int = 0x100;
+const FIRST_ADDED: c_int = MPI_ERR_LASTCODE + 1;
 
 impl ErrhandlerTable {
     pub fn new() -> ErrhandlerTable {
@@ -132,19 +186,18 @@ impl ErrhandlerTable {
             functions: Table::new(Kind::Errhandler),
             added: Default::default(),
             strings: Default::default(),
-            last_used: MPI_T_ERR_NOT_SUPPORTED,
+            last_used: MPI_ERR_LASTCODE,
         }
     }
 
     /// A new error number of class `class` (`None`: a new class).
     fn add(&mut self, class: Option<c_int>) -> MpiResult<c_int> {
-        let n = self.last_used.max(FIRST_ADDED - 1) + 1;
-        if n >= codes::INSTANCE {
+        let Some(n) = self.last_used.max(FIRST_ADDED - 1).checked_add(1) else {
             return Err(MpiError::new(
                 MPI_ERR_OTHER,
-                format!("the program has added every error class and code there is room for ({FIRST_ADDED:#x}..{:#x}); reuse the ones it has", codes::INSTANCE),
+                format!("the program has added every error class and code there is room for ({FIRST_ADDED:#x}..={:#x}); reuse the ones it has", c_int::MAX),
             ));
-        }
+        };
         self.added.insert(n, class.unwrap_or(n));
         self.last_used = n;
         Ok(n)
@@ -159,6 +212,22 @@ impl ErrhandlerTable {
     /// (A freed handler stays usable by the communicators that have it: it is never removed.)
     pub fn function(&self, h: MPI_Errhandler) -> Option<HandlerFn> {
         self.functions.at(index_of(Kind::Errhandler, h)?).copied()
+    }
+
+    /// The function of a created handler, as a file handler.
+    pub fn file_function(&self, h: MPI_Errhandler) -> Option<FileHandlerFn> {
+        // SAFETY: both are `extern "C"` function pointers of one size; a handler made by
+        // MPI_File_create_errhandler was stored from a FileHandlerFn (`create_for_files`), so
+        // this gives its own type back.
+        self.function(h)
+            .map(|f| unsafe { std::mem::transmute::<HandlerFn, FileHandlerFn>(f) })
+    }
+
+    /// A handler for files that calls the program's function (`MPI_File_create_errhandler`).
+    pub fn create_for_files(&mut self, f: FileHandlerFn) -> MpiResult<MPI_Errhandler> {
+        // SAFETY: as in `file_function`: stored under the table's one pointer type, called
+        // only as a file handler.
+        self.create(unsafe { std::mem::transmute::<FileHandlerFn, HandlerFn>(f) })
     }
 
     fn create(&mut self, f: HandlerFn) -> MpiResult<MPI_Errhandler> {
@@ -195,6 +264,8 @@ pub(crate) fn fatal(
             };
             let set = if comm.starts_with("window") {
                 "MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN)"
+            } else if comm.starts_with("file") {
+                "MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN)"
             } else {
                 "MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)"
             };
@@ -248,16 +319,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn added_numbers_stay_below_the_instances() {
+    fn added_numbers_come_after_the_last_code() {
         let mut t = ErrhandlerTable::new();
+        assert_eq!(t.last_used, MPI_ERR_LASTCODE);
         let class = t.add(None).unwrap();
-        assert_eq!(class, FIRST_ADDED);
+        assert_eq!(class, MPI_ERR_LASTCODE + 1);
         assert_eq!(t.add(Some(class)).unwrap(), FIRST_ADDED + 1);
         assert_eq!(t.class_of(FIRST_ADDED + 1), Some(class));
-        t.last_used = codes::INSTANCE - 2;
-        assert_eq!(t.add(Some(class)).unwrap(), codes::INSTANCE - 1);
+        assert_eq!(t.last_used, FIRST_ADDED + 1);
+        t.last_used = c_int::MAX - 1;
+        assert_eq!(t.add(Some(class)).unwrap(), c_int::MAX);
         assert_eq!(t.add(None).unwrap_err().class, MPI_ERR_OTHER);
-        assert_eq!(t.last_used, codes::INSTANCE - 1);
+        assert_eq!(t.last_used, c_int::MAX);
+        // An added number is never taken for one of the library's instances.
+        assert_eq!(codes::library_class(FIRST_ADDED), None);
     }
 
     #[test]

@@ -13,9 +13,9 @@ use std::ffi::{c_char, c_int};
 mpi_fn! {
     /// `MPI_Info_create`: a new, empty info object.
     fn MPI_Info_create / PMPI_Info_create(info: *mut MPI_Info) |st| {
-        let rt = st.runtime()?;
+        let infos = st.infos();
         let out = Out::new(info, "info")?;
-        out.set(rt.infos.insert(Hints::default())?);
+        out.set(infos.insert(Hints::default())?);
         Ok(())
     }
 }
@@ -24,10 +24,10 @@ mpi_fn! {
     /// `MPI_Info_create_env`: a new info object describing how the process was started (the
     /// contents of `MPI_INFO_ENV`; `argc` and `argv` are not needed here).
     fn MPI_Info_create_env / PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut MPI_Info) |st| {
-        let rt = st.runtime()?;
+        let infos = st.infos();
         let out = Out::new(info, "info")?;
-        let env = rt.infos.get(MPI_INFO_ENV)?.clone();
-        out.set(rt.infos.insert(env)?);
+        let env = infos.get(MPI_INFO_ENV)?.clone();
+        out.set(infos.insert(env)?);
         Ok(())
     }
 }
@@ -35,8 +35,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_set`: sets (or replaces) `key`.
     fn MPI_Info_set / PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) |st| {
-        let rt = st.runtime()?;
-        rt.infos.get(info)?;
+        let infos = st.infos();
+        infos.get(info)?;
         let k = read_key(key)?;
         if value.is_null() {
             return Err(MpiError::new(MPI_ERR_INFO_VALUE, "the value is NULL"));
@@ -45,7 +45,7 @@ mpi_fn! {
         if v.len() > MPI_MAX_INFO_VAL as usize {
             return Err(MpiError::new(MPI_ERR_INFO_VALUE, format!("the value is {} bytes long; at most MPI_MAX_INFO_VAL ({MPI_MAX_INFO_VAL}) are allowed", v.len())));
         }
-        rt.infos.get_mut(info)?.set(k, v);
+        infos.get_mut(info)?.set(k, v);
         Ok(())
     }
 }
@@ -53,8 +53,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_get`: the value of `key` (at most `valuelen` bytes of it, then a NUL).
     fn MPI_Info_get / PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let i = rt.infos.get(info)?;
+        let infos = st.infos();
+        let i = infos.get(info)?;
         let k = read_key(key)?;
         let flag = Out::new(flag, "flag")?;
         if valuelen < 0 {
@@ -75,8 +75,8 @@ mpi_fn! {
     /// `MPI_Info_get_string`: the value of `key` in a `*buflen`-byte buffer; `*buflen` becomes
     /// the length the whole value needs, NUL included.
     fn MPI_Info_get_string / PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let i = rt.infos.get(info)?;
+        let infos = st.infos();
+        let i = infos.get(info)?;
         let k = read_key(key)?;
         let len = Out::new(buflen, "buflen")?;
         let flag = Out::new(flag, "flag")?;
@@ -98,8 +98,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_get_valuelen`: the length of `key`'s value (without the NUL).
     fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let i = rt.infos.get(info)?;
+        let infos = st.infos();
+        let i = infos.get(info)?;
         let k = read_key(key)?;
         let len = Out::new(valuelen, "valuelen")?;
         let flag = Out::new(flag, "flag")?;
@@ -117,8 +117,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_get_nkeys`: how many keys are set.
     fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) |st| {
-        let rt = st.runtime()?;
-        let i = rt.infos.get(info)?;
+        let infos = st.infos();
+        let i = infos.get(info)?;
         Out::new(nkeys, "nkeys")?.set(i.entries.len() as c_int);
         Ok(())
     }
@@ -127,8 +127,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_get_nthkey`: the `n`-th key (0-based, in the order keys were first set).
     fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) |st| {
-        let rt = st.runtime()?;
-        let i = rt.infos.get(info)?;
+        let infos = st.infos();
+        let i = infos.get(info)?;
         let Some((k, _)) = usize::try_from(n).ok().and_then(|n| i.entries.get(n)) else {
             return Err(MpiError::arg(format!("n is {n}; the info object has keys 0..{}", i.entries.len())));
         };
@@ -140,10 +140,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_delete`: removes `key` (`MPI_ERR_INFO_NOKEY` if it is not set).
     fn MPI_Info_delete / PMPI_Info_delete(info: MPI_Info, key: *const c_char) |st| {
-        let rt = st.runtime()?;
-        rt.infos.get(info)?;
+        let infos = st.infos();
+        infos.get(info)?;
         let k = read_key(key)?;
-        if !rt.infos.get_mut(info)?.delete(&k) {
+        if !infos.get_mut(info)?.delete(&k) {
             return Err(MpiError::new(MPI_ERR_INFO_NOKEY, format!("the key \"{k}\" is not set")));
         }
         Ok(())
@@ -153,10 +153,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_dup`: a new info object with the same keys and values.
     fn MPI_Info_dup / PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) |st| {
-        let rt = st.runtime()?;
-        let copy = rt.infos.get(info)?.clone();
+        let infos = st.infos();
+        let copy = infos.get(info)?.clone();
         let out = Out::new(newinfo, "newinfo")?;
-        out.set(rt.infos.insert(copy)?);
+        out.set(infos.insert(copy)?);
         Ok(())
     }
 }
@@ -164,9 +164,9 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Info_free`: frees `*info` and sets it to `MPI_INFO_NULL`.
     fn MPI_Info_free / PMPI_Info_free(info: *mut MPI_Info) |st| {
-        let rt = st.runtime()?;
+        let infos = st.infos();
         let h = Out::new(info, "info")?;
-        rt.infos.free(h.get())?;
+        infos.free(h.get())?;
         h.set(MPI_INFO_NULL);
         Ok(())
     }

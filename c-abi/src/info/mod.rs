@@ -68,6 +68,13 @@ impl InfoTable {
         }
     }
 
+    /// The same objects, with `MPI_INFO_ENV` for a job of `size` processes (at `MPI_Init`,
+    /// for the objects made before it).
+    pub fn for_job(mut self, size: usize) -> InfoTable {
+        self.env = environment(size);
+        self
+    }
+
     /// The object a handle names: `MPI_ERR_INFO` unless it is live.
     pub fn get(&self, handle: MPI_Info) -> MpiResult<&Hints> {
         if handle == MPI_INFO_ENV {

@@ -277,6 +277,33 @@ impl std::fmt::Debug for Reduction {
     }
 }
 
+/// How a one-sided accumulate combines origin elements into target elements of one dense
+/// predefined type, in place (the one-host fast path: a fetch-and-op on a counter).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Combine {
+    /// `target[i] = origin[i] (op) target[i]`, by the operation's kernel for the type.
+    Compute(kernels::Kernel),
+    /// `MPI_REPLACE`: the origin's bytes.
+    Replace,
+    /// `MPI_NO_OP`: nothing changes.
+    Nothing,
+}
+
+impl Combine {
+    /// `op` on elements of the dense predefined type `dt`; `None` if the operation is not a
+    /// predefined one or not defined on the type (the general path then reports the error).
+    #[inline]
+    pub fn of(op: MPI_Op, dt: MPI_Datatype) -> Option<Combine> {
+        Some(match predefined(op)? {
+            Predefined::Replace => Combine::Replace,
+            Predefined::NoOp => Combine::Nothing,
+            Predefined::Compute(b) => {
+                Combine::Compute(kernels::kernel(b, kind_of(dt)?, Layout::Natural)?)
+            }
+        })
+    }
+}
+
 impl Reduction {
     /// Resolves `op` on `dt`: `MPI_ERR_OP` for an invalid operation, `MPI_ERR_TYPE` for a
     /// type that is not committed.

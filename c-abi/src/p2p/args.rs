@@ -347,7 +347,7 @@ fn send_checks(
     dest: c_int,
     tag: c_int,
 ) -> MpiResult<SendOp> {
-    let m = types.message(count, datatype)?;
+    let m = message(types, count, datatype)?;
     check_buffer(buf, &m)?;
     if !(0..=TAG_UB).contains(&tag) {
         return Err(bad_tag(tag, false));
@@ -408,7 +408,7 @@ fn recv_checks(
     source: c_int,
     tag: c_int,
 ) -> MpiResult<RecvOp> {
-    let m = types.message(count, datatype)?;
+    let m = message(types, count, datatype)?;
     check_buffer(buf, &m)?;
     check_recv_tag(tag)?;
     let source = c.source(source)?;
@@ -450,6 +450,26 @@ pub(crate) fn probe_op(
         tag,
         ctx: c.ctx,
     })
+}
+
+/// What `count` elements of `datatype` are as a message. No element of `MPI_DATATYPE_NULL`
+/// is no data: a send or receive of count 0 never uses its type, and MPICH accepts that
+/// pair (a receive from `MPI_PROC_NULL` written that way is common).
+#[inline(always)]
+pub(crate) fn message(
+    types: &TypeTable,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> MpiResult<Message> {
+    if count == 0 && datatype == MPI_DATATYPE_NULL {
+        return Ok(Message {
+            bytes: 0,
+            offset: 0,
+            scattered: None,
+            derived: false,
+        });
+    }
+    types.message(count, datatype)
 }
 
 /// A NULL buffer with data to move is an error for a predefined type (a derived type may

@@ -133,7 +133,7 @@ pub(crate) fn deliver(
     count: c_int,
     datatype: MPI_Datatype,
 ) -> MpiResult<Completion> {
-    let m = cx.types.message(count, datatype)?;
+    let m = crate::p2p::args::message(cx.types, count, datatype)?;
     if buf.is_null() && m.bytes > 0 && !m.derived {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,

@@ -126,12 +126,22 @@ impl StatusOut {
         }
     }
 
+    /// Fills the status, all but its `MPI_ERROR`: a call that completes one operation
+    /// returns its error itself and leaves that field as the program set it (MPI 3.1 §3.2.5;
+    /// only the calls that complete several set it, with `MPI_ERR_IN_STATUS`).
     #[inline(always)]
     pub fn set(&self, c: &Completion) {
         if let Some(p) = self.0 {
+            let s = c.to_status();
             // SAFETY: a status argument other than MPI_STATUS_IGNORE points to a writable
-            // MPI_Status (the caller's contract).
-            unsafe { p.as_ptr().write(c.to_status()) }
+            // MPI_Status (the caller's contract); its fields are written one by one.
+            unsafe {
+                let p = p.as_ptr();
+                (*p).count_lo = s.count_lo;
+                (*p).count_hi_and_cancelled = s.count_hi_and_cancelled;
+                (*p).MPI_SOURCE = s.MPI_SOURCE;
+                (*p).MPI_TAG = s.MPI_TAG;
+            }
         }
     }
 }

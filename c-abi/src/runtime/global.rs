@@ -8,9 +8,14 @@
 //! at the same time, and orders its own calls (with whatever synchronization it uses between
 //! its threads, which also orders the memory this state is in).
 //!
+//! **The progress thread.** With `MPI_ASYNC_PROGRESS=1` the library's own progress thread
+//! also turns the engine ([`crate::runtime::progress`]); the program's calls and the thread's
+//! rounds then hold one process-wide lock while they use the state, so that it is still used
+//! by one thread at a time, and the lock orders the memory between them.
+//!
 //! Inside the library, [`state`] is called once per C entry point, by
 //! [`crate::runtime::export::call`], and by the error handler after the call's own borrow has ended:
-//! there is never more than one live `&mut Mpi`.
+//! there is never more than one live `&mut Mpi`; and by the progress thread under the lock.
 
 use crate::runtime::Mpi;
 use std::cell::UnsafeCell;
@@ -18,7 +23,8 @@ use std::cell::UnsafeCell;
 struct Global(UnsafeCell<Mpi>);
 
 // SAFETY: the program calls MPI from one thread at a time (MPI_THREAD_SERIALIZED at most, see
-// the module documentation); the cell is never accessed concurrently.
+// the module documentation), and the progress thread only under the lock those calls then
+// hold; the cell is never accessed concurrently.
 unsafe impl Sync for Global {}
 
 static GLOBAL: Global = Global(UnsafeCell::new(Mpi::new()));
@@ -27,7 +33,8 @@ static GLOBAL: Global = Global(UnsafeCell::new(Mpi::new()));
 ///
 /// # Safety
 /// The caller must hold no other reference obtained from this function (one per MPI call, see
-/// the module documentation), and the program must respect `MPI_THREAD_SERIALIZED`.
+/// the module documentation), and the program must respect `MPI_THREAD_SERIALIZED` (while the
+/// progress thread runs, the caller holds its lock).
 pub(crate) unsafe fn state() -> &'static mut Mpi {
     // SAFETY: exclusive by the caller's contract: one live reference, one thread at a time.
     unsafe { &mut *GLOBAL.0.get() }

@@ -3,7 +3,10 @@
 //!
 //! **Thread level.** The engine is not thread safe and the state is reached without a lock
 //! (see [`crate::runtime::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
-//! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends.
+//! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends. The
+//! asynchronous progress thread (`MPI_ASYNC_PROGRESS=1`, [`crate::runtime::progress`]) does not
+//! change that: it is started after `MPI_Init`'s call ends and stopped at the start of
+//! `MPI_Finalize`, and a lock keeps it out of the program's calls.
 
 use crate::abi::*;
 use crate::attr::KeyvalTable;
@@ -19,6 +22,7 @@ use crate::info::InfoTable;
 use crate::op::OpTable;
 use crate::p2p::bsend::BsendBuffer;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::progress;
 use crate::runtime::{Mpi, Phase, Runtime};
 use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
@@ -67,11 +71,12 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         level,
         "MPI initialized"
     );
+    let infos_made_before = st.idle_infos.take();
     st.phase = Phase::Running(Box::new(Runtime {
         engine,
         comms: CommTable::new(rank, size),
         groups: GroupTable::new(),
-        infos: InfoTable::new(size),
+        infos: infos_made_before.map_or_else(|| InfoTable::new(size), |t| t.for_job(size)),
         keyvals: KeyvalTable::new(),
         errhandlers: ErrhandlerTable::new(),
         allocs: Allocations::new(),
@@ -89,14 +94,16 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
 
 mpi_fn! {
     /// `MPI_Init`: starts MPI (thread level `MPI_THREAD_SINGLE`). The arguments are not used.
+    /// Then starts the asynchronous progress thread if `MPI_ASYNC_PROGRESS` asks for it.
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) |st| {
         start(st, MPI_THREAD_SINGLE)
-    }
+    } then started
 }
 
 mpi_fn! {
     /// `MPI_Init_thread`: starts MPI with the thread level asked for, up to
-    /// `MPI_THREAD_SERIALIZED`; `*provided` says which.
+    /// `MPI_THREAD_SERIALIZED`; `*provided` says which. Then starts the asynchronous progress
+    /// thread if `MPI_ASYNC_PROGRESS` asks for it (the level granted is the same either way).
     fn MPI_Init_thread / PMPI_Init_thread(
         _argc: *mut c_int,
         _argv: *mut *mut *mut c_char,
@@ -108,7 +115,16 @@ mpi_fn! {
         start(st, level)?;
         provided.set(level);
         Ok(())
+    } then started
+}
+
+/// After `MPI_Init`'s call has ended (its borrow of the state is over, so the progress thread
+/// may take the state): the progress thread, if asked for and MPI started.
+fn started(code: c_int) -> c_int {
+    if code == MPI_SUCCESS {
+        progress::start_if_asked();
     }
+    code
 }
 
 mpi_fn! {
@@ -134,15 +150,19 @@ mpi_fn! {
     /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let rt = st.runtime()?;
+        // Before anything is torn down; the rest runs as it does without the thread.
+        progress::stop();
         crate::attr::comm_attrs::finalize(&mut rt.comms, &rt.keyvals)?;
         rt.bsend.drain(&mut rt.engine)?;
         let live = rt.engine.p2p_ref().requests_live();
         if live > 0 {
             tracing::warn!(requests = live, "MPI_Finalize with requests never completed or freed");
         }
-        let Phase::Running(rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
+        let Phase::Running(mut rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
             unreachable!("checked running above")
         };
+        // Info objects outlive MPI (MPI 4.0 §10.1).
+        st.idle_infos = Some(std::mem::replace(&mut rt.infos, InfoTable::new(1)));
         write_counters(rt.engine.p2p_ref());
         rt.engine.finalize()?;
         // A PMI launcher (mpirun, Hydra, Slurm) is told this rank finished cleanly.

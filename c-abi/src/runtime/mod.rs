@@ -13,11 +13,14 @@
 //! **The layer.** Above every subsystem and below the entry points: [`Runtime`] owns every
 //! table, and hands each subsystem the borrows it works on (`p2p`, `coll`, `comm`), so no
 //! subsystem reaches into the aggregate. `export` is the entry-point macro and the raise path,
-//! `global` the process-wide cell, `init` `MPI_Init` and `MPI_Finalize` (entry points).
+//! `global` the process-wide cell, `init` `MPI_Init` and `MPI_Finalize` (entry points),
+//! `progress` the optional asynchronous progress thread (`MPI_ASYNC_PROGRESS=1`) and the lock
+//! that then serializes calls with it.
 
 pub(crate) mod export;
 pub(crate) mod global;
 pub(crate) mod init;
+pub(crate) mod progress;
 
 use crate::abi::*;
 use crate::attr::KeyvalTable;
@@ -49,6 +52,10 @@ pub(crate) struct Mpi {
     pub thread_level: c_int,
     /// The thread that called `MPI_Init` (`MPI_Is_thread_main`).
     pub main_thread: Option<ThreadId>,
+    /// The info objects while MPI is not running (MPI 4.0 lets the info calls run before
+    /// `MPI_Init` and after `MPI_Finalize`): `MPI_Init` moves them into the running state,
+    /// `MPI_Finalize` back here, so a handle made before stays valid in and after.
+    pub idle_infos: Option<InfoTable>,
 }
 
 /// Everything that exists between `MPI_Init` and `MPI_Finalize`.
@@ -82,6 +89,15 @@ impl Mpi {
             phase: Phase::NotStarted,
             thread_level: MPI_THREAD_SINGLE,
             main_thread: None,
+            idle_infos: None,
+        }
+    }
+
+    /// The info objects, wherever they are now (running or not).
+    pub fn infos(&mut self) -> &mut InfoTable {
+        match &mut self.phase {
+            Phase::Running(rt) => &mut rt.infos,
+            _ => self.idle_infos.get_or_insert_with(|| InfoTable::new(1)),
         }
     }
 

@@ -20,10 +20,16 @@
 
 use super::origin::{signature_mismatch, Access, Local};
 use super::target::{accumulate, pack};
-use crate::abi::MPI_NO_OP;
+use super::WinTable;
+use crate::abi::{
+    MPI_Aint, MPI_Datatype, MPI_Op, MPI_Win, MPI_DATATYPE_NULL, MPI_NO_OP, MPI_OP_NULL,
+};
+use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
-use crate::op::Reduction;
+use crate::op::{Combine, Reduction};
 use nic_model::wait::Backoff;
+use std::cell::Cell;
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const EXCLUSIVE: u64 = 1 << 63;
@@ -35,6 +41,9 @@ pub(crate) struct Direct {
     control: usize,
     /// Address of each process's part.
     parts: Vec<usize>,
+    /// The last accumulate's operation and type, and how they combine: a program repeats
+    /// its fetch-and-op, and the lookup costs as much as the operation.
+    last_combine: Cell<(MPI_Op, MPI_Datatype, Option<Combine>)>,
 }
 
 /// Whether windows that could be direct should be (`MPI_WIN_DIRECT=0` says no).
@@ -45,7 +54,11 @@ pub(crate) fn enabled() -> bool {
 impl Direct {
     /// The window whose file is mapped at `control`, parts at `parts`.
     pub fn new(control: usize, parts: Vec<usize>) -> Direct {
-        Direct { control, parts }
+        Direct {
+            control,
+            parts,
+            last_combine: Cell::new((MPI_OP_NULL, MPI_DATATYPE_NULL, None)),
+        }
     }
 
     fn line(&self, t: usize) -> *mut u8 {
@@ -90,14 +103,13 @@ impl Direct {
 
     /// Runs `f` holding `t`'s accumulate lock (held for one operation: a holder never waits
     /// for anything inside, so waiters spin, then yield).
+    #[inline(always)]
     fn accumulating<R>(&self, t: usize, f: impl FnOnce() -> R) -> R {
         let l = self.acc_lock(t);
-        let mut backoff = Backoff::new();
-        while l
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        if l.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            backoff.snooze();
+            take_contended(l);
         }
         let r = f();
         l.store(0, Ordering::Release);
@@ -214,20 +226,216 @@ impl Direct {
         result: *mut u8,
         t: &Access,
     ) {
-        let size = t.ty.size();
-        let dst = self.at(t);
-        self.accumulating(t.target, || {
-            // SAFETY: one element at each of the program's buffers (MPI's contract) and at
-            // the target (checked range).
+        // SAFETY: one element at each of the program's buffers (MPI's contract) and at the
+        // target (checked range).
+        unsafe { self.swap_if_equal(t.target, self.at(t), origin, compare, result, t.ty.size()) }
+    }
+
+    /// How `op` combines elements of the dense predefined type `dt` ([`Combine::of`]),
+    /// remembered for the next call.
+    #[inline(always)]
+    fn combine_of(&self, op: MPI_Op, dt: MPI_Datatype) -> Option<Combine> {
+        match self.last_combine.get() {
+            (o, t, how) if (o, t) == (op, dt) => how,
+            _ => {
+                let how = Combine::of(op, dt);
+                self.last_combine.set((op, dt, how));
+                how
+            }
+        }
+    }
+
+    /// Compare-and-swap of the `size` bytes at `at` in `target`'s part, under its accumulate
+    /// lock.
+    ///
+    /// # Safety
+    /// `size` bytes at `at` inside the target's part, at `origin` and `compare` readable, at
+    /// `result` writable.
+    unsafe fn swap_if_equal(
+        &self,
+        target: usize,
+        at: *mut u8,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        size: usize,
+    ) {
+        self.accumulating(target, || {
+            // SAFETY: the caller's contract.
             unsafe {
-                std::ptr::copy(dst.cast_const(), result, size);
+                copy(at, result, size);
                 if std::slice::from_raw_parts(result, size)
                     == std::slice::from_raw_parts(compare, size)
                 {
-                    std::ptr::copy(origin, dst, size);
+                    copy(origin, at, size);
                 }
             }
         });
+    }
+
+    /// `count` contiguous elements of one dense predefined type at `at` in `target`'s part:
+    /// their old bytes into `result` (if any), then `how` combines the origin's into them,
+    /// all under the target's accumulate lock.
+    ///
+    /// # Safety
+    /// `bytes` (the elements' bytes) at `at` inside the target's part, at `origin` readable
+    /// (unless `how` is `Nothing`), at `result` writable.
+    unsafe fn combine(
+        &self,
+        target: usize,
+        at: *mut u8,
+        origin: *const u8,
+        result: Option<*mut u8>,
+        (bytes, count): (usize, usize),
+        how: Combine,
+    ) {
+        self.accumulating(target, || {
+            // SAFETY: the caller's contract.
+            unsafe {
+                if let Some(r) = result {
+                    copy(at, r, bytes);
+                }
+                match how {
+                    Combine::Compute(kernel) => kernel(origin, at, count),
+                    Combine::Replace => copy(origin, at, bytes),
+                    Combine::Nothing => {}
+                }
+            }
+        });
+    }
+}
+
+/// The common calls on a direct window in one pass: one predefined type on every side, the
+/// same count, a target inside its window, an open epoch on it, no request. What a loop of
+/// `MPI_Put` + `MPI_Win_flush` or `MPI_Fetch_and_op` on a counter does (Open MPI's osc/sm
+/// and MPICH's shm windows take the same shortcut). Each returns `None`, having touched
+/// nothing, for anything else, including every error: the general path (`api::rma`) then
+/// runs all its checks and reports what is wrong.
+impl WinTable {
+    /// Where `bytes` bytes at displacement `disp` of `rank`'s part of window `win` lie in this
+    /// process, if `win` is a direct window, `rank` one of its processes, an epoch covers it
+    /// and the bytes lie inside its part.
+    #[inline(always)]
+    fn direct_at(
+        &mut self,
+        win: MPI_Win,
+        rank: c_int,
+        disp: MPI_Aint,
+        bytes: usize,
+    ) -> Option<(&Direct, usize, *mut u8)> {
+        let w = &mut **self.wins.get_mut(win)?;
+        let d = w.direct.as_ref()?;
+        let target = usize::try_from(rank).ok()?;
+        let peer = w.peers.get(target)?;
+        let offset = usize::try_from(disp).ok()?.checked_mul(peer.disp_unit)?;
+        if offset.checked_add(bytes)? > peer.size || !w.epochs.can_access(target) {
+            return None;
+        }
+        w.epochs.fence_used |= w.epochs.fence;
+        Some((d, target, (d.parts[target] + offset) as *mut u8))
+    }
+
+    /// `MPI_Put` (`put`) or `MPI_Get` of `count` elements of `dt` between `buf` and the
+    /// target.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `dt` (MPI's contract).
+    #[inline(always)]
+    pub(crate) unsafe fn transfer_direct(
+        &mut self,
+        put: bool,
+        buf: *mut u8,
+        (count, dt): (c_int, MPI_Datatype),
+        (rank, disp): (c_int, MPI_Aint),
+        win: MPI_Win,
+    ) -> Option<()> {
+        let bytes = usize::try_from(count).ok()? * TypeTable::dense_predefined_size(dt)?;
+        let (_, _, at) = self.direct_at(win, rank, disp, bytes)?;
+        // SAFETY: the caller's contract, and the target bytes lie inside its part.
+        unsafe {
+            if put {
+                copy(buf, at, bytes);
+            } else {
+                copy(at, buf, bytes);
+            }
+        }
+        Some(())
+    }
+
+    /// `MPI_Accumulate` (`result` `None`), `MPI_Get_accumulate` and `MPI_Fetch_and_op` of
+    /// `count` elements of `dt`.
+    ///
+    /// # Safety
+    /// `origin` and `result` hold `count` elements of `dt` (MPI's contract).
+    #[inline(always)]
+    pub(crate) unsafe fn accumulate_direct(
+        &mut self,
+        origin: *const u8,
+        result: Option<*mut u8>,
+        (count, dt, op): (c_int, MPI_Datatype, MPI_Op),
+        (rank, disp): (c_int, MPI_Aint),
+        win: MPI_Win,
+    ) -> Option<()> {
+        let count = usize::try_from(count).ok()?;
+        let bytes = count * TypeTable::dense_predefined_size(dt)?;
+        let (d, target, at) = self.direct_at(win, rank, disp, bytes)?;
+        let how = d.combine_of(op, dt)?;
+        // SAFETY: the caller's contract, and the target bytes lie inside its part.
+        unsafe { d.combine(target, at, origin, result, (bytes, count), how) };
+        Some(())
+    }
+
+    /// `MPI_Compare_and_swap` of one element of `dt`.
+    ///
+    /// # Safety
+    /// `origin`, `compare` and `result` hold one element of `dt` (MPI's contract).
+    #[inline(always)]
+    pub(crate) unsafe fn compare_and_swap_direct(
+        &mut self,
+        (origin, compare, result): (*const u8, *const u8, *mut u8),
+        dt: MPI_Datatype,
+        (rank, disp): (c_int, MPI_Aint),
+        win: MPI_Win,
+    ) -> Option<()> {
+        let size = TypeTable::dense_predefined_size(dt)?;
+        let (d, target, at) = self.direct_at(win, rank, disp, size)?;
+        // SAFETY: the caller's contract, and the target element lies inside its part.
+        unsafe { d.swap_if_equal(target, at, origin, compare, result, size) };
+        Some(())
+    }
+
+    /// `MPI_Win_flush` and its variants on `rank` (`None`: every target) of a direct window
+    /// in a passive-target epoch. Every operation is complete when its call returned; what
+    /// is left is ordering: an acquire-release fence keeps this process's stores to the
+    /// window ahead of every store it makes next (a message, a flag), as the next
+    /// synchronization needs. It costs no instruction on x86, whose stores are seen in
+    /// program order (Open MPI's osc/sm flush is a compiler barrier there too); it is a
+    /// barrier instruction where stores may be reordered. A store-then-load order against
+    /// another process's concurrent accesses is what `MPI_Win_sync` (a full fence) is for.
+    #[inline(always)]
+    pub(crate) fn flush_direct(&mut self, win: MPI_Win, rank: Option<c_int>) -> Option<()> {
+        let w = self.wins.get(win)?;
+        w.direct.as_ref()?;
+        let passive = match rank {
+            Some(r) => w
+                .epochs
+                .passive(usize::try_from(r).ok().filter(|&t| t < w.peers.len())?),
+            None => w.epochs.lock_all.is_some(),
+        };
+        passive.then(|| std::sync::atomic::fence(Ordering::AcqRel))
+    }
+}
+
+/// Takes an accumulate lock another process holds: spins, then yields, until it is free.
+#[cold]
+#[inline(never)]
+fn take_contended(l: &AtomicU32) {
+    let mut backoff = Backoff::new();
+    while l
+        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        backoff.snooze();
     }
 }
 

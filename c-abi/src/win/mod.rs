@@ -23,6 +23,19 @@
 //! except that it calls MPI now and then (passive target: MPI 3.1 §11.7 allows progress to
 //! wait for that).
 //!
+//! **The device's data path (VMMC).** A message-path window whose memory is fixed (created,
+//! allocated, shared; not dynamic) is also registered with the device under the channel, and
+//! every process learns every key at creation (`api::create`). A put or get whose size the
+//! route favours (`state::DeviceSizes`: single-copy puts of 16-64 KiB on one host; puts of
+//! 4-64 KiB and gets from 4 KiB across hosts), to a target whose epoch is known to be open
+//! (a lock granted, a fence or start under way: [`sync`]), is then no request at all: a
+//! deliberate update into the target's window, or a read out of it, per block of the target
+//! type ([`origin`]). On one host the bytes are in place when the call returns, with no action
+//! by the target; across hosts they travel as frames on the connection the target's next
+//! acknowledgement comes back on, applied by its device before it reads the flush, unlock or
+//! complete request behind them. Accumulates stay requests (atomicity), and so does
+//! everything when `MPI_RMA_VMMC=0` or the channel offers no device access (`fm`, `fm1`).
+//!
 //! **One host.** An allocated or shared window whose processes are all on one host lives in
 //! one memory file they all map, and its operations are the origin's own loads and stores,
 //! with locks in the file ([`direct`]): no message, nothing for the target to do.

@@ -11,10 +11,19 @@
 //!                     sent straight from the program's buffer when it is one block
 //! ```
 //!
+//! **The device's data path.** A put or get of at least the window's threshold of bytes, to a
+//! target whose memory the device knows (`DeviceData`) in an epoch that lets this origin in
+//! now, skips the request: a put is a deliberate update straight into the target's window
+//! (per block of the target type: `device_blocks`), a get a read out of it. On one host each
+//! block is one single-copy system call and needs nothing from the target; across hosts the
+//! update is posted as frames that the target's device applies, in order, before the
+//! packets sent after them, so the next flush's answer covers it (`unacked` is set), and a
+//! read is a transfer polled by the window's progress (`DeviceGet`).
+//!
 //! Nothing here waits: completion is counted in the window's state (sends in flight, awaited
-//! replies, answered flushes) and waited for by the synchronization calls.
+//! replies, answered flushes, device reads) and waited for by the synchronization calls.
 
-use super::state::{Awaited, InFlight, OpFlag, WinState};
+use super::state::{Awaited, DeviceGet, InFlight, OpFlag, WinState};
 use super::target::{accumulate, pack};
 use super::wire::{
     reply_tag, Action, Request, FLAG_DATA_INLINE, FLAG_TYPE_INLINE, INLINE_TYPE_MAX, REQUEST_MAX,
@@ -132,10 +141,124 @@ impl WinState {
             unsafe { t.ty.unpack(data.as_ptr(), data.len(), addr, t.count) };
             return Ok(());
         }
+        if self.device_put(adi, o, t)? {
+            return Ok(());
+        }
         let data = o.outgoing();
         let mut req = Request::new(Action::Put, self.next_id());
         (req.offset, req.count) = (t.offset, t.count as u64);
         self.issue(adi, t.target, req, Some(t.ty), data, flag)
+    }
+
+    /// The blocks a put or get to `t` moves through the device, with the target's key, if it
+    /// goes that way (`None`: as a request).
+    fn device_route(
+        &self,
+        t: &Access,
+        put: bool,
+    ) -> Option<(nic_model::RegionKey, Vec<(usize, usize)>)> {
+        let v = self.vmmc.as_ref()?;
+        let bytes = t.bytes();
+        let (key, min) = v.usable(t.target, bytes, put)?;
+        let blocks = device_blocks(t.ty, t.offset, t.count, bytes.div_ceil(min))?;
+        Some((key, blocks))
+    }
+
+    /// A put through the device (`false`: it goes as a request).
+    fn device_put(&mut self, adi: &mut Adi, o: &Local, t: &Access) -> MpiResult<bool> {
+        let Some((key, blocks)) = self.device_route(t, true) else {
+            return Ok(false);
+        };
+        let Some(rm) = adi.remote_memory() else {
+            return Ok(false);
+        };
+        let packed;
+        let src: *const u8 = match o.block() {
+            Some(p) => p,
+            None => {
+                packed = o.packed();
+                packed.as_ptr()
+            }
+        };
+        let peer = self.ranks[t.target];
+        let mut at = 0;
+        for (offset, len) in blocks {
+            // SAFETY: the origin data is `o.bytes()` readable bytes at `src` (one block of the
+            // program's buffer, or the packed copy), and the blocks add up to that many.
+            let data = unsafe { std::slice::from_raw_parts(src.add(at), len) };
+            rm.write(peer, key, offset, data)?;
+            at += len;
+        }
+        let v = self.vmmc.as_ref().expect("routed through the device");
+        if !v.single_copy[t.target] {
+            // Posted: the next flush's answer comes after the target's device applied it.
+            self.unacked[t.target] = true;
+        }
+        Ok(true)
+    }
+
+    /// A get through the device (`false`: it goes as a request).
+    fn device_get(
+        &mut self,
+        adi: &mut Adi,
+        o: &Local,
+        t: &Access,
+        flag: Option<&Rc<OpFlag>>,
+    ) -> MpiResult<bool> {
+        let Some((key, blocks)) = self.device_route(t, false) else {
+            return Ok(false);
+        };
+        let Some(rm) = adi.remote_memory() else {
+            return Ok(false);
+        };
+        let (dst, unpack) = match o.block() {
+            Some(p) => (p, None),
+            None => {
+                let mut staging = vec![0u8; o.bytes()];
+                let p = staging.as_mut_ptr();
+                (p, Some((staging, o.addr, o.ty.clone(), o.count)))
+            }
+        };
+        let peer = self.ranks[t.target];
+        let mut reads = Vec::new();
+        let mut at = 0;
+        let mut failed = None;
+        for (offset, len) in blocks {
+            // SAFETY: `dst` has `o.bytes()` writable bytes (the program's one block, valid
+            // until the get completes, or the staging buffer kept with the get), and the
+            // blocks add up to that many.
+            match unsafe { rm.read(peer, key, offset, dst.add(at), len) } {
+                Ok(Some(id)) => reads.push(id),
+                Ok(None) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            at += len;
+        }
+        if reads.is_empty() && failed.is_none() {
+            if let Some((staging, to, ty, count)) = &unpack {
+                // SAFETY: the origin buffer holds `count` elements of its type.
+                unsafe { ty.unpack(staging.as_ptr(), staging.len(), *to, *count) };
+            }
+            return Ok(true);
+        }
+        if !reads.is_empty() {
+            if let Some(f) = flag {
+                f.parts.set(f.parts.get() + 1);
+            }
+            self.device_gets.push(DeviceGet {
+                target: t.target,
+                reads,
+                unpack,
+                flag: flag.cloned(),
+            });
+        }
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(true),
+        }
     }
 
     /// `MPI_Get`.
@@ -154,6 +277,9 @@ impl WinState {
             let data = pack(t.ty, addr, t.count);
             // SAFETY: the origin buffer holds `o.count` elements of its type (MPI's contract).
             unsafe { o.ty.unpack(data.as_ptr(), data.len(), o.addr, o.count) };
+            return Ok(());
+        }
+        if self.device_get(adi, o, t, flag)? {
             return Ok(());
         }
         let id = self.next_id();
@@ -491,9 +617,48 @@ impl WinState {
             target,
             _owned: owned,
             flag: flag.cloned(),
+            from_window: false,
         });
         Ok(())
     }
+}
+
+/// The blocks of `count` elements of `ty` at byte `offset` of a target window, as (offset,
+/// bytes) in the order of the packed data, adjacent blocks merged; `None` if there are more
+/// than `max` (many small blocks go better as one request, unpacked at the target) or one
+/// lies before the window's start.
+fn device_blocks(
+    ty: &Datatype,
+    offset: u64,
+    count: usize,
+    max: usize,
+) -> Option<Vec<(usize, usize)>> {
+    let bytes = count * ty.size();
+    let start = |at: isize| usize::try_from(offset as i128 + at as i128).ok();
+    if ty.is_one_block(count) {
+        let first = ty.runs().first().map_or(0, |r| r.offset);
+        return Some(vec![(start(first)?, bytes)]);
+    }
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    let ext = ty.extent();
+    for i in 0..count as isize {
+        for r in ty.runs() {
+            if r.len == 0 {
+                continue;
+            }
+            let at = start(i * ext + r.offset)?;
+            match blocks.last_mut() {
+                Some((b, l)) if *b + *l == at => *l += r.len,
+                _ => {
+                    if blocks.len() == max {
+                        return None;
+                    }
+                    blocks.push((at, r.len));
+                }
+            }
+        }
+    }
+    Some(blocks)
 }
 
 /// An accumulate on this process's own window, at `addr` (checked to be inside it).

@@ -11,7 +11,8 @@
 use super::incoming::{Incoming, LockTable};
 use super::wire::{Control, Say, REQUEST_MAX, TAG_CONTROL, TAG_REQUEST};
 use crate::datatype::Datatype;
-use mpich_channel::{Adi, Hook, ReqId, Result, ANY_SOURCE};
+use mpich_channel::{Adi, AdiError, Hook, ReqId, Result, ANY_SOURCE};
+use nic_model::{RegionKey, TransferId};
 use std::any::Any;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -52,6 +53,9 @@ pub(super) struct InFlight {
     pub _owned: Option<Vec<u8>>,
     /// The request-based operation it is part of.
     pub flag: Option<Rc<OpFlag>>,
+    /// Sent from window memory (a get's reply): the origin reads those bytes until the send
+    /// completes, so its epoch there is not over before.
+    pub from_window: bool,
 }
 
 /// Where a reply goes once it has arrived: straight into the origin's buffer, or into a
@@ -64,6 +68,64 @@ pub(super) struct Awaited {
     /// The bytes the reply must hold (fewer: the target refused the request).
     pub expect: usize,
     /// The request-based operation it is part of.
+    pub flag: Option<Rc<OpFlag>>,
+}
+
+/// The window's data path through the device (VMMC's deliberate update and fetch): every
+/// process's window memory exposed to the device, the keys known to every origin.
+#[derive(Debug)]
+pub(crate) struct DeviceData {
+    /// This process's window memory as the device knows it (withdrawn when the window closes).
+    pub own: Option<RegionKey>,
+    /// Each window rank's key (`None`: it exposed nothing, or could not).
+    pub keys: Vec<Option<RegionKey>>,
+    /// Per window rank: reached in one copy (same host), so a write is in place when it
+    /// returns; otherwise writes are posted and the next flush's answer covers them.
+    pub single_copy: Vec<bool>,
+    /// Per window rank: the epoch lets this origin touch its memory now (a lock granted, a
+    /// fence or PSCW epoch under way). Set and cleared by the synchronization calls, so that
+    /// no device access lands before a lock is granted at the target.
+    pub open: Vec<bool>,
+    /// Which sizes go through the device (the others as requests).
+    pub sizes: DeviceSizes,
+}
+
+/// The sizes, bytes, of the puts and gets that go through the device, to a rank on this host
+/// (`local`) and on another (`remote`): each a range `min..max` (`api::create` says why).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceSizes {
+    pub put_local: (usize, usize),
+    pub get_local: (usize, usize),
+    pub put_remote: (usize, usize),
+    pub get_remote: (usize, usize),
+}
+
+impl DeviceData {
+    /// The key of `target`'s memory, and the least block size worth a device access, if a
+    /// put (`put`) or get of `bytes` to it goes through the device now.
+    pub fn usable(&self, target: usize, bytes: usize, put: bool) -> Option<(RegionKey, usize)> {
+        let s = &self.sizes;
+        let (min, max) = match (self.single_copy[target], put) {
+            (true, true) => s.put_local,
+            (true, false) => s.get_local,
+            (false, true) => s.put_remote,
+            (false, false) => s.get_remote,
+        };
+        if !self.open[target] || bytes == 0 || bytes < min || bytes >= max {
+            return None;
+        }
+        Some((self.keys[target]?, min.max(1)))
+    }
+}
+
+/// A get whose data the device is still reading (across hosts: read requests the target's
+/// device answers when it polls).
+pub(super) struct DeviceGet {
+    pub target: usize,
+    /// The device's transfers still in flight.
+    pub reads: Vec<TransferId>,
+    /// The staging buffer and where to unpack it once every read is done.
+    pub unpack: Option<(Vec<u8>, *mut u8, Arc<Datatype>, usize)>,
     pub flag: Option<Rc<OpFlag>>,
 }
 
@@ -105,6 +167,11 @@ pub(crate) struct WinState {
     pub failure: i32,
     pub(super) sends: Vec<InFlight>,
     pub(super) awaited: Vec<Awaited>,
+
+    // ---- the device's data path ----
+    /// `None`: every operation travels as messages.
+    pub vmmc: Option<DeviceData>,
+    pub(super) device_gets: Vec<DeviceGet>,
 }
 
 impl WinState {
@@ -132,6 +199,18 @@ impl WinState {
             failure: 0,
             sends: Vec::new(),
             awaited: Vec::new(),
+            vmmc: None,
+            device_gets: Vec::new(),
+        }
+    }
+
+    /// Opens (or closes) the device's data path to `targets` for the epoch that starts (or
+    /// ends): called once a lock is granted, a fence or a start opened the epoch.
+    pub fn device_epoch(&mut self, targets: impl IntoIterator<Item = usize>, open: bool) {
+        if let Some(v) = &mut self.vmmc {
+            for t in targets {
+                v.open[t] = open;
+            }
         }
     }
 
@@ -178,8 +257,14 @@ impl WinState {
         Ok(())
     }
 
-    /// Cancels the standing receives (the window is being freed: nothing more will come).
+    /// Cancels the standing receives (the window is being freed: nothing more will come), and
+    /// withdraws the window memory from the device.
     pub fn close(&mut self, adi: &mut Adi) -> Result<()> {
+        if let Some(key) = self.vmmc.as_mut().and_then(|v| v.own.take()) {
+            if let Some(rm) = adi.remote_memory() {
+                rm.withdraw(key)?;
+            }
+        }
         for id in [
             self.request_rx.as_ref().map(|r| r.0),
             self.control_rx.as_ref().map(|r| r.0),
@@ -199,15 +284,16 @@ impl WinState {
 
     /// Whether nothing is in flight: no send, no awaited reply, no queued request.
     pub fn quiet(&self) -> bool {
-        self.sends.is_empty() && self.awaited.is_empty() && self.queued == 0
+        self.sends.is_empty()
+            && self.awaited.is_empty()
+            && self.queued == 0
+            && self.device_gets.is_empty()
     }
 
     /// Whether everything this origin sent to `target` is complete there: answered up to
     /// the last flush or unlock, and its replies and sends are done.
     pub fn settled(&self, target: usize) -> bool {
-        self.answered[target] >= self.asked[target]
-            && !self.awaited.iter().any(|a| a.target == target)
-            && !self.sends.iter().any(|s| s.target == target)
+        self.answered[target] >= self.asked[target] && self.local_done(target)
     }
 
     /// Whether this origin's operations to `target` are complete locally (its buffers may be
@@ -215,6 +301,19 @@ impl WinState {
     pub fn local_done(&self, target: usize) -> bool {
         !self.awaited.iter().any(|a| a.target == target)
             && !self.sends.iter().any(|s| s.target == target)
+            && !self.device_gets.iter().any(|g| g.target == target)
+    }
+
+    /// Whether this origin's device reads from `target` are all done (an unlock or complete
+    /// must not tell the target its epoch is over while the target's memory is still being
+    /// read: the next lock holder could write it).
+    pub fn device_reads_done(&self, target: usize) -> bool {
+        !self.device_gets.iter().any(|g| g.target == target)
+    }
+
+    /// Whether a reply to origin `src` is still being sent from window memory.
+    pub(super) fn window_sends_to(&self, src: usize) -> bool {
+        self.sends.iter().any(|s| s.from_window && s.target == src)
     }
 
     /// A control message from window rank `src`.
@@ -286,6 +385,65 @@ impl WinState {
         }
         if !self.sends.is_empty() {
             any |= self.retire_sends(adi)?;
+        }
+        if !self.device_gets.is_empty() {
+            any |= self.finish_device_gets(adi)?;
+        }
+        Ok(any)
+    }
+
+    /// Ends the gets whose device reads are all done (unpacking staged data). A read the
+    /// target's device refused fails its get with `MPI_ERR_RMA_RANGE`.
+    fn finish_device_gets(&mut self, adi: &mut Adi) -> Result<bool> {
+        let Some(rm) = adi.remote_memory() else {
+            return Ok(false);
+        };
+        let mut any = false;
+        let mut i = 0;
+        while i < self.device_gets.len() {
+            let g = &mut self.device_gets[i];
+            let mut refused = false;
+            let mut j = 0;
+            while j < g.reads.len() {
+                match rm.read_done(g.reads[j]) {
+                    Ok(false) => j += 1,
+                    Ok(true) => {
+                        g.reads.swap_remove(j);
+                    }
+                    Err(e @ AdiError::PeerGone { .. }) => return Err(e),
+                    Err(e) => {
+                        tracing::debug!(target: "mpi", error = %e, "a one-sided read was refused");
+                        refused = true;
+                        g.reads.swap_remove(j);
+                    }
+                }
+            }
+            let outcome = if refused {
+                crate::abi::MPI_ERR_RMA_RANGE
+            } else {
+                0
+            };
+            if outcome != 0 && self.failure == 0 {
+                self.failure = outcome;
+            }
+            let g = &mut self.device_gets[i];
+            if outcome != 0 {
+                g.flag.take().inspect(|f| f.part_done(outcome));
+            }
+            if !g.reads.is_empty() {
+                i += 1;
+                continue;
+            }
+            let g = self.device_gets.swap_remove(i);
+            if let Some((staging, dst, ty, count)) = &g.unpack {
+                // SAFETY: the destination is the program's buffer of `count` elements of
+                // `ty`, which MPI keeps valid until the operation completes.
+                unsafe { ty.unpack(staging.as_ptr(), staging.len(), *dst, *count) };
+            }
+            if let Some(f) = &g.flag {
+                f.part_done(0);
+            }
+            any = true;
         }
         Ok(any)
     }

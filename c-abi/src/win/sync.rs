@@ -16,6 +16,15 @@
 //! The answers carry the first failure the target met in this origin's requests (an
 //! access outside a dynamic window's attached memory, say), which the synchronization call
 //! then returns.
+//!
+//! **The device's data path** (`DeviceData`): a put or get that skips the request may reach
+//! a target only while this origin's epoch there is known to be open, which these calls say
+//! ([`WinState::device_epoch`]): after the fence's barrier, after the target's post (start),
+//! after the lock's grant (never on the strength of a lock request still queued at the
+//! target), until complete, unlock or the next fence. Completion needs nothing more: on one
+//! host a device write is in place when it returns; across hosts it travels on the same
+//! connection ahead of the flush, unlock or complete request that follows it, and the
+//! target's device applies it before the request is read, so the answer covers it.
 
 use super::state::WinState;
 use super::wire::Say;
@@ -82,7 +91,24 @@ pub(crate) fn fence(
     crate::coll::direct::barrier(engine, comms, win.comm)?;
     win.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
     win.epochs.fence_used = false;
+    // After the barrier every process is in the epoch the fence opened (or none is).
+    let n = win.peers.len();
+    state(engine, hook, win.slot)
+        .0
+        .device_epoch(0..n, win.epochs.fence);
     outcome
+}
+
+/// Leaving a fence epoch for another kind (`leave` runs `Epochs::leave_unused_fence`): the
+/// device's data path closes to every target until the new epoch opens it.
+fn leave_fence(engine: &mut Engine, hook: HookId, win: &mut Win, call: &str) -> MpiResult<()> {
+    let was = win.epochs.fence;
+    win.epochs.leave_unused_fence(call)?;
+    if was {
+        let n = win.peers.len();
+        state(engine, hook, win.slot).0.device_epoch(0..n, false);
+    }
+    Ok(())
 }
 
 /// The window ranks of `group`'s members (`MPI_ERR_GROUP` for a process not in the window).
@@ -117,7 +143,7 @@ pub(crate) fn post(
             "MPI_Win_post was called while an exposure epoch is open",
         ));
     }
-    win.epochs.leave_unused_fence("MPI_Win_post")?;
+    leave_fence(engine, hook, win, "MPI_Win_post")?;
     let (w, adi) = state(engine, hook, win.slot);
     let origins = window_ranks(w, group)?;
     if assert & MPI_MODE_NOCHECK == 0 {
@@ -142,7 +168,7 @@ pub(crate) fn start(
             "MPI_Win_start was called while an access epoch is open",
         ));
     }
-    win.epochs.leave_unused_fence("MPI_Win_start")?;
+    leave_fence(engine, hook, win, "MPI_Win_start")?;
     let (w, _) = state(engine, hook, win.slot);
     let targets = window_ranks(w, group)?;
     if assert & MPI_MODE_NOCHECK == 0 {
@@ -154,6 +180,9 @@ pub(crate) fn start(
             w.posts[t] -= 1;
         }
     }
+    state(engine, hook, win.slot)
+        .0
+        .device_epoch(targets.iter().copied(), true);
     win.epochs.access = Some(targets);
     Ok(())
 }
@@ -165,6 +194,12 @@ pub(crate) fn complete(engine: &mut Engine, hook: HookId, win: &mut Win) -> MpiR
             "MPI_Win_complete was called without MPI_Win_start",
         ));
     };
+    let (w, _) = state(engine, hook, win.slot);
+    w.device_epoch(targets.iter().copied(), false);
+    // The targets' memory is read until the device's reads are done: the epoch ends after.
+    wait(engine, hook, win.slot, |w| {
+        targets.iter().all(|&t| w.device_reads_done(t))
+    })?;
     let (w, adi) = state(engine, hook, win.slot);
     for &t in &targets {
         w.send_complete(adi, t)?;
@@ -244,7 +279,7 @@ pub(crate) fn lock(
     if win.epochs.access.is_some() {
         return Err(sync_error("MPI_Win_lock was called inside a start epoch"));
     }
-    win.epochs.leave_unused_fence("MPI_Win_lock")?;
+    leave_fence(engine, hook, win, "MPI_Win_lock")?;
     let nocheck = assert & MPI_MODE_NOCHECK != 0;
     if let (Some(d), false) = (&win.direct, nocheck) {
         let shared = kind == MPI_LOCK_SHARED;
@@ -255,6 +290,8 @@ pub(crate) fn lock(
         wait(engine, hook, win.slot, |w| w.granted[target] > 0)?;
         state(engine, hook, win.slot).0.granted[target] -= 1;
     }
+    // Granted (or no other lock can conflict: MPI_MODE_NOCHECK).
+    state(engine, hook, win.slot).0.device_epoch([target], true);
     win.epochs.locks[target] = Some((kind, nocheck));
     Ok(())
 }
@@ -278,6 +315,9 @@ pub(crate) fn unlock(
         }
         return Ok(());
     }
+    let (w, _) = state(engine, hook, win.slot);
+    w.device_epoch([target], false);
+    wait(engine, hook, win.slot, |w| w.device_reads_done(target))?;
     let (w, adi) = state(engine, hook, win.slot);
     if nocheck {
         w.send_flush(adi, target)?;
@@ -304,7 +344,7 @@ pub(crate) fn lock_all(
             "MPI_Win_lock_all was called inside a start epoch",
         ));
     }
-    win.epochs.leave_unused_fence("MPI_Win_lock_all")?;
+    leave_fence(engine, hook, win, "MPI_Win_lock_all")?;
     let nocheck = assert & MPI_MODE_NOCHECK != 0;
     if let (Some(d), false) = (&win.direct, nocheck) {
         for t in 0..win.peers.len() {
@@ -322,6 +362,8 @@ pub(crate) fn lock_all(
             w.granted[t] -= 1;
         }
     }
+    let n = win.peers.len();
+    state(engine, hook, win.slot).0.device_epoch(0..n, true);
     win.epochs.lock_all = Some(nocheck);
     Ok(())
 }
@@ -342,8 +384,13 @@ pub(crate) fn unlock_all(engine: &mut Engine, hook: HookId, win: &mut Win) -> Mp
         }
         return Ok(());
     }
-    let (w, adi) = state(engine, hook, win.slot);
+    let (w, _) = state(engine, hook, win.slot);
     let n = w.size();
+    w.device_epoch(0..n, false);
+    wait(engine, hook, win.slot, |w| {
+        (0..n).all(|t| w.device_reads_done(t))
+    })?;
+    let (w, adi) = state(engine, hook, win.slot);
     for t in 0..n {
         if nocheck {
             w.send_flush(adi, t)?;

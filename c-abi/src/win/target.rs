@@ -11,7 +11,10 @@
 //! ```
 //!
 //! One origin's requests are applied strictly in order, and a request is applied whole
-//! before the next: a flush is acknowledged only after everything before it is in place.
+//! before the next: a flush is acknowledged only after everything before it is in place. An
+//! unlock or complete also waits until the replies sent from window memory (long gets, read
+//! by the origin from the window itself) are done, so that no other origin's epoch begins
+//! while they are read.
 //! Requests of different origins interleave only between requests, and the progress engine
 //! runs one request at a time, so every accumulate is atomic against every other (MPI's
 //! guarantee, per basic element, is met for whole requests).
@@ -75,6 +78,7 @@ impl WinState {
 
     /// Applies origin `src`'s requests in order as far as their follow-ups have arrived.
     fn advance(&mut self, adi: &mut Adi, src: usize) -> Result<()> {
+        self.post_ahead(adi, src)?;
         loop {
             let Some(front) = self.incoming[src].front_mut() else {
                 return Ok(());
@@ -116,28 +120,15 @@ impl WinState {
                         adi.irecv(ptr, len, from, TAG_FOLLOW, self.ctx, self.owner)
                     }?);
                 }
-                Stage::NeedData => {
-                    let landing = self.data_landing(src);
-                    let front = self.incoming[src].front_mut().unwrap();
-                    let (ptr, len) = match landing {
-                        Some(p) => {
-                            front.landed_in_window = true;
-                            (p, front.req.data_len as usize)
-                        }
-                        None => {
-                            front.data = vec![0u8; front.req.data_len as usize];
-                            (front.data.as_mut_ptr(), front.data.len())
-                        }
-                    };
-                    let from = self.ranks[src] as i32;
-                    // SAFETY: the landing is either the request's own buffer (kept until the
-                    // receive completes) or the window memory the request targets, checked
-                    // to lie in the window (`data_landing`).
-                    front.wait = Some(unsafe {
-                        adi.irecv(ptr, len, from, TAG_FOLLOW, self.ctx, self.owner)
-                    }?);
-                }
+                Stage::NeedData => self.post_data(adi, src, 0)?,
                 Stage::Ready => {
+                    // An epoch ends (unlock, PSCW complete) only once the origin has read the
+                    // replies sent from window memory: releasing the lock earlier would let
+                    // the next holder write bytes the origin is still reading.
+                    let ends_epoch = matches!(front.req.action, Action::Unlock | Action::Complete);
+                    if ends_epoch && self.window_sends_to(src) {
+                        return Ok(());
+                    }
                     let inc = self.incoming[src].pop_front().unwrap();
                     self.queued -= 1;
                     self.apply(adi, src, inc)?;
@@ -146,10 +137,55 @@ impl WinState {
         }
     }
 
+    /// Posts the receive of the data of origin `src`'s queued request `i` (its type known).
+    fn post_data(&mut self, adi: &mut Adi, src: usize, i: usize) -> Result<()> {
+        let landing = self.data_landing(src, i);
+        let inc = &mut self.incoming[src][i];
+        let (ptr, len) = match landing {
+            Some(p) => {
+                inc.landed_in_window = true;
+                (p, inc.req.data_len as usize)
+            }
+            None => {
+                inc.data = vec![0u8; inc.req.data_len as usize];
+                (inc.data.as_mut_ptr(), inc.data.len())
+            }
+        };
+        let from = self.ranks[src] as i32;
+        // SAFETY: the landing is either the request's own buffer (its heap block kept in the
+        // queue until the receive completes: the entry is not removed while `wait` is set)
+        // or the window memory the request targets, checked to lie in the window
+        // (`data_landing`).
+        inc.wait = Some(unsafe { adi.irecv(ptr, len, from, TAG_FOLLOW, self.ctx, self.owner) }?);
+        Ok(())
+    }
+
+    /// Posts the data receives of the requests queued behind the front whose type is known,
+    /// in order, as far as every request before them has all its follow-ups posted: the
+    /// origin's long puts then move at once (each is BIP's rendezvous, read by this process
+    /// from the origin's buffer), as a window of point-to-point receives does, instead of one
+    /// after the other as each reaches the front. Follow-ups of one origin match in the order
+    /// they were sent, which the order of posting keeps. A put's data may land in the window
+    /// before the requests ahead of it are applied: only an access that conflicts with it
+    /// (erroneous in MPI) could tell.
+    fn post_ahead(&mut self, adi: &mut Adi, src: usize) -> Result<()> {
+        for i in 0..self.incoming[src].len() {
+            let inc = &self.incoming[src][i];
+            match (inc.stage, inc.wait.is_some()) {
+                // Everything of it is in, or its last follow-up is posted.
+                (Stage::Ready, _) | (Stage::NeedData, true) => continue,
+                (Stage::NeedData, false) => self.post_data(adi, src, i)?,
+                // A type still to come holds back what follows.
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
     /// Where a put's data can land straight in the window: one block of the target type,
     /// inside the window. `None`: it lands in a staging buffer.
-    fn data_landing(&self, src: usize) -> Option<*mut u8> {
-        let inc = self.incoming[src].front()?;
+    fn data_landing(&self, src: usize, i: usize) -> Option<*mut u8> {
+        let inc = self.incoming[src].get(i)?;
         if inc.req.action != Action::Put {
             return None;
         }
@@ -343,12 +379,14 @@ impl WinState {
             target: to,
             _owned: Some(owned),
             flag: None,
+            from_window: false,
         });
         Ok(())
     }
 
     /// Sends reply data for request `id` to origin `to`.
     fn reply(&mut self, adi: &mut Adi, to: usize, id: u64, reply: Reply) -> Result<()> {
+        let from_window = matches!(reply, Reply::Window(..));
         let (ptr, len, owned) = match reply {
             Reply::Window(p, n) => (p.cast_const(), n, None),
             Reply::Owned(v) => (v.as_ptr(), v.len(), Some(v)),
@@ -372,6 +410,7 @@ impl WinState {
             target: to,
             _owned: owned,
             flag: None,
+            from_window,
         });
         Ok(())
     }

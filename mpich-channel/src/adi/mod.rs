@@ -202,6 +202,12 @@ impl Adi {
         }
     }
 
+    /// The device's memory operations under the channel, for one-sided communication's
+    /// deliberate updates and reads; `None` when the channel offers none (`fm`, `fm1`).
+    pub fn remote_memory(&mut self) -> Option<&mut dyn crate::remote::RemoteMemory> {
+        self.ch.remote_memory()
+    }
+
     /// The eager limit in use: longer messages take the rendezvous protocol.
     pub fn eager_max(&self) -> usize {
         self.eager_max

@@ -235,6 +235,12 @@ impl Channel for BipChannel {
         Ok(self.bip.finalize()?)
     }
 
+    fn remote_memory(&mut self) -> Option<&mut dyn crate::remote::RemoteMemory> {
+        // The device under BIP: regions registered there beside BIP's own rendezvous
+        // regions, writes and reads that never touch BIP's queues.
+        Some(self.bip.device_mut())
+    }
+
     fn counters(&self) -> ChannelCounters {
         ChannelCounters {
             nic: *self.bip.device().counters(),

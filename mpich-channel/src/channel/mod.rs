@@ -212,6 +212,12 @@ pub trait Channel {
     fn counters(&self) -> ChannelCounters {
         ChannelCounters::default()
     }
+    /// The device's memory operations ([`crate::remote`]), if this channel lets the layer
+    /// above use them beside its messages; `None` (the default) keeps one-sided
+    /// communication on messages.
+    fn remote_memory(&mut self) -> Option<&mut dyn crate::remote::RemoteMemory> {
+        None
+    }
 }
 
 /// Hands a BIP rendezvous event to the sink: the channels' tokens are the ADI's request ids.

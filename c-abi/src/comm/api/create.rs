@@ -4,7 +4,11 @@
 //! `MPI_Comm_disconnect`, and `MPI_Comm_get_parent`.
 
 use crate::abi::*;
-use crate::comm::create::{check_subset, create_from, create_group, dup, free, host_color, split};
+use crate::comm::create::{
+    check_subset, create_from, create_group, dup, free, host_color, idup, split, split_by_hardware,
+    HardwareSplit,
+};
+use crate::comm::hardware::Level;
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
@@ -12,7 +16,12 @@ use crate::runtime::export::mpi_fn;
 use crate::runtime::Runtime;
 use std::ffi::c_int;
 
-/// Checks `comm` and the `newcomm` output of a creating call.
+/// The info key naming a hardware resource type (MPI 4.0 §7.4.2).
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
+
+/// Checks `comm` and the `newcomm` output of a creating call, and sets the output to
+/// `MPI_COMM_NULL`: a call that fails after its checks (a copy callback that refuses, a
+/// peer that fails) leaves no stale handle there, as MPICH does.
 fn begin(
     rt: &Runtime,
     comm: MPI_Comm,
@@ -25,7 +34,9 @@ fn begin(
         if intra {
             require_intra(c, what)?;
         }
-        Out::new(newcomm, "newcomm")
+        let out = Out::new(newcomm, "newcomm")?;
+        out.set(MPI_COMM_NULL);
+        Ok(out)
     };
     Ok((idx, checks().map_err(|e| e.on(idx))?))
 }
@@ -42,20 +53,58 @@ mpi_fn! {
     }
 }
 
-mpi_fn! {
-    /// `MPI_Comm_idup`: `MPI_Comm_dup`, completed before it returns; the request is complete.
-    /// (The duplication itself blocks: a program that makes a peer wait for it before that
-    /// peer calls `MPI_Comm_idup` would hang, which no program in practice does.)
-    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
-        let rt = st.runtime()?;
-        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup", false)?;
-        let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
-        let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
-        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
-        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
+/// `MPI_Comm_idup` and `MPI_Comm_idup_with_info` (`hints`: the latter's) on `comm`.
+///
+/// Nonblocking (`create::idup`): the call returns at once, and the new communicator's
+/// handle is written to `*newcomm` before it returns, as MPICH does; the standard lets the
+/// program use it only once the request has completed (MPI 3.1 §6.4.2), and only then does it
+/// work (its contexts arrive with the completion). An intercommunicator's duplicate is made
+/// at once (blocking), with a complete request.
+fn idup_handle(
+    rt: &mut Runtime,
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+    what: &str,
+    hints: Option<MPI_Info>,
+) -> MpiResult<()> {
+    let (idx, out) = begin(rt, comm, newcomm, what, false)?;
+    let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
+    let hints = match hints {
+        Some(info) => Some(crate::comm::kept_hints(
+            &rt.infos.hints(info).map_err(|e| e.on(idx))?,
+        )),
+        None => None,
+    };
+    if rt.comms.get(idx).is_inter() {
+        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        if let Some(hints) = hints {
+            rt.comms.get_mut(new).hints = hints;
+        }
+        let status = mpich_channel::Status {
+            source: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+            ..Default::default()
+        };
+        let done = rt
+            .engine
+            .p2p()
+            .completed(status, idx)
+            .map_err(|e| MpiError::from(e).on(idx))?;
         req.set(crate::p2p::request::handle(&rt.engine, done));
         out.set(h);
-        Ok(())
+        return Ok(());
+    }
+    let (h, id) = idup(&mut rt.comm(), idx, hints).map_err(|e| e.on(idx))?;
+    req.set(crate::p2p::request::handle(&rt.engine, id));
+    out.set(h);
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Comm_idup`: `MPI_Comm_dup` as a nonblocking collective (see [`idup_handle`]).
+    fn MPI_Comm_idup / PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
+        idup_handle(st.runtime()?, comm, newcomm, request, "MPI_Comm_idup", None)
     }
 }
 
@@ -77,7 +126,10 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` groups the processes of each host (every
-    /// rank of a job started here shares memory with the others of its host).
+    /// rank of a job started here shares memory with the others of its host);
+    /// `MPI_COMM_TYPE_HW_GUIDED` those of each resource the `mpi_hw_resource_type` info key
+    /// names, `MPI_COMM_TYPE_HW_UNGUIDED` those of each resource of the coarsest level that
+    /// splits `comm` (`comm::hardware`).
     fn MPI_Comm_split_type / PMPI_Comm_split_type(
         comm: MPI_Comm,
         split_type: c_int,
@@ -90,9 +142,14 @@ mpi_fn! {
         if info != MPI_INFO_NULL {
             rt.infos.get(info).map_err(|e| e.on(idx))?;
         }
-        let color = match split_type {
-            MPI_UNDEFINED => MPI_UNDEFINED,
-            MPI_COMM_TYPE_SHARED | MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_HW_UNGUIDED => host_color(),
+        let how = match split_type {
+            MPI_UNDEFINED | MPI_COMM_TYPE_SHARED => None,
+            MPI_COMM_TYPE_HW_GUIDED => {
+                let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
+                let level = hints.get(HW_RESOURCE_TYPE).and_then(Level::parse);
+                Some(HardwareSplit::Guided(level))
+            }
+            MPI_COMM_TYPE_HW_UNGUIDED => Some(HardwareSplit::Unguided),
             other => {
                 return Err(MpiError::arg(format!(
                     "split_type {other} is not one of MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED, MPI_UNDEFINED"
@@ -100,7 +157,17 @@ mpi_fn! {
                 .on(idx))
             }
         };
-        out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+        let Some(how) = how else {
+            let color = if split_type == MPI_UNDEFINED { MPI_UNDEFINED } else { host_color() };
+            out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            return Ok(());
+        };
+        let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;
+        if let (Some(level), Ok((new, _))) = (level, rt.comms.lookup(h)) {
+            // The new communicator says which resource it is (MPI 4.0 §7.4.2).
+            rt.comms.get_mut(new).hints.set(HW_RESOURCE_TYPE.to_string(), level.name().to_string());
+        }
+        out.set(h);
         Ok(())
     }
 }
@@ -173,7 +240,7 @@ mpi_fn! {
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_dup_with_info", false)?;
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
         let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(new).hints = hints;
+        rt.comms.get_mut(new).hints = crate::comm::kept_hints(&hints);
         out.set(h);
         Ok(())
     }
@@ -182,17 +249,7 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Comm_idup_with_info`: `MPI_Comm_idup`, with `info` as the new hints.
     fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
-        let rt = st.runtime()?;
-        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_idup_with_info", false)?;
-        let req = Out::new(request, "request").map_err(|e| e.on(idx))?;
-        let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(new).hints = hints;
-        let done = rt.engine.p2p().completed(mpich_channel::Status { source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG, ..Default::default() }, idx);
-        let done = done.map_err(|e| MpiError::from(e).on(idx))?;
-        req.set(crate::p2p::request::handle(&rt.engine, done));
-        out.set(h);
-        Ok(())
+        idup_handle(st.runtime()?, comm, newcomm, request, "MPI_Comm_idup_with_info", Some(info))
     }
 }
 

@@ -106,23 +106,25 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// `MPI_Comm_set_info`: records hints on `comm` (this library acts on none).
+    /// `MPI_Comm_set_info`: records the hints `comm` keeps (MPI 4.0's assertions; this
+    /// library acts on none); other keys are ignored.
     fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) |st| {
         let rt = st.runtime()?;
         let (idx, _) = rt.comms.lookup(comm)?;
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(idx).hints = hints;
+        rt.comms.get_mut(idx).hints = crate::comm::kept_hints(&hints);
         Ok(())
     }
 }
 
 mpi_fn! {
-    /// `MPI_Comm_get_info`: a new info object holding the hints set on `comm`.
+    /// `MPI_Comm_get_info`: a new info object holding the hints `comm` keeps, with their
+    /// values.
     fn MPI_Comm_get_info / PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) |st| {
         let rt = st.runtime()?;
         let (idx, c) = rt.comms.lookup(comm)?;
         let out = Out::new(info_used, "info_used").map_err(|e| e.on(idx))?;
-        let hints = c.hints.clone();
+        let hints = crate::comm::hints_in_use(&c.hints);
         out.set(rt.infos.insert(hints)?);
         Ok(())
     }

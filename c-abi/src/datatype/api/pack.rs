@@ -53,7 +53,8 @@ mpi_fn! {
                 return Err(no_room("MPI_Pack", m.bytes, at, outsize));
             }
             if m.bytes > 0 {
-                if inbuf.is_null() || outbuf.is_null() {
+                // A derived type may address absolute memory from MPI_BOTTOM (NULL).
+                if (inbuf.is_null() && !m.derived) || outbuf.is_null() {
                     return Err(MpiError::new(MPI_ERR_BUFFER, "a buffer is NULL but there is data to pack"));
                 }
                 // SAFETY: inbuf holds incount elements and outbuf has outsize >= at + bytes
@@ -89,7 +90,8 @@ mpi_fn! {
                 return Err(no_room("MPI_Unpack", m.bytes, at, insize));
             }
             if m.bytes > 0 {
-                if inbuf.is_null() || outbuf.is_null() {
+                // A derived type may address absolute memory from MPI_BOTTOM (NULL).
+                if inbuf.is_null() || (outbuf.is_null() && !m.derived) {
                     return Err(MpiError::new(MPI_ERR_BUFFER, "a buffer is NULL but there is data to unpack"));
                 }
                 // SAFETY: inbuf has insize >= at + bytes bytes, outbuf holds outcount elements

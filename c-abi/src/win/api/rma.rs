@@ -177,18 +177,66 @@ enum Way {
     Get,
 }
 
+/// A buffer of a one-sided call as the program gives it: address, count, datatype.
+#[derive(Clone, Copy)]
+struct Buf {
+    addr: *mut c_void,
+    count: c_int,
+    dt: MPI_Datatype,
+}
+
+impl Buf {
+    fn new(addr: *const c_void, count: c_int, dt: MPI_Datatype) -> Buf {
+        Buf {
+            addr: addr.cast_mut(),
+            count,
+            dt,
+        }
+    }
+}
+
+/// The target of a one-sided call: rank, displacement, count, datatype.
+#[derive(Clone, Copy)]
+struct Target {
+    rank: c_int,
+    disp: MPI_Aint,
+    count: c_int,
+    dt: MPI_Datatype,
+}
+
 /// `MPI_Put` and `MPI_Get` (and their request forms): the origin buffer and the target.
-#[allow(clippy::too_many_arguments)]
+/// The common call on a direct window is done here, in one pass; everything else (and every
+/// error) takes the general path.
+#[inline(always)]
 fn transfer(
     rt: &mut Runtime,
     way: Way,
-    origin: *const c_void,
-    ocount: c_int,
-    otype: MPI_Datatype,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    ttype: MPI_Datatype,
+    o: Buf,
+    t: Target,
+    win: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> MpiResult<()> {
+    if request.is_none() && (o.count, o.dt) == (t.count, t.dt) {
+        let put = matches!(way, Way::Put);
+        // SAFETY: the origin buffer holds its elements (MPI's contract).
+        let done = unsafe {
+            rt.wins
+                .transfer_direct(put, o.addr.cast(), (t.count, t.dt), (t.rank, t.disp), win)
+        };
+        if done.is_some() {
+            return Ok(());
+        }
+    }
+    transfer_checked(rt, way, o, t, win, request)
+}
+
+/// `transfer`'s general path: every check, then the window's direct or message path.
+#[inline(never)]
+fn transfer_checked(
+    rt: &mut Runtime,
+    way: Way,
+    o: Buf,
+    t: Target,
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
@@ -196,13 +244,13 @@ fn transfer(
         &mut rt.wins,
         &rt.types,
         win,
-        rank,
-        disp,
-        tcount,
-        ttype,
+        t.rank,
+        t.disp,
+        t.count,
+        t.dt,
         request.is_some(),
     )?;
-    let o = local(&rt.types, origin, ocount, otype)?;
+    let o = local(&rt.types, o.addr, o.count, o.dt)?;
     let t = c.access.as_ref();
     run(
         &mut rt.engine,
@@ -222,18 +270,39 @@ fn transfer(
 }
 
 /// `MPI_Accumulate` (`result` `None`) and `MPI_Get_accumulate` / `MPI_Fetch_and_op` (the
-/// target's old data into `result`: address, count, type), with or without a request.
-#[allow(clippy::too_many_arguments)]
+/// target's old data into `result`), with or without a request. As for `transfer`, the
+/// common call on a direct window is done here in one pass.
+#[inline(always)]
 fn accumulate(
     rt: &mut Runtime,
-    origin: *const c_void,
-    ocount: c_int,
-    otype: MPI_Datatype,
-    result: Option<(*mut c_void, c_int, MPI_Datatype)>,
-    rank: c_int,
-    disp: MPI_Aint,
-    tcount: c_int,
-    ttype: MPI_Datatype,
+    (o, result): (Buf, Option<Buf>),
+    t: Target,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> MpiResult<()> {
+    let same = |b: &Buf| (b.count, b.dt) == (t.count, t.dt);
+    if request.is_none() && same(&o) && result.as_ref().is_none_or(same) {
+        let r = result.map(|b| b.addr.cast());
+        let what = (t.count, t.dt, op);
+        // SAFETY: the origin and result buffers hold their elements (MPI's contract).
+        let done = unsafe {
+            rt.wins
+                .accumulate_direct(o.addr.cast_const().cast(), r, what, (t.rank, t.disp), win)
+        };
+        if done.is_some() {
+            return Ok(());
+        }
+    }
+    accumulate_checked(rt, (o, result), t, op, win, request)
+}
+
+/// `accumulate`'s general path: every check, then the window's direct or message path.
+#[inline(never)]
+fn accumulate_checked(
+    rt: &mut Runtime,
+    (o, result): (Buf, Option<Buf>),
+    t: Target,
     op: MPI_Op,
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
@@ -243,20 +312,20 @@ fn accumulate(
         &mut rt.wins,
         &rt.types,
         win,
-        rank,
-        disp,
-        tcount,
-        ttype,
+        t.rank,
+        t.disp,
+        t.count,
+        t.dt,
         request.is_some(),
     )?;
     // A fetching MPI_NO_OP reads only: its origin buffer is not used (it may be NULL).
     let o = if op == MPI_NO_OP && result.is_some() {
-        local(&rt.types, origin, 0, ttype)?
+        local(&rt.types, o.addr, 0, t.dt)?
     } else {
-        local(&rt.types, origin, ocount, otype)?
+        local(&rt.types, o.addr, o.count, o.dt)?
     };
     let r = result
-        .map(|(addr, count, dt)| local(&rt.types, addr, count, dt))
+        .map(|b| local(&rt.types, b.addr, b.count, b.dt))
         .transpose()?;
     let t = c.access.as_ref();
     run(
@@ -286,7 +355,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
+        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, None))
     }
 }
 
@@ -298,7 +367,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, None))
+        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, None))
     }
 }
 
@@ -310,7 +379,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, None, target_rank, target_disp, target_count, target_datatype, op, win, None))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, None))
     }
 }
 
@@ -324,7 +393,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, Some((result_addr, result_count, result_datatype)), target_rank, target_disp, target_count, target_datatype, op, win, None))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), Some(Buf::new(result_addr, result_count, result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, None))
     }
 }
 
@@ -335,8 +404,40 @@ mpi_fn! {
         target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, 1, datatype, Some((result_addr, 1, datatype)), target_rank, target_disp, 1, datatype, op, win, None))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, 1, datatype), Some(Buf::new(result_addr, 1, datatype))), Target { rank: target_rank, disp: target_disp, count: 1, dt: datatype }, op, win, None))
     }
+}
+
+/// `MPI_Compare_and_swap`'s general path: every check, then the window's direct or message
+/// path.
+#[inline(never)]
+fn compare_and_swap_checked(
+    rt: &mut Runtime,
+    (o, cmp, res): (*const u8, *const u8, *mut u8),
+    datatype: MPI_Datatype,
+    (rank, disp): (c_int, MPI_Aint),
+    win: MPI_Win,
+) -> MpiResult<()> {
+    let c = check_target(&mut rt.wins, &rt.types, win, rank, disp, 1, datatype, false)?;
+    if !TypeTable::is_predefined(datatype) {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "MPI_Compare_and_swap needs a predefined datatype",
+        ));
+    }
+    let t = c.access.as_ref();
+    run(
+        &mut rt.engine,
+        &mut rt.wins,
+        win,
+        &c,
+        None,
+        |d| {
+            d.compare_and_swap(o, cmp, res, t.unwrap());
+            Ok(())
+        },
+        |w, adi, _| w.compare_and_swap(adi, o, cmp, res, t.unwrap()),
+    )
 }
 
 mpi_fn! {
@@ -347,19 +448,13 @@ mpi_fn! {
         datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        let body = |rt: &mut Runtime| -> MpiResult<()> {
-            let c = check_target(&mut rt.wins, &rt.types, win, target_rank, target_disp, 1, datatype, false)?;
-            if !crate::datatype::TypeTable::is_predefined(datatype) {
-                return Err(MpiError::new(MPI_ERR_TYPE, "MPI_Compare_and_swap needs a predefined datatype"));
-            }
-            let (o, cmp, res) = (origin_addr.cast::<u8>(), compare_addr.cast::<u8>(), result_addr.cast::<u8>());
-            let t = c.access.as_ref();
-            run(&mut rt.engine, &mut rt.wins, win, &c, None, |d| {
-                d.compare_and_swap(o, cmp, res, t.unwrap());
-                Ok(())
-            }, |w, adi, _| w.compare_and_swap(adi, o, cmp, res, t.unwrap()))
-        };
-        on_win(win, body(rt))
+        let bufs = (origin_addr.cast(), compare_addr.cast(), result_addr.cast());
+        let target = (target_rank, target_disp);
+        // SAFETY: each buffer holds one element (MPI's contract).
+        if unsafe { rt.wins.compare_and_swap_direct(bufs, datatype, target, win) }.is_some() {
+            return Ok(());
+        }
+        on_win(win, compare_and_swap_checked(rt, bufs, datatype, target, win))
     }
 }
 
@@ -371,7 +466,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
+        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, Some(request)))
     }
 }
 
@@ -383,7 +478,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, Some(request)))
+        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, Some(request)))
     }
 }
 
@@ -395,7 +490,7 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, None, target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, Some(request)))
     }
 }
 
@@ -408,6 +503,6 @@ mpi_fn! {
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, origin_addr, origin_count, origin_datatype, Some((result_addr, result_count, result_datatype)), target_rank, target_disp, target_count, target_datatype, op, win, Some(request)))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), Some(Buf::new(result_addr, result_count, result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, Some(request)))
     }
 }

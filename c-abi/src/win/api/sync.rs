@@ -127,6 +127,9 @@ mpi_fn! {
 /// The flushes: of `rank` (`None`: every process), to completion at the target or (`local`)
 /// at the origin only.
 fn flush(rt: &mut Runtime, win: MPI_Win, rank: Option<c_int>, local: bool) -> MpiResult<()> {
+    if rt.wins.flush_direct(win, rank).is_some() {
+        return Ok(());
+    }
     with_win(rt, win, |e, _, hook, w| {
         let target = match rank {
             Some(MPI_PROC_NULL) => return Ok(()),

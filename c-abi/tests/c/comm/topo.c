@@ -246,6 +246,14 @@ int main(int argc, char **argv)
     check_dims(7, 2, (int[]){0, 0}, (int[]){7, 1});
     check_dims(64, 3, (int[]){0, 0, 0}, (int[]){4, 4, 4});
     check_dims(1, 1, (int[]){0}, (int[]){1});
+    /* As close to each other as possible (MPI 3.1 §7.5.2): MPICH's answers, where splitting
+     * the largest prime factors first gives 12 x 6, 18 x 10 and 20 x 12. */
+    check_dims(72, 2, (int[]){0, 0}, (int[]){9, 8});
+    check_dims(180, 2, (int[]){0, 0}, (int[]){15, 12});
+    check_dims(240, 2, (int[]){0, 0}, (int[]){16, 15});
+    check_dims(360, 3, (int[]){0, 0, 0}, (int[]){10, 6, 6});
+    check_dims(2160, 4, (int[]){0, 0, 0, 0}, (int[]){10, 6, 6, 6});
+    check_dims(2880, 4, (int[]){0, 3, 0, 0}, (int[]){12, 3, 10, 8});
     check_cart2d();
     check_cart3d();
     check_graphs();

@@ -1,0 +1,123 @@
+//! The C entry points of MPI-IO: opening, closing and managing files (`manage`), views and
+//! file pointers (`view`), data access (`data`), file error handlers (`errhandler`).
+//!
+//! Each is defined by [`file_fn!`]: `mpi_fn!`'s `PMPI_`/`MPI_` pair, whose body runs through
+//! [`run`], which sends its errors to the file's error handler instead of a communicator's
+//! (the body names the file its errors belong to; until it does, or when that is not an open
+//! file, they go to `MPI_FILE_NULL`'s handler). The handler is chosen while the library's
+//! state is held; a function of the program's is called after it is let go, so it may call
+//! MPI.
+//!
+//! The collective steps exchange on the file's own communicator with `comm::net`'s blocking
+//! exchanges, tags from [`TAG_FILE`] up.
+
+mod data;
+mod errhandler;
+mod manage;
+mod view;
+
+use crate::abi::*;
+use crate::comm::net::{as_bytes, as_bytes_mut, Net};
+use crate::comm::{CommIdx, WORLD};
+use crate::errhandler::{call_file_user, judge_file, FileVerdict};
+use crate::error::{MpiError, MpiResult};
+use crate::file::{files, MPI_FILE_NULL};
+use crate::runtime::export::call;
+use crate::runtime::Runtime;
+use std::ffi::c_int;
+
+/// Tags of the files' exchanges on their communicators' collective contexts (above the
+/// windows' `0x3400_0000`, within the range `comm::net` leaves to its users).
+const TAG_FILE: c_int = 0x3500_0000;
+
+/// Runs the body of the file function `name` and returns its C result: `MPI_SUCCESS`, or
+/// what the error handler of the file the body routed its error to makes of it.
+pub(super) fn run(
+    name: &'static str,
+    body: impl FnOnce(&mut Runtime, &mut MPI_File) -> MpiResult<()>,
+) -> c_int {
+    let mut failed = None;
+    let code = call(name, |st| {
+        let rt = st.runtime()?;
+        let mut route = MPI_FILE_NULL;
+        if let Err(e) = body(rt, &mut route) {
+            failed = Some((e, route));
+        }
+        Ok(())
+    });
+    let Some((e, route)) = failed else {
+        return code;
+    };
+    let mut verdict = None;
+    let code = call(name, |st| {
+        let rt = st.runtime()?;
+        let (handler, label) = files().errhandler_of(route);
+        let rank = rt.comms.get(WORLD).rank;
+        verdict = Some(judge_file(name, e, handler, &label, rank, &rt.errhandlers));
+        Ok(())
+    });
+    match verdict {
+        Some(FileVerdict::Return(c)) => c,
+        Some(FileVerdict::Call(f, c)) => call_file_user(f, route, c),
+        None => code,
+    }
+}
+
+/// Defines a file function under its `PMPI_` and `MPI_` names: `|rt, route| body`, where
+/// `rt` is the running state and `route` the file the body's errors go to.
+macro_rules! file_fn {
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) |$rt:ident, $route:ident| $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function's pointer arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            $crate::file::api::run(
+                stringify!($mpi),
+                |$rt: &mut $crate::runtime::Runtime,
+                 $route: &mut $crate::abi::MPI_File|
+                 -> $crate::error::MpiResult<()> { $body },
+            )
+        }
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+    };
+}
+pub(super) use file_fn;
+
+/// Every member's `mine`, in rank order, on communicator `comm`.
+fn gather(rt: &mut Runtime, comm: CommIdx, mine: u64) -> MpiResult<Vec<u64>> {
+    let net = Net::local(rt.comms.get(comm));
+    let mut all = vec![0u64; net.size()];
+    net.allgather(
+        &mut rt.engine,
+        as_bytes(&[mine]),
+        as_bytes_mut(&mut all),
+        TAG_FILE,
+    )?;
+    Ok(all)
+}
+
+/// The collective outcome of a step every member did (or tried): `Ok` on every member if it
+/// succeeded on every member; otherwise the same class on every member (the lowest failing
+/// rank's), with this member's own detail if it failed, or the failing rank named.
+fn agree(rt: &mut Runtime, comm: CommIdx, mine: MpiResult<()>, what: &str) -> MpiResult<()> {
+    let word = match &mine {
+        Ok(()) => 0,
+        Err(e) => e.class as u64,
+    };
+    let all = gather(rt, comm, word)?;
+    let Some((rank, &class)) = all.iter().enumerate().find(|(_, &w)| w != 0) else {
+        return Ok(());
+    };
+    match mine {
+        Err(e) if e.class as u64 == class => Err(e),
+        _ => Err(MpiError::new(
+            class as c_int,
+            format!("{what} failed on rank {rank} of the file's communicator"),
+        )),
+    }
+}

@@ -1,0 +1,258 @@
+//! MPI-IO, first part: files (`MPI_File`), views, and independent and collective data access
+//! through explicit offsets and individual file pointers (MPI 3.1 chapter 13), over POSIX
+//! files.
+//!
+//! ```text
+//!   MPI_File_open(comm, name, amode, info) ──▶ api::open: amode rules, the file's own
+//!        communicator (a duplicate), CREATE by rank 0 then the others, every rank's outcome
+//!        gathered: all get the file or all get the error
+//!     └─▶ OpenFile in the table (this module), handle = a stable address (see below)
+//!   MPI_File_set_view ──▶ view::View: displacement, etype size, the filetype's runs tiled
+//!   MPI_File_read_at / write / ..._all ──▶ api::data: memory side packed or unpacked by the
+//!        datatype engine; file side: View::runs ──▶ access: one pread/pwrite per contiguous
+//!        run, data sieving (read a covering block, modify, write back under a byte-range
+//!        lock) for runs close together
+//! ```
+//!
+//! **Handles.** In MPICH's ABI an `MPI_File` is a pointer (`struct ADIOI_FileD *`), so a
+//! handle here is an address: each open file gets a small boxed anchor whose address is its
+//! handle. Nobody dereferences it; it only has to be non-null, stable and unique. Anchors are
+//! never freed (8 bytes per file ever opened), so a closed file's handle is never given to
+//! another file, and every incoming handle is looked up in the table of open files: a bad or
+//! closed handle is `MPI_ERR_FILE`, never a crash. The Fortran handle of a file
+//! (`MPI_File_c2f`) is its number in the order of opening, from 1 (0 is `MPI_FILE_NULL`).
+//!
+//! **Where the state lives.** The table is a process-wide `Mutex` of this module (not a
+//! field of the runtime: the runtime's files belong to another piece of work): every entry
+//! point holds it only for its own step, and never while the program's error handler runs.
+//!
+//! **Errors.** A file call's error goes to the file's error handler, `MPI_ERRORS_RETURN`
+//! unless the program sets another; an error with no file (a failed open, a bad handle,
+//! `MPI_File_delete`) to the handler of `MPI_FILE_NULL` (also `MPI_ERRORS_RETURN` by
+//! default), as the standard says. The routing is `api::run`, beside the entry points. A
+//! failed system call becomes the class the standard names for its `errno` (`sys::class_of`)
+//! with the system's reason in the error string.
+//!
+//! **Collective calls.** Open, close, `set_size`, `preallocate`, `set_view`, `set_info`,
+//! `sync` and `set_atomicity` are collective: they exchange on the file's own communicator
+//! with the small blocking exchanges of `comm::net`. The `_all` data calls are collective in
+//! the call sense only, for now: each process does its own independent access and nothing
+//! else (two-phase aggregation comes later), which is correct because MPI does not require
+//! them to synchronize.
+//!
+//! **Data sieving.** A noncontiguous access whose runs lie close together is done in blocks
+//! of at most `ind_rd_buffer_size` (reads, 4 MiB) or `ind_wr_buffer_size` (writes, 512 KiB)
+//! bytes: one read of the covering block, and for a write the block is modified in memory
+//! and written back whole while an `fcntl` write lock holds its bytes, so two processes
+//! sieving into interleaved parts of one block do not lose each other's bytes. `romio_ds_read`
+//! / `romio_ds_write` = `disable` turn it off (a system call per run). A write-only file's
+//! descriptor is opened for reading too when the system allows, as ROMIO does, so its writes
+//! can be sieved (the access checks go by the access mode, not the descriptor). A write of
+//! one run takes no lock, so one landing in the gap of another process's sieving block at the
+//! same moment can be overwritten by that block's stale copy (as with ROMIO); atomic mode
+//! rules it out. In atomic mode
+//! (`MPI_File_set_atomicity`) a write holds one lock over its whole span.
+//!
+//! **Modules.** `amode` (access-mode rules), `view` (the view arithmetic, pure), `sys` (system
+//! calls and `errno` classes: the module's `unsafe`), `access` (runs to system calls, data
+//! sieving), `memory` (the caller's buffer as bytes), `hints` (info keys kept and the
+//! defaults reported), `api` (the C entry points).
+
+mod access;
+mod amode;
+mod api;
+mod hints;
+mod memory;
+mod sys;
+mod view;
+
+use crate::abi::*;
+use crate::comm::CommIdx;
+use crate::error::{MpiError, MpiResult};
+use crate::info::Hints;
+use std::collections::BTreeMap;
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use view::View;
+
+/// `MPI_FILE_NULL` (a pointer-valued macro of `mpi.h`, which bindgen leaves out).
+pub(crate) const MPI_FILE_NULL: MPI_File = std::ptr::null_mut();
+
+/// An open file of this process.
+#[derive(Debug)]
+pub(crate) struct OpenFile {
+    pub file: std::fs::File,
+    /// The name it was opened by (for messages and `MPI_MODE_DELETE_ON_CLOSE`).
+    pub path: String,
+    pub amode: c_int,
+    /// The file's own communicator: a duplicate of the one it was opened on.
+    pub comm: CommIdx,
+    pub hints: Hints,
+    pub view: View,
+    /// The handles `MPI_File_set_view` was given, for `MPI_File_get_view`.
+    pub etype: MPI_Datatype,
+    pub filetype: MPI_Datatype,
+    pub datarep: String,
+    /// The individual file pointer, in etypes of the view.
+    pub pointer: u64,
+    pub atomic: bool,
+    /// Whether the descriptor can read (a write-only file's is opened for reading too when
+    /// the system allows; without it, writes are not sieved).
+    pub can_read: bool,
+    pub errhandler: MPI_Errhandler,
+    /// Its Fortran handle.
+    pub fint: MPI_Fint,
+}
+
+impl OpenFile {
+    /// How messages name the file.
+    pub fn label(&self) -> String {
+        format!("file {:?}", self.path)
+    }
+}
+
+/// Every open file of the process, and the error handler of `MPI_FILE_NULL`.
+pub(crate) struct FileTable {
+    /// Open files by handle (address of their anchor).
+    open: BTreeMap<usize, OpenFile>,
+    /// The anchors whose addresses are handles; kept for ever, so no address is reused.
+    /// (Boxed on purpose: a box's address stays put when the vector grows.)
+    #[allow(clippy::vec_box)]
+    anchors: Vec<Box<u64>>,
+    /// Fortran handle `i + 1` names the file of handle `fortran[i]` (0 once closed).
+    fortran: Vec<usize>,
+    /// The handler of errors raised with no file (`MPI_File_set_errhandler(MPI_FILE_NULL)`).
+    pub null_errhandler: MPI_Errhandler,
+}
+
+static FILES: Mutex<FileTable> = Mutex::new(FileTable {
+    open: BTreeMap::new(),
+    anchors: Vec::new(),
+    fortran: Vec::new(),
+    null_errhandler: MPI_ERRORS_RETURN,
+});
+
+/// The process's file table, held until the guard is dropped.
+pub(crate) fn files() -> MutexGuard<'static, FileTable> {
+    // A panic while the table was held leaves it usable (each change is one insert or remove).
+    FILES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl FileTable {
+    /// The open file `h` names, or `MPI_ERR_FILE`.
+    pub fn get(&mut self, h: MPI_File) -> MpiResult<&mut OpenFile> {
+        self.open
+            .get_mut(&(h as usize))
+            .ok_or_else(|| invalid_file(h))
+    }
+
+    /// Registers an opened file; its handle.
+    pub fn insert(&mut self, mut f: OpenFile) -> MPI_File {
+        let fint = self.fortran.len() as MPI_Fint + 1;
+        let anchor = Box::new(fint as u64);
+        let h = &*anchor as *const u64 as usize;
+        self.anchors.push(anchor);
+        self.fortran.push(h);
+        f.fint = fint;
+        self.open.insert(h, f);
+        h as MPI_File
+    }
+
+    /// Takes a file out of the table (it is being closed).
+    pub fn remove(&mut self, h: MPI_File) -> Option<OpenFile> {
+        let f = self.open.remove(&(h as usize))?;
+        if let Some(slot) = self.fortran.get_mut(f.fint as usize - 1) {
+            *slot = 0;
+        }
+        Some(f)
+    }
+
+    /// The handler errors of calls on `h` go to, and how messages name the file: the file's,
+    /// or `MPI_FILE_NULL`'s when `h` is not an open file.
+    pub fn errhandler_of(&self, h: MPI_File) -> (MPI_Errhandler, String) {
+        match self.open.get(&(h as usize)) {
+            Some(f) => (f.errhandler, f.label()),
+            None => (self.null_errhandler, "file MPI_FILE_NULL".to_string()),
+        }
+    }
+
+    /// `MPI_File_c2f`: the Fortran handle of `h` (0 for `MPI_FILE_NULL` and unknown handles).
+    pub fn c2f(&self, h: MPI_File) -> MPI_Fint {
+        self.open.get(&(h as usize)).map_or(0, |f| f.fint)
+    }
+
+    /// `MPI_File_f2c`: the file of a Fortran handle (`MPI_FILE_NULL` if none is open).
+    pub fn f2c(&self, fint: MPI_Fint) -> MPI_File {
+        let h = usize::try_from(fint)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| self.fortran.get(i).copied())
+            .unwrap_or(0);
+        if self.open.contains_key(&h) {
+            h as MPI_File
+        } else {
+            MPI_FILE_NULL
+        }
+    }
+}
+
+#[cold]
+fn invalid_file(h: MPI_File) -> MpiError {
+    let detail = if h.is_null() {
+        "the file is MPI_FILE_NULL".to_string()
+    } else {
+        format!("{h:p} is not an open file (closed, or never opened)")
+    };
+    MpiError::new(MPI_ERR_FILE, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dummy(path: &str) -> OpenFile {
+        OpenFile {
+            file: std::fs::File::open("/dev/null").unwrap(),
+            path: path.into(),
+            amode: MPI_MODE_RDONLY,
+            comm: crate::comm::SELF,
+            hints: Hints::default(),
+            view: View::bytes(),
+            etype: MPI_BYTE,
+            filetype: MPI_BYTE,
+            datarep: "native".into(),
+            pointer: 0,
+            atomic: false,
+            can_read: true,
+            errhandler: MPI_ERRORS_RETURN,
+            fint: 0,
+        }
+    }
+
+    #[test]
+    fn handles_are_unique_checked_and_convert_to_fortran() {
+        let mut t = FileTable {
+            open: BTreeMap::new(),
+            anchors: Vec::new(),
+            fortran: Vec::new(),
+            null_errhandler: MPI_ERRORS_RETURN,
+        };
+        let a = t.insert(dummy("a"));
+        let b = t.insert(dummy("b"));
+        assert!(!a.is_null() && a != b);
+        assert_eq!(t.get(a).unwrap().path, "a");
+        assert_eq!((t.c2f(a), t.c2f(b)), (1, 2));
+        assert_eq!(t.f2c(2), b);
+        assert!(t.remove(a).is_some());
+        assert_eq!(t.get(a).unwrap_err().class, MPI_ERR_FILE);
+        assert_eq!(t.get(MPI_FILE_NULL).unwrap_err().class, MPI_ERR_FILE);
+        assert_eq!(t.f2c(1), MPI_FILE_NULL);
+        assert_eq!(
+            (t.f2c(0), t.f2c(-3), t.f2c(99)),
+            (MPI_FILE_NULL, MPI_FILE_NULL, MPI_FILE_NULL)
+        );
+        let c = t.insert(dummy("c"));
+        assert!(c != a, "a closed file's handle is not reused");
+        assert_eq!(t.errhandler_of(a).1, "file MPI_FILE_NULL");
+    }
+}

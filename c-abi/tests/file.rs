@@ -1,0 +1,263 @@
+//! MPI-IO, first part (issue 15): the C programs of `tests/c/file/`, built with our `mpicc`
+//! and run with our `mpirun` on 1, 2 and 4 ranks, on real files in a directory each test
+//! creates (under the system's temporary directory) and removes.
+//!
+//! * `file_basics`: every access-mode rule and the error classes of MPI-IO (a missing file,
+//!   an existing file with `EXCL`, `RDONLY` with `CREATE`, writing a read-only file, reading
+//!   a write-only one, explicit offsets on a sequential file, a bad handle), a read past the
+//!   end (count 0), explicit offsets and individual pointers with seek and get_position,
+//!   set_size / get_size / preallocate, `APPEND`, `DELETE_ON_CLOSE`, info hints, c2f/f2c,
+//!   error handlers on a file and on `MPI_FILE_NULL`.
+//! * `file_views`: vector, subarray and darray filetypes, each rank writing its interleaved part
+//!   (the memory side noncontiguous too), read back by the program; this test then reads
+//!   the files itself and checks every byte.
+//! * `file_sieve`: every rank writing interleaved 3-byte runs at once, in small sieving
+//!   blocks (read-modify-write under a byte-range lock) and with sieving off: no lost byte,
+//!   checked by the program and by this test.
+//!
+//! The same programs built by MPICH's `mpicc.mpich` also pass on this library (the ABI).
+//! The programs were checked against Debian's MPICH 4.0.2 (`scripts/file-check-mpich`
+//! builds them with `mpicc.mpich` and runs them with `mpiexec.mpich`); where MPICH deviates,
+//! the program skips that check under MPICH only (`tolerated()` in `file_util.h`).
+
+mod common;
+
+use common::{assert_ok, mpirun, program, Launch};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A directory for one test's files, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("mpi-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the test's directory");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `tests/c/file/<name>.c` on `ranks` ranks with its files in `dir`.
+fn run(name: &str, ranks: usize, dir: &Path) {
+    let exe = program(&format!("file/{name}"));
+    let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let job = mpirun(
+        &exe,
+        &Launch {
+            ranks,
+            env: vec![("FILE_TEST_DIR", dir.as_os_str().to_owned())],
+            ..Launch::default()
+        },
+    );
+    assert_ok(&job, name);
+}
+
+/// The ints of a file (native byte order), checked to be 0, 1, 2, ... `want - 1`.
+fn check_counting_ints(path: &Path, want: usize) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    assert_eq!(
+        bytes.len(),
+        want * 4,
+        "{} has the wrong size",
+        path.display()
+    );
+    for (k, chunk) in bytes.chunks_exact(4).enumerate() {
+        let v = i32::from_ne_bytes(chunk.try_into().unwrap());
+        assert_eq!(v, k as i32, "{}: int {k}", path.display());
+    }
+}
+
+#[test]
+fn access_modes_error_classes_pointers_sizes_hints_handles_and_error_handlers() {
+    for ranks in [1, 2, 4] {
+        let dir = Scratch::new(&format!("basics{ranks}"));
+        run("file_basics", ranks, &dir.0);
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "file_basics on {ranks} ranks left files behind: {left:?}"
+        );
+    }
+}
+
+#[test]
+fn vector_subarray_and_darray_views_interleave_every_ranks_part() {
+    // The program's constants (B, TILES, ROWS, COLS).
+    const B: usize = 5;
+    const TILES: usize = 37;
+    const ROWS: usize = 23;
+    const COLS: usize = 7;
+    const DEALS: usize = 11;
+    for ranks in [1, 2, 4] {
+        let dir = Scratch::new(&format!("views{ranks}"));
+        run("file_views", ranks, &dir.0);
+        check_counting_ints(&dir.0.join(format!("views_{ranks}.dat")), B * TILES * ranks);
+        check_counting_ints(
+            &dir.0.join(format!("subarray_{ranks}.dat")),
+            ROWS * COLS * ranks,
+        );
+        check_counting_ints(
+            &dir.0.join(format!("darray_{ranks}.dat")),
+            2 * DEALS * ranks,
+        );
+    }
+}
+
+#[test]
+fn concurrent_sieving_writes_of_four_ranks_lose_no_byte() {
+    // The program's constants and its expected byte.
+    const PER_RANK: usize = 96 * 1024;
+    let expected = |i: usize| ((i * 7) ^ (i >> 8) ^ 0x5a) as u8;
+    for ranks in [1, 2, 4] {
+        let dir = Scratch::new(&format!("sieve{ranks}"));
+        run("file_sieve", ranks, &dir.0);
+        for name in ["sieve", "plain"] {
+            let path = dir.0.join(format!("{name}_{ranks}.dat"));
+            let bytes = std::fs::read(&path).expect("the program's file");
+            assert_eq!(bytes.len(), PER_RANK * ranks, "{}", path.display());
+            let wrong = bytes
+                .iter()
+                .enumerate()
+                .filter(|&(i, &b)| b != expected(i))
+                .count();
+            assert_eq!(
+                wrong,
+                0,
+                "{}: {wrong} bytes are not what their rank wrote",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The programs compiled by MPICH's own `mpicc` (against MPICH's `mpi.h` and ROMIO's
+/// `mpio.h`) pass on this library, on 2 ranks: the `MPI_File` pointer handles, the
+/// `MPI_MODE_*` and `MPI_SEEK_*` values and the error classes agree with MPICH's binary
+/// interface. Skipped (with a note) when MPICH is not installed.
+#[test]
+fn programs_built_by_mpich_mpicc_pass_on_our_library() {
+    let Some(mpich_cc) = common::installed("mpicc.mpich") else {
+        println!("note: MPICH's mpicc.mpich is not installed (Debian: apt-get install mpich libmpich-dev); skipping");
+        return;
+    };
+    for name in ["file_basics", "file_views", "file_sieve"] {
+        let exe = common::build_with(
+            &mpich_cc,
+            &format!("file/{name}"),
+            &format!("file_{name}-built-by-mpich"),
+        );
+        let dir = Scratch::new(&format!("mpich-{name}"));
+        let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks: 2,
+                env: vec![("FILE_TEST_DIR", dir.0.as_os_str().to_owned())],
+                ..Launch::default()
+            },
+        );
+        assert_ok(&job, name);
+        assert!(
+            !job.output().contains("NOTE"),
+            "{name} built by MPICH ran on MPICH, not on this library:{}",
+            job.describe()
+        );
+    }
+}
+
+/// The MPI-IO constants of our `mpi.h` have MPICH's values (its `mpi.h` and ROMIO's
+/// `mpio.h`): one C program printing them, compiled against each header. Skipped (with a
+/// note) when MPICH's headers are not installed.
+#[test]
+fn file_constants_have_mpichs_values() {
+    let mpich = Path::new("/usr/include/x86_64-linux-gnu/mpich");
+    if !mpich.join("mpio.h").exists() {
+        println!("note: MPICH's headers are not installed; skipping the comparison");
+        return;
+    }
+    let names = [
+        "MPI_MODE_RDONLY",
+        "MPI_MODE_RDWR",
+        "MPI_MODE_WRONLY",
+        "MPI_MODE_CREATE",
+        "MPI_MODE_EXCL",
+        "MPI_MODE_DELETE_ON_CLOSE",
+        "MPI_MODE_UNIQUE_OPEN",
+        "MPI_MODE_APPEND",
+        "MPI_MODE_SEQUENTIAL",
+        "MPI_DISPLACEMENT_CURRENT",
+        "MPI_SEEK_SET",
+        "MPI_SEEK_CUR",
+        "MPI_SEEK_END",
+        "MPI_MAX_DATAREP_STRING",
+        "MPI_DISTRIBUTE_BLOCK",
+        "MPI_DISTRIBUTE_CYCLIC",
+        "MPI_DISTRIBUTE_NONE",
+        "MPI_DISTRIBUTE_DFLT_DARG",
+        "MPI_ERR_ACCESS",
+        "MPI_ERR_AMODE",
+        "MPI_ERR_BAD_FILE",
+        "MPI_ERR_CONVERSION",
+        "MPI_ERR_DUP_DATAREP",
+        "MPI_ERR_FILE_EXISTS",
+        "MPI_ERR_FILE_IN_USE",
+        "MPI_ERR_FILE",
+        "MPI_ERR_IO",
+        "MPI_ERR_NO_SPACE",
+        "MPI_ERR_NO_SUCH_FILE",
+        "MPI_ERR_QUOTA",
+        "MPI_ERR_READ_ONLY",
+        "MPI_ERR_UNSUPPORTED_DATAREP",
+        "MPI_ERR_UNSUPPORTED_OPERATION",
+        "(int)sizeof(MPI_File)",
+        "(int)sizeof(MPI_Offset)",
+        "(MPI_FILE_NULL == 0)",
+    ];
+    let body: String = names
+        .iter()
+        .map(|n| format!("    printf(\"%s %ld\\n\", \"{n}\", (long)({n}));\n"))
+        .collect();
+    let source = format!(
+        "#include <stdio.h>\n#include <mpi.h>\nint main(void)\n{{\n{body}    return 0;\n}}\n"
+    );
+    let dir = Scratch::new("constants");
+    std::fs::write(dir.0.join("constants.c"), source).unwrap();
+    let values = |include: &Path, exe: &str| {
+        let out = std::process::Command::new("cc")
+            .arg("-I")
+            .arg(include)
+            .arg(dir.0.join("constants.c"))
+            .arg("-o")
+            .arg(dir.0.join(exe))
+            .output()
+            .expect("run cc");
+        assert!(
+            out.status.success(),
+            "the constants program does not compile against {}:\n{}",
+            include.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let run = std::process::Command::new(dir.0.join(exe))
+            .output()
+            .expect("run the constants program");
+        String::from_utf8(run.stdout).unwrap()
+    };
+    let ours = values(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("include"),
+        "ours",
+    );
+    let theirs = values(mpich, "mpich");
+    assert_eq!(ours.lines().count(), names.len());
+    for (a, b) in ours.lines().zip(theirs.lines()) {
+        assert_eq!(a, b, "a constant differs from MPICH's");
+    }
+}
