@@ -37,12 +37,18 @@ use std::ffi::c_int;
 
 /// Waits until `done` says so of the window's state (the engine turns meanwhile, applying
 /// requests to every window), then reports a failure a target answered with.
+///
+/// The engine turns at least once, even when `done` holds already: a process that spins on
+/// its own window (a lock word it compare-and-swaps, then flushes) is also the target other
+/// origins wait for, and its flushes are where their requests get applied (MPI 3.1 §11.7.3:
+/// an RMA call at the target lets the origins' operations progress).
 fn wait(
     engine: &mut Engine,
     hook: HookId,
     slot: usize,
     mut done: impl FnMut(&mut WinState) -> bool,
 ) -> MpiResult<()> {
+    engine.poke()?;
     engine.block_on(|e| {
         let (w, _) = state(e, hook, slot);
         Ok::<_, MpiError>(done(w).then_some(()))

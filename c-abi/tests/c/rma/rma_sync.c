@@ -25,7 +25,11 @@
  *  - a ticket counter: MPI_Fetch_and_op(SUM) by every rank (25 each) under lock_all: every
  *    ticket from 0 to ranks x 25 - 1 handed out exactly once;
  *  - a spin lock built from MPI_Compare_and_swap and MPI_Fetch_and_op(REPLACE) on rank 0
- *    protecting a plain Get + Put increment (10 rounds per rank, bounded in time).
+ *    protecting a plain Get + Put increment (10 rounds per rank, bounded in time);
+ *  - the target spinning on its own window: rank 1 holds a lock word at rank 0, and rank 0
+ *    compare-and-swaps and flushes its own window until rank 1 (whose Get and release need
+ *    rank 0's engine) has let go: the flushes of a process to itself let the others'
+ *    operations progress (a CI run hung here once on the message path).
  *
  * Runs on 1 rank and up. With RMA_TIMES set in the environment, rank 0 prints how long each
  * part took.
@@ -484,6 +488,52 @@ static void part(void (*run)(void), const char *name)
         printf("time %s: %.3f s\n", name, now_s() - t0);
 }
 
+/* ---------------------------------------------------------------- spinning on itself */
+
+static void test_target_spins_on_itself(void)
+{
+    long long *base;
+    MPI_Win win;
+    CHECK_MPI(MPI_Win_allocate(sizeof(long long) * 2, sizeof(long long), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &base, &win));
+    base[0] = base[1] = 0;
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    long long me = test_rank + 1, unlocked = 0, was = -1;
+    if (test_size > 1) {
+        /* Rank 1 takes the lock word while rank 0 waits in the barrier. */
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        if (test_rank == 1) {
+            CHECK_MPI(MPI_Compare_and_swap(&me, &unlocked, &was, MPI_LONG_LONG, 0, 0, win));
+            CHECK_MPI(MPI_Win_flush(0, win));
+            CHECK(was == 0, "rank 1 could not take a free lock word (it held %lld)", was);
+        }
+        CHECK_MPI(MPI_Win_unlock_all(win));
+    }
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    if (test_rank == 1) {
+        long long c = -1, zero = 0, held = -1;
+        CHECK_MPI(MPI_Get(&c, 1, MPI_LONG_LONG, 0, 1, 1, MPI_LONG_LONG, win));
+        CHECK_MPI(MPI_Win_flush(0, win));
+        CHECK_MPI(MPI_Fetch_and_op(&zero, &held, MPI_LONG_LONG, 0, 0, MPI_REPLACE, win));
+        CHECK_MPI(MPI_Win_flush(0, win));
+        CHECK(held == 2, "rank 1 released a lock word holding %lld", held);
+    } else if (test_rank == 0) {
+        double until = now_s() + POLL_LIMIT_S;
+        for (long tries = 0;; tries++) {
+            CHECK_MPI(MPI_Compare_and_swap(&me, &unlocked, &was, MPI_LONG_LONG, 0, 0, win));
+            CHECK_MPI(MPI_Win_flush(0, win));
+            if (was == 0)
+                break;
+            if (now_s() > until)
+                FAIL("rank 0 spinning on its own window never saw rank 1 let go (%ld tries, word %lld)",
+                     tries, was);
+        }
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
@@ -493,6 +543,7 @@ int main(int argc, char **argv)
     part(test_many_origins, "many origins");
     part(test_atomicity, "atomicity");
     part(test_tickets_and_spinlock, "tickets and spin lock");
+    part(test_target_spins_on_itself, "target spinning on itself");
     test_ok();
     CHECK_MPI(MPI_Finalize());
     return 0;
