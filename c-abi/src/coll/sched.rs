@@ -136,6 +136,27 @@ pub(crate) struct Builder {
     pub size: usize,
 }
 
+impl Plan {
+    /// A plan with nothing in it yet, on communicator `comm` (context and sequence number 0
+    /// until the builder sets them).
+    fn empty(comm: CommIdx) -> Schedule {
+        Box::new(Plan {
+            rounds: Vec::new(),
+            next: 0,
+            active: Vec::new(),
+            _temps: Vec::new(),
+            reducer: None,
+            error: None,
+            ctx: 0,
+            seq: 0,
+            comm,
+            spare_rounds: Vec::new(),
+            spare_temps: Vec::new(),
+            spare_globals: Vec::new(),
+        })
+    }
+}
+
 impl Builder {
     /// An empty schedule on communicator `comm`, taking its next collective sequence number.
     /// A blocking collective on small data is a few messages, and allocating its schedule
@@ -143,22 +164,7 @@ impl Builder {
     /// schedule are reused (`spare`).
     pub fn new(comms: &mut CommTable, spare: &mut Option<Schedule>, comm: CommIdx) -> Builder {
         let seq = comms.get_mut(comm).next_coll_seq();
-        let mut s = spare.take().unwrap_or_else(|| {
-            Box::new(Plan {
-                rounds: Vec::new(),
-                next: 0,
-                active: Vec::new(),
-                _temps: Vec::new(),
-                reducer: None,
-                error: None,
-                ctx: 0,
-                seq: 0,
-                comm,
-                spare_rounds: Vec::new(),
-                spare_temps: Vec::new(),
-                spare_globals: Vec::new(),
-            })
-        });
+        let mut s = spare.take().unwrap_or_else(|| Plan::empty(comm));
         let c = comms.get(comm);
         let mut globals = std::mem::take(&mut s.spare_globals);
         globals.clear();
@@ -178,20 +184,8 @@ impl Builder {
     /// the communicator was at hand: for an operation that builds further rounds inside the
     /// progress engine, where the communicator table cannot be reached.
     pub fn for_team(team: &super::Team) -> Builder {
-        let mut s = Box::new(Plan {
-            rounds: Vec::new(),
-            next: 0,
-            active: Vec::new(),
-            _temps: Vec::new(),
-            reducer: None,
-            error: None,
-            ctx: team.ctx,
-            seq: team.seq,
-            comm: team.comm,
-            spare_rounds: Vec::new(),
-            spare_temps: Vec::new(),
-            spare_globals: Vec::new(),
-        });
+        let mut s = Plan::empty(team.comm);
+        (s.ctx, s.seq) = (team.ctx, team.seq);
         s.rounds.push(Round::default());
         Builder {
             s,
