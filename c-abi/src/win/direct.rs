@@ -405,25 +405,29 @@ impl WinTable {
     }
 
     /// `MPI_Win_flush` and its variants on `rank` (`None`: every target) of a direct window
-    /// in a passive-target epoch. Every operation is complete when its call returned; what
-    /// is left is ordering: an acquire-release fence keeps this process's stores to the
-    /// window ahead of every store it makes next (a message, a flag), as the next
-    /// synchronization needs. It costs no instruction on x86, whose stores are seen in
-    /// program order (Open MPI's osc/sm flush is a compiler barrier there too); it is a
-    /// barrier instruction where stores may be reordered. A store-then-load order against
-    /// another process's concurrent accesses is what `MPI_Win_sync` (a full fence) is for.
+    /// in a passive-target epoch ([`order_flushed_stores`]).
     #[inline(always)]
     pub(crate) fn flush_direct(&mut self, win: MPI_Win, rank: Option<c_int>) -> Option<()> {
         let w = self.wins.get(win)?;
         w.direct.as_ref()?;
-        let passive = match rank {
-            Some(r) => w
-                .epochs
-                .passive(usize::try_from(r).ok().filter(|&t| t < w.peers.len())?),
-            None => w.epochs.lock_all.is_some(),
+        let target = match rank {
+            Some(r) => Some(usize::try_from(r).ok().filter(|&t| t < w.peers.len())?),
+            None => None,
         };
-        passive.then(|| std::sync::atomic::fence(Ordering::AcqRel))
+        w.epochs.flushable(target).then(order_flushed_stores)
     }
+}
+
+/// A flush of a direct window. Every operation is complete when its call returned; what is
+/// left is ordering: an acquire-release fence keeps this process's stores to the window
+/// ahead of every store it makes next (a message, a flag), as the next synchronization needs.
+/// It costs no instruction on x86, whose stores are seen in program order (Open MPI's osc/sm
+/// flush is a compiler barrier there too); it is a barrier instruction where stores may be
+/// reordered. A store-then-load order against another process's concurrent accesses is what
+/// `MPI_Win_sync` (a full fence) is for.
+#[inline(always)]
+pub(crate) fn order_flushed_stores() {
+    std::sync::atomic::fence(Ordering::AcqRel);
 }
 
 /// Takes an accumulate lock another process holds: spins, then yields, until it is free.

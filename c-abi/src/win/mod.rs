@@ -114,6 +114,15 @@ impl Epochs {
         self.lock_all.is_some() || self.locks.get(target).is_some_and(Option::is_some)
     }
 
+    /// Whether a flush of `target` (`None`: of every target) is allowed: a passive-target
+    /// epoch covers it (for every target, any lock will do).
+    pub fn flushable(&self, target: Option<usize>) -> bool {
+        match target {
+            Some(t) => self.passive(t),
+            None => self.lock_all.is_some() || self.locks.iter().any(Option::is_some),
+        }
+    }
+
     /// Closes a fence epoch no operation used, for another kind of epoch to start; an error
     /// if operations were issued in it.
     pub fn leave_unused_fence(&mut self, call: &str) -> MpiResult<()> {

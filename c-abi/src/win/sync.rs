@@ -415,18 +415,13 @@ pub(crate) fn flush(
     target: Option<usize>,
     local: bool,
 ) -> MpiResult<()> {
-    let passive = match target {
-        Some(t) => win.epochs.passive(t),
-        None => win.epochs.lock_all.is_some() || win.epochs.locks.iter().any(Option::is_some),
-    };
-    if !passive {
+    if !win.epochs.flushable(target) {
         return Err(sync_error(
             "a flush was called outside a passive-target (lock) epoch",
         ));
     }
     if win.direct.is_some() {
-        // Every operation of a direct window is complete when its call returns.
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        super::direct::order_flushed_stores();
         return Ok(());
     }
     let (w, adi) = state(engine, hook, win.slot);
