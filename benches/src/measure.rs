@@ -56,7 +56,7 @@ pub fn window_for(size: usize) -> usize {
 
 /// The median of `v` (sorted in place; 0 when empty).
 pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
         0.0

@@ -22,7 +22,7 @@
 //!   as given to `mpi_fn!` and the macros built on it, in `src/` outside `src/fortran/`) and whose parameters follow the rules below, a Rust
 //!   wrapper `mpi_x_` (calling `MPI_X`, so C profilers see Fortran calls) and `pmpi_x_`
 //!   (calling `PMPI_X`) is generated. Functions listed in [`HAND_WRITTEN`] are in
-//!   `src/fortran/special.rs` and `keyval.rs` instead; they are gated with `#[cfg(mpi_has = "MPI_X")]`, which this
+//!   `src/fortran/special.rs`, `keyval.rs` and `file.rs` instead; they are gated with `#[cfg(mpi_has = "MPI_X")]`, which this
 //!   script sets for every implemented function.
 //!
 //! Parameter rules (gfortran passes everything by reference, hidden `size_t` lengths of the
@@ -36,15 +36,33 @@
 //! | `int *...weights`           | the array, or a sentinel          | maps `MPI_UNWEIGHTED`/`MPI_WEIGHTS_EMPTY` |
 //! | `const char *`              | blank-padded text + hidden length | copies to a C string       |
 //! | `char *` (output)           | buffer + hidden length            | copies back, blank-padded  |
+//! | `MPI_File`                  | `INTEGER` file number             | `MPI_File_f2c`             |
+//! | `MPI_File *`                | `INTEGER` file number (in-out)    | `f2c` before, `c2f` after  |
+//! | `MPI_File *` of `_open`     | `INTEGER` file number (out)       | `c2f` after                |
+//! | `MPI_Offset`, `MPI_Offset *`| `INTEGER(KIND=MPI_OFFSET_KIND)`   | reads it / passes through  |
 //! | other pointers, arrays      | the same                          | passes through             |
 //! | handler / op callback       | the procedure                     | passes through (same ABI)  |
+//!
+//! **Files.** In MPICH's ABI a C `MPI_File` is a pointer, so a Fortran file handle is not the
+//! C handle: it is the file's small number (`MPI_File_c2f`, 0 = `MPI_FILE_NULL`), converted
+//! on the way in with `MPI_File_f2c` (an unknown number becomes `MPI_FILE_NULL`, which the C
+//! function reports as `MPI_ERR_FILE`). An `MPI_File *` is converted both ways: the Fortran
+//! number in (`MPI_File_close`), or `MPI_FILE_NULL` for a pure output (`MPI_File_open`, see
+//! [`FILE_OUTPUTS`]), and the C handle's number written back after the call (0 after a close
+//! or a failed open, as `MPI_FILE_NULL` is 0 in Fortran).
+//! `MPI_Offset` is a C `long`, the same 8 bytes as `INTEGER(KIND=MPI_OFFSET_KIND)`, so the
+//! value rule and pass-through serve it. File error handlers receive a file handle, so theirs
+//! is hand-written (`src/fortran/file.rs`: the Fortran procedure gets the Fortran number), and
+//! so is `MPI_Register_datarep`, whose Fortran conversion functions take every argument by
+//! reference and return their error in `IERROR` (C trampolines call them).
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Functions whose Fortran binding is written by hand in `src/fortran/special.rs`.
+/// Functions whose Fortran binding is written by hand in `src/fortran/` (`special.rs`,
+/// `keyval.rs`, `file.rs`).
 pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Init",
     "MPI_Init_thread",
@@ -69,6 +87,8 @@ pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Comm_create_keyval",
     "MPI_Type_create_keyval",
     "MPI_Win_create_keyval",
+    "MPI_File_create_errhandler",
+    "MPI_Register_datarep",
 ];
 
 /// Callback types whose Fortran procedures have the C function's ABI (all arguments by
@@ -79,7 +99,6 @@ const PASS_THROUGH_CALLBACKS: &[&str] = &[
     "MPI_Comm_errhandler_fn",
     "MPI_Handler_function",
     "MPI_Win_errhandler_function",
-    "MPI_File_errhandler_function",
     "MPI_Session_errhandler_function",
 ];
 
@@ -308,7 +327,13 @@ const FORTRAN_ONLY: &[(&str, i64)] = &[
     ("MPI_OFFSET_KIND", 8),
     ("MPI_COUNT_KIND", 8),
     ("MPI_INTEGER_KIND", 4),
+    // A pointer-valued macro in C (`(MPI_File)0`), which bindgen leaves out.
+    ("MPI_FILE_NULL", 0),
 ];
+
+/// Constants whose Fortran type is `INTEGER(KIND=MPI_OFFSET_KIND)` (MPICH's `integer*8`):
+/// a program passes them where an offset is read, 8 bytes.
+const OFFSET_CONSTANTS: &[&str] = &["MPI_DISPLACEMENT_CURRENT"];
 
 /// The predefined attribute keyvals. As in MPICH, the Fortran value is the C value + 1, so
 /// that the library knows the caller wants the attribute's value rather than a pointer to it.
@@ -368,7 +393,12 @@ fn mpif_h(constants: &[(String, i64)]) -> String {
         } else {
             value
         };
-        line(&mut text, &format!("       INTEGER {name}"));
+        let kind = if OFFSET_CONSTANTS.contains(&name.as_str()) {
+            "INTEGER(KIND=MPI_OFFSET_KIND)"
+        } else {
+            "INTEGER"
+        };
+        line(&mut text, &format!("       {kind} {name}"));
         line(&mut text, &format!("       PARAMETER ({name}={value})"));
     }
     for l in [
@@ -393,6 +423,7 @@ fn mpif_h(constants: &[(String, i64)]) -> String {
         "       EXTERNAL MPI_COMM_NULL_COPY_FN",
         "       EXTERNAL MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN",
         "       EXTERNAL MPI_TYPE_NULL_COPY_FN",
+        "       EXTERNAL MPI_CONVERSION_FN_NULL",
         "       EXTERNAL MPI_WTIME, MPI_WTICK",
         "       EXTERNAL PMPI_WTIME, PMPI_WTICK",
         "       DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
@@ -457,9 +488,20 @@ enum Param {
     InString,
     /// An output string with its hidden length.
     OutString,
+    /// A file (`MPI_File`): the Fortran number converted with `MPI_File_f2c`.
+    FileIn,
+    /// A file's address (`MPI_File *`): converted in with `MPI_File_f2c` and the result back
+    /// with `MPI_File_c2f`.
+    FileInOut,
+    /// A new file's address (`MPI_File *` of [`FILE_OUTPUTS`]): `MPI_FILE_NULL` in, the
+    /// result back with `MPI_File_c2f` (so `MPI_FILE_NULL` after a failure).
+    FileOut,
     /// Passed on as it is.
     Through(String),
 }
+
+/// The functions whose `MPI_File *` is an output only: the program's variable is not read.
+const FILE_OUTPUTS: &[&str] = &["MPI_File_open"];
 
 /// Why a function gets no generated wrapper, if it gets none.
 fn classify(f: &Function) -> Result<Vec<Param>, String> {
@@ -481,7 +523,11 @@ fn classify(f: &Function) -> Result<Vec<Param>, String> {
                 t if t.starts_with('*') && t.contains("c_char") => {
                     return Err(format!("{name}: array of strings"))
                 }
-                "MPI_File" | "ADIOI_FileD" => return Err("MPI_File".into()),
+                "MPI_File" if ty.starts_with("*mut") && FILE_OUTPUTS.contains(&f.name.as_str()) => {
+                    Param::FileOut
+                }
+                "MPI_File" if ty.starts_with("*mut") => Param::FileInOut,
+                "MPI_File" | "ADIOI_FileD" => return Err(format!("{name}: {ty}")),
                 _ => Param::Through(ty.clone()),
             }
         } else if ty.ends_with("_function")
@@ -494,7 +540,7 @@ fn classify(f: &Function) -> Result<Vec<Param>, String> {
                 return Err(format!("{name}: callback {ty}"));
             }
         } else if ty == "MPI_File" {
-            return Err("MPI_File".into());
+            Param::FileIn
         } else {
             Param::Value(ty.clone())
         };
@@ -584,6 +630,25 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
                 ));
                 pass.push(format!("{a}.as_mut_ptr()"));
                 after.push(format!("{a}.finish();"));
+            }
+            Param::FileIn => {
+                args.push(format!("{a}: *const MPI_Fint"));
+                pass.push(format!("crate::abi::MPI_File_f2c(*{a})"));
+            }
+            Param::FileInOut | Param::FileOut => {
+                args.push(format!("{a}: *mut MPI_Fint"));
+                let initial = if matches!(p, Param::FileOut) {
+                    "std::ptr::null_mut()".to_owned()
+                } else {
+                    format!("if {a}.is_null() {{ std::ptr::null_mut() }} else {{ crate::abi::MPI_File_f2c(*{a}) }}")
+                };
+                setup.push(format!("let mut {a}_c: MPI_File = {initial};"));
+                pass.push(format!(
+                    "if {a}.is_null() {{ std::ptr::null_mut() }} else {{ &mut {a}_c }}"
+                ));
+                after.push(format!(
+                    "if !{a}.is_null() {{ *{a} = crate::abi::MPI_File_c2f({a}_c); }}"
+                ));
             }
             Param::Through(t) => {
                 args.push(format!("{a}: {t}"));

@@ -500,6 +500,15 @@ typedef int (MPI_Win_delete_attr_function)(MPI_Win win, int keyval, void *attrib
 typedef void (MPI_File_errhandler_function)(MPI_File *file, int *errcode, ...);
 typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
 
+/* Data representations (MPI_Register_datarep): conversion between a file's representation
+ * and memory, and the size of a predefined type in the file. */
+typedef int (MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype, int count,
+                                              void *filebuf, MPI_Offset position,
+                                              void *extra_state);
+typedef int (MPI_Datarep_extent_function)(MPI_Datatype datatype, MPI_Aint *file_extent,
+                                          void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+
 /* ==== Fortran interoperability =========================================================== */
 /* Fortran handles are C handles; a Fortran status is MPI_F_STATUS_SIZE integers laid out as
  * MPI_Status. The conversion functions exist as functions too (see the prototypes). */
@@ -804,6 +813,11 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                  void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                    void *outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Address(void *location, MPI_Aint *address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -1048,9 +1062,58 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                     MPI_Datarep_conversion_function *write_conversion_fn,
+                     MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 int MPI_File_set_atomicity(MPI_File fh, int flag);
 int MPI_File_get_atomicity(MPI_File fh, int *flag);
 int MPI_File_sync(MPI_File fh);
+/* Shared file pointers and nonblocking independent data access. */
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+                                 MPI_Datatype datatype);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                      MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+/* Collective data access, nonblocking and split (two-phase aggregation). */
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                              MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                               MPI_Datatype datatype);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
 int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
                                MPI_Errhandler *errhandler);
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
@@ -1316,6 +1379,11 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm);
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                  void *outbuf, MPI_Aint outsize, MPI_Aint *position);
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+                    void *outbuf, int outcount, MPI_Datatype datatype);
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size);
 int PMPI_Get_address(const void *location, MPI_Aint *address);
 int PMPI_Address(void *location, MPI_Aint *address);
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -1556,9 +1624,58 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
 int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset);
 int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                     MPI_Datarep_conversion_function *write_conversion_fn,
+                     MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 int PMPI_File_set_atomicity(MPI_File fh, int flag);
 int PMPI_File_get_atomicity(MPI_File fh, int *flag);
 int PMPI_File_sync(MPI_File fh);
+/* Shared file pointers and nonblocking independent data access. */
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+                                 MPI_Datatype datatype);
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                   MPI_Request *request);
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                      MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+/* Collective data access, nonblocking and split (two-phase aggregation). */
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                              MPI_Datatype datatype);
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                               MPI_Datatype datatype);
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
                                 MPI_Errhandler *errhandler);
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);

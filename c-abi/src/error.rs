@@ -70,6 +70,30 @@ impl MpiError {
     pub fn internal(detail: impl Into<String>) -> MpiError {
         MpiError::new(MPI_ERR_INTERN, detail)
     }
+
+    /// The library could not allocate `bytes` bytes for `what` (`MPI_ERR_NO_MEM`).
+    #[cold]
+    pub fn no_mem(bytes: usize, what: &str) -> MpiError {
+        MpiError::new(
+            MPI_ERR_NO_MEM,
+            format!("cannot allocate {bytes} bytes for {what}: the system refused the memory"),
+        )
+    }
+}
+
+/// Grows `v` to `len` elements, the new ones `T::default()`, or `MPI_ERR_NO_MEM` (for `what`)
+/// if the memory cannot be had: the library's large temporaries are allocated this way, so a
+/// request too large for the machine is an error the program sees instead of the process
+/// being killed.
+pub(crate) fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize, what: &str) -> MpiResult<()> {
+    if len > v.len() && v.try_reserve_exact(len - v.len()).is_err() {
+        return Err(MpiError::no_mem(
+            len.saturating_mul(std::mem::size_of::<T>()),
+            what,
+        ));
+    }
+    v.resize(len, T::default());
+    Ok(())
 }
 
 impl From<AdiError> for MpiError {

@@ -83,3 +83,10 @@ fn comm_idup_is_nonblocking_and_contexts_stay_distinct() {
         run_ok("conformance/idup", ranks, None);
     }
 }
+
+#[test]
+fn allocation_failures_are_mpi_err_no_mem() {
+    for ranks in [1, 2, 4] {
+        run_ok("conformance/no_mem", ranks, None);
+    }
+}

@@ -12,6 +12,10 @@
 //!   Waitany, `MPI_Request_get_status` polling and Testsome; a struct of absolute addresses
 //!   both ways at once with its types freed while pending; a cancelled staged receive.
 //! - `type_errors`: the error class of every bad argument under `MPI_ERRORS_RETURN`.
+//! - `pack_external`: `MPI_Pack_external` / `MPI_Unpack_external` / `MPI_Pack_external_size`
+//!   in external32, every byte against big-endian bytes worked out by hand (predefined
+//!   types, `MPI_LONG` narrowed to 4 bytes, long double as binary128, a vector, a padded
+//!   struct, a pair), and the error classes.
 //!
 //! The programs were validated against Debian's MPICH (`mpicc.mpich`, `mpirun.mpich`);
 //! `type_errors` needs `-DSKIP_FREED` there (MPICH crashes on a freed type handle).
@@ -40,6 +44,35 @@ fn large_messages_and_completion_calls() {
 fn describe_types_pack_and_contents() {
     run_ok("types/describe", 1, None);
     run_ok("types/describe", 2, None);
+}
+
+/// Also built by MPICH's `mpicc` (its `mpi.h`: the `MPI_Aint` arguments, `MPI_LONG_DOUBLE`'s
+/// handle) and run on our library, when MPICH is installed.
+#[test]
+fn pack_external32_bytes_sizes_and_errors() {
+    run_ok("types/pack_external", 1, None);
+    run_ok("types/pack_external", 2, None);
+    let Some(mpich_cc) = installed("mpicc.mpich") else {
+        println!("note: MPICH's mpicc.mpich is not installed; skipping the MPICH-built run");
+        return;
+    };
+    let exe = common::build_with(
+        &mpich_cc,
+        "types/pack_external",
+        "types_pack_external-built-by-mpich",
+    );
+    let run = mpirun(
+        &exe,
+        &Launch {
+            ranks: 1,
+            ..Launch::default()
+        },
+    );
+    assert_ok(&run, "types/pack_external");
+    assert!(
+        !run.output().contains("NOTE"),
+        "pack_external built by MPICH ran on MPICH, not on this library"
+    );
 }
 
 #[test]

@@ -22,29 +22,11 @@
 
 mod common;
 
-use common::{assert_ok, mpirun, program, Launch};
-use std::path::{Path, PathBuf};
+use common::{assert_ok, mpirun, program, Launch, Scratch};
+use std::path::Path;
 use std::sync::Mutex;
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// A directory for one test's files, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("mpi-file-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the test's directory");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Runs `tests/c/file/<name>.c` on `ranks` ranks with its files in `dir`.
 fn run(name: &str, ranks: usize, dir: &Path) {
@@ -79,7 +61,7 @@ fn check_counting_ints(path: &Path, want: usize) {
 #[test]
 fn access_modes_error_classes_pointers_sizes_hints_handles_and_error_handlers() {
     for ranks in [1, 2, 4] {
-        let dir = Scratch::new(&format!("basics{ranks}"));
+        let dir = Scratch::new("file", &format!("basics{ranks}"));
         run("file_basics", ranks, &dir.0);
         let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
         assert!(
@@ -98,7 +80,7 @@ fn vector_subarray_and_darray_views_interleave_every_ranks_part() {
     const COLS: usize = 7;
     const DEALS: usize = 11;
     for ranks in [1, 2, 4] {
-        let dir = Scratch::new(&format!("views{ranks}"));
+        let dir = Scratch::new("file", &format!("views{ranks}"));
         run("file_views", ranks, &dir.0);
         check_counting_ints(&dir.0.join(format!("views_{ranks}.dat")), B * TILES * ranks);
         check_counting_ints(
@@ -118,7 +100,7 @@ fn concurrent_sieving_writes_of_four_ranks_lose_no_byte() {
     const PER_RANK: usize = 96 * 1024;
     let expected = |i: usize| ((i * 7) ^ (i >> 8) ^ 0x5a) as u8;
     for ranks in [1, 2, 4] {
-        let dir = Scratch::new(&format!("sieve{ranks}"));
+        let dir = Scratch::new("file", &format!("sieve{ranks}"));
         run("file_sieve", ranks, &dir.0);
         for name in ["sieve", "plain"] {
             let path = dir.0.join(format!("{name}_{ranks}.dat"));
@@ -149,13 +131,20 @@ fn programs_built_by_mpich_mpicc_pass_on_our_library() {
         println!("note: MPICH's mpicc.mpich is not installed (Debian: apt-get install mpich libmpich-dev); skipping");
         return;
     };
-    for name in ["file_basics", "file_views", "file_sieve"] {
+    for name in [
+        "file_basics",
+        "file_views",
+        "file_sieve",
+        "file_shared",
+        "file_nonblocking",
+        "file_collective",
+    ] {
         let exe = common::build_with(
             &mpich_cc,
             &format!("file/{name}"),
             &format!("file_{name}-built-by-mpich"),
         );
-        let dir = Scratch::new(&format!("mpich-{name}"));
+        let dir = Scratch::new("file", &format!("mpich-{name}"));
         let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let job = mpirun(
             &exe,
@@ -229,7 +218,7 @@ fn file_constants_have_mpichs_values() {
     let source = format!(
         "#include <stdio.h>\n#include <mpi.h>\nint main(void)\n{{\n{body}    return 0;\n}}\n"
     );
-    let dir = Scratch::new("constants");
+    let dir = Scratch::new("file", "constants");
     std::fs::write(dir.0.join("constants.c"), source).unwrap();
     let values = |include: &Path, exe: &str| {
         let out = std::process::Command::new("cc")
@@ -259,5 +248,153 @@ fn file_constants_have_mpichs_values() {
     assert_eq!(ours.lines().count(), names.len());
     for (a, b) in ours.lines().zip(theirs.lines()) {
         assert_eq!(a, b, "a constant differs from MPICH's");
+    }
+}
+
+/// Shared file pointers (`tests/c/file/file_shared.c`, on 1, 2, 4 and 8 ranks): records
+/// written at the shared pointer by every rank at once are each in the file exactly once and
+/// read back once each; ordered accesses (blocking and split) lie in rank order; seeks,
+/// positions, `APPEND`, `set_view`'s reset, `iwrite_shared`/`iread_shared`, sequential files.
+/// The program removes its files; this test checks that nothing at all is left in the
+/// directory, hidden side files (`.name.shfp.*`) included.
+#[test]
+fn shared_file_pointers_serve_every_record_once_and_leave_no_side_file() {
+    for ranks in [1, 2, 4, 8] {
+        let dir = Scratch::new("file", &format!("shared{ranks}"));
+        run("file_shared", ranks, &dir.0);
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "file_shared on {ranks} ranks left files behind: {left:?}"
+        );
+    }
+}
+
+/// Nonblocking independent access (`tests/c/file/file_nonblocking.c`, on 1, 2, 4 and 8
+/// ranks): iwrite_at/iread_at/iwrite/iread completed by Wait, Test, Waitall, Testany and
+/// Request_get_status, the counts of their statuses, the individual pointer moving at the
+/// call, reads across and past the end, errors returned by the starting call.
+#[test]
+fn nonblocking_independent_access_completes_with_counts() {
+    for ranks in [1, 2, 4, 8] {
+        let dir = Scratch::new("file", &format!("nonblocking{ranks}"));
+        run("file_nonblocking", ranks, &dir.0);
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "file_nonblocking on {ranks} ranks left files behind: {left:?}"
+        );
+    }
+}
+
+/// Data representations (`tests/c/file/file_datarep.c`, on 1, 2 and 4 ranks): external32
+/// ints, strided doubles and collectively written shorts, every file byte checked to be
+/// big-endian through a native view and read back; `MPI_File_get_type_extent`; a
+/// representation of the program's (`MPI_Register_datarep`) adding a constant through its
+/// extra_state, its conversion functions called in pieces; `MPI_ERR_DUP_DATAREP`,
+/// `MPI_ERR_UNSUPPORTED_DATAREP`, `MPI_CONVERSION_FN_NULL`, a failing conversion, and the
+/// views refused because a type changes size. Also the program built by MPICH's `mpicc`
+/// (its `mpi.h`), on 2 ranks of this library, when MPICH is installed.
+#[test]
+fn data_representations_external32_and_registered_convert_every_byte() {
+    for ranks in [1, 2, 4] {
+        let dir = Scratch::new("file", &format!("datarep{ranks}"));
+        run("file_datarep", ranks, &dir.0);
+        let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "file_datarep on {ranks} ranks left files behind: {left:?}"
+        );
+    }
+    let Some(mpich_cc) = common::installed("mpicc.mpich") else {
+        println!("note: MPICH's mpicc.mpich is not installed; skipping the MPICH-built run");
+        return;
+    };
+    let exe = common::build_with(
+        &mpich_cc,
+        "file/file_datarep",
+        "file_file_datarep-built-by-mpich",
+    );
+    let dir = Scratch::new("file", "mpich-datarep");
+    let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let job = mpirun(
+        &exe,
+        &Launch {
+            ranks: 2,
+            env: vec![("FILE_TEST_DIR", dir.0.as_os_str().to_owned())],
+            ..Launch::default()
+        },
+    );
+    assert_ok(&job, "file_datarep");
+    assert!(
+        !job.output().contains("NOTE"),
+        "file_datarep built by MPICH ran on MPICH, not on this library:{}",
+        job.describe()
+    );
+}
+
+/// Two-phase collective I/O (`tests/c/file/file_collective.c`, on 1, 2, 4 and 8 ranks): a
+/// BT-IO-like 3-D block distribution through subarray views written with `write_all` and
+/// read back with `read_at_all` under every collective-buffering hint set (automatic, enable,
+/// disable, one aggregator, pieces of 4 KiB, striping, atomic mode, a ghost-cell memory
+/// type); interleaved strided ints with every third rank writing nothing; collective reads
+/// past the end (short counts); the nonblocking collectives with point-to-point traffic
+/// before their waits, two in flight on one file; split collectives and their `MPI_ERR_IO`
+/// cases; `get_info`. The first BT-IO file is checked again here, int by int; the run with
+/// `MPI_FILE_TRACE=1` shows two-phase really ran (aggregators, several pieces) and
+/// independent access for `disable`.
+#[test]
+fn collective_access_is_two_phase_and_every_byte_lands() {
+    const BLOCK_INTS: usize = 26 * 22 * 19;
+    for ranks in [1, 2, 4, 8] {
+        let dir = Scratch::new("file", &format!("collective{ranks}"));
+        let exe = program("file/file_collective");
+        let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: vec![
+                    ("FILE_TEST_DIR", dir.0.as_os_str().to_owned()),
+                    ("MPI_FILE_TRACE", "1".into()),
+                ],
+                ..Launch::default()
+            },
+        );
+        assert_ok(&job, "file_collective");
+        check_counting_ints(&dir.0.join(format!("btio_{ranks}.dat")), BLOCK_INTS);
+        let out = job.output();
+        let traced: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with("MPI_FILE_TRACE"))
+            .collect();
+        let two_phase_write = traced
+            .iter()
+            .any(|l| l.contains("MPI_File_write_all two-phase"));
+        assert!(
+            two_phase_write,
+            "no write_all ran two-phase on {ranks} ranks:{}",
+            job.describe()
+        );
+        let independent = traced.iter().any(|l| l.contains(" independent:"));
+        assert!(
+            independent,
+            "no collective access ran independently (disable) on {ranks} ranks:{}",
+            job.describe()
+        );
+        // cb_buffer_size = 4096: the aggregator did its domain in many pieces.
+        let many_pieces = traced.iter().any(|l| {
+            l.contains("two-phase")
+                && l.split("pieces ")
+                    .nth(1)
+                    .and_then(|t| t.split_whitespace().next())
+                    .and_then(|p| p.parse::<usize>().ok())
+                    .is_some_and(|p| p >= 4)
+        });
+        assert!(
+            many_pieces,
+            "no aggregator worked in several pieces on {ranks} ranks:{}",
+            job.describe()
+        );
     }
 }

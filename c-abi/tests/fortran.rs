@@ -2,6 +2,12 @@
 //! `include 'mpif.h'`) and `tests/f/*.f90` (`use mpi`), compiled by this build's `mpifort`
 //! and run as real MPI jobs with `mpirun`. Each program checks its own results; rank 0 prints
 //! `OK <name>` (see `tests/common/mod.rs`). Also tests of the Fortran wrappers themselves.
+//! The MPI-IO programs (`file*.f90`, `file77.f`) make their files in a directory of their
+//! own (`FILE_TEST_DIR`) and must leave it empty; they also run when built by MPICH's
+//! `mpif77.mpich`/`mpif90.mpich`, on this library. They were checked against MPICH 4.0.2 too
+//! (built by its wrappers, run by `mpiexec.mpich` with `FILE_TEST_DIR` set), except
+//! `file_datarep.f90` (MPICH's `mpi` module has no `MPI_CONVERSION_FN_NULL`); where MPICH
+//! deviates, the program says so and tolerates it under MPICH only.
 //!
 //! gfortran is required: CI installs it, and without it these tests fail with a message
 //! saying so rather than passing silently.
@@ -144,10 +150,80 @@ fn fortran_90_use_mpi() {
     run_ok("mpif90", "modern.f90", "modern", 3);
 }
 
-/// `mpif.h` must be valid fixed form: every line within 72 columns, so that nothing is cut
-/// off silently (gfortran only warns about truncated lines).
+/// Runs the MPI-IO program `exe` on `ranks` ranks with its files in a fresh directory, with
+/// `env` added; asserts that it passed and left no file behind.
+fn run_file_program(
+    exe: &Path,
+    name: &str,
+    ranks: usize,
+    env: &[(&'static str, std::ffi::OsString)],
+) -> common::JobRun {
+    let dir = common::Scratch::new("fortran", &format!("{name}-{ranks}"));
+    let mut launch = common::Launch {
+        ranks,
+        ..Default::default()
+    };
+    launch
+        .env
+        .push(("FILE_TEST_DIR", dir.0.as_os_str().to_owned()));
+    launch.env.extend(env.iter().cloned());
+    let run = common::mpirun(exe, &launch);
+    common::assert_ok(&run, name);
+    // The programs delete their files (DELETE_ON_CLOSE, MPI_FILE_DELETE).
+    let left: Vec<_> = std::fs::read_dir(&dir.0)
+        .expect("read the job's directory")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "{name} left files behind: {left:?}");
+    run
+}
+
+/// MPI-IO with `use mpi` (`tests/f/file.f90`): open, a vector view, write_at_all, read_at,
+/// seek/read/get_position, get_size/set_size, a read past the end, error classes, a file
+/// error handler in Fortran, close, delete; on 1, 2 and 4 ranks.
 #[test]
-fn mpif_h_fits_fixed_form() {
+fn file_io_use_mpi_on_1_2_4_ranks() {
+    let exe = build("mpif90", "file.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "file", ranks, &[]);
+    }
+}
+
+/// The other data access calls from Fortran (`tests/f/file_more.f90`): nonblocking
+/// (`MPI_WAIT` on their requests), split collectives, the shared file pointer; on 1, 2 and 4
+/// ranks.
+#[test]
+fn file_nonblocking_split_and_shared_from_fortran() {
+    let exe = build("mpif90", "file_more.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "file_more", ranks, &[]);
+    }
+}
+
+/// `MPI_REGISTER_DATAREP` with Fortran conversion and extent functions and
+/// `MPI_CONVERSION_FN_NULL` (`tests/f/file_datarep.f90`); on 1, 2 and 4 ranks.
+#[test]
+fn file_datarep_with_fortran_conversion_functions() {
+    let exe = build("mpif90", "file_datarep.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "file_datarep", ranks, &[]);
+    }
+}
+
+/// MPI-IO with `include 'mpif.h'` (`tests/f/file77.f`): 8-byte offsets and constants,
+/// write_at_all/read_at between ranks, an exclusive create of an existing file; on 1, 2 and
+/// 4 ranks.
+#[test]
+fn file_io_fortran_77_on_1_2_4_ranks() {
+    let exe = build("mpif77", "file77.f");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "file77", ranks, &[]);
+    }
+}
+
+/// The text of the `mpif.h` that this build's `mpifort` uses.
+fn our_mpif_h() -> String {
     let out = Command::new(tools_dir().join("mpifort"))
         .arg("-show-compile-info")
         .output()
@@ -157,7 +233,14 @@ fn mpif_h_fits_fixed_form() {
         .split_whitespace()
         .find_map(|w| w.strip_prefix("-I"))
         .unwrap_or_else(|| panic!("no -I in mpifort's flags: {flags}"));
-    let header = std::fs::read_to_string(Path::new(include).join("mpif.h")).expect("read mpif.h");
+    std::fs::read_to_string(Path::new(include).join("mpif.h")).expect("read mpif.h")
+}
+
+/// `mpif.h` must be valid fixed form: every line within 72 columns, so that nothing is cut
+/// off silently (gfortran only warns about truncated lines).
+#[test]
+fn mpif_h_fits_fixed_form() {
+    let header = our_mpif_h();
     for (i, line) in header.lines().enumerate() {
         assert!(
             line.len() <= 72,
@@ -197,6 +280,60 @@ fn mpif_h_fits_fixed_form() {
         compared > 200,
         "only {compared} constants in common with MPICH's mpif.h"
     );
+}
+
+/// The MPI-IO constants of `mpif.h`, with MPICH's values (its `mpif.h` of 4.0.2), so that a
+/// missing one is noticed even where MPICH is not installed; `MPI_DISPLACEMENT_CURRENT` is
+/// an `INTEGER(KIND=MPI_OFFSET_KIND)` (MPICH's `integer*8`): it is passed as an offset.
+#[test]
+fn mpif_h_has_the_file_constants() {
+    let header = our_mpif_h();
+    let ours = parameters(&header);
+    for (name, value) in [
+        ("MPI_FILE_NULL", 0),
+        ("MPI_OFFSET_KIND", 8),
+        ("MPI_MODE_RDONLY", 2),
+        ("MPI_MODE_RDWR", 8),
+        ("MPI_MODE_WRONLY", 4),
+        ("MPI_MODE_CREATE", 1),
+        ("MPI_MODE_EXCL", 64),
+        ("MPI_MODE_DELETE_ON_CLOSE", 16),
+        ("MPI_MODE_UNIQUE_OPEN", 32),
+        ("MPI_MODE_APPEND", 128),
+        ("MPI_MODE_SEQUENTIAL", 256),
+        ("MPI_SEEK_SET", 600),
+        ("MPI_SEEK_CUR", 602),
+        ("MPI_SEEK_END", 604),
+        ("MPI_ORDER_C", 56),
+        ("MPI_ORDER_FORTRAN", 57),
+        ("MPI_DISTRIBUTE_BLOCK", 121),
+        ("MPI_DISTRIBUTE_CYCLIC", 122),
+        ("MPI_DISTRIBUTE_NONE", 123),
+        ("MPI_DISTRIBUTE_DFLT_DARG", -49767),
+        ("MPI_DISPLACEMENT_CURRENT", -54278278),
+        ("MPI_MAX_DATAREP_STRING", 127),
+        ("MPI_ERR_FILE", 27),
+        ("MPI_ERR_NO_SUCH_FILE", 37),
+        ("MPI_ERR_FILE_EXISTS", 25),
+        ("MPI_ERR_AMODE", 21),
+        ("MPI_ERR_ACCESS", 20),
+        ("MPI_ERR_READ_ONLY", 40),
+        ("MPI_ERR_NO_SPACE", 36),
+        ("MPI_ERR_QUOTA", 39),
+        ("MPI_ERR_IO", 32),
+        ("MPI_ERR_BAD_FILE", 22),
+        ("MPI_ERR_FILE_IN_USE", 26),
+        ("MPI_ERR_CONVERSION", 23),
+        ("MPI_ERR_DUP_DATAREP", 24),
+        ("MPI_ERR_UNSUPPORTED_DATAREP", 43),
+    ] {
+        assert_eq!(ours.get(name), Some(&value), "{name} in mpif.h");
+    }
+    assert!(
+        header.contains("INTEGER(KIND=MPI_OFFSET_KIND) MPI_DISPLACEMENT_CURRENT"),
+        "MPI_DISPLACEMENT_CURRENT must be an offset-kind integer"
+    );
+    assert!(header.contains("EXTERNAL MPI_CONVERSION_FN_NULL"));
 }
 
 /// The integer `PARAMETER`s of an `mpif.h`: `PARAMETER (NAME=value)` with a number or
@@ -385,7 +522,19 @@ fn program_built_by_mpich_mpif77_runs_on_our_library() {
         return;
     };
     let exe = build_with_path(&mpich_f77, "ring.f", "ring-built-by-mpich");
-    // The library under MPICH's Fortran name, beside the others.
+    let launch = common::Launch {
+        ranks: 2,
+        env: vec![("LD_LIBRARY_PATH", our_library_first())],
+        ..Default::default()
+    };
+    let run = common::mpirun(&exe, &launch);
+    common::assert_ok(&run, "ring");
+    assert_ran_on_our_library(&run);
+}
+
+/// The search path that makes a program linked by MPICH's wrappers load this library: the
+/// staged directory (with `libmpichfort.so.12`, MPICH's Fortran name, beside the others).
+fn our_library_first() -> std::ffi::OsString {
     let dir = tools_dir();
     let alias = dir.join("libmpichfort.so.12");
     if !alias.exists() {
@@ -396,13 +545,11 @@ fn program_built_by_mpich_mpif77_runs_on_our_library() {
         search.push(":");
         search.push(previous);
     }
-    let launch = common::Launch {
-        ranks: 2,
-        env: vec![("LD_LIBRARY_PATH", search)],
-        ..Default::default()
-    };
-    let run = common::mpirun(&exe, &launch);
-    common::assert_ok(&run, "ring");
+    search
+}
+
+/// The program printed `library: ...` with a version line that is not MPICH's.
+fn assert_ran_on_our_library(run: &common::JobRun) {
     let library = run
         .stdout
         .lines()
@@ -413,6 +560,35 @@ fn program_built_by_mpich_mpif77_runs_on_our_library() {
         "the MPICH-built program did not load our library:{}",
         run.describe()
     );
+}
+
+/// The MPI-IO programs built by MPICH's own wrappers (`file77.f` by `mpif77.mpich` with
+/// MPICH's `mpif.h`, `file.f90` and `file_more.f90` by `mpif90.mpich` with MPICH's `mpi`
+/// module) run on this
+/// library: MPICH's Fortran file handles are integers too (its `MPI_File_c2f` numbers), and
+/// its `mpi_file_open_` & co take the same arguments. Skipped, with a note, without MPICH.
+#[test]
+fn file_io_programs_built_by_mpich_run_on_our_library() {
+    let (Some(mpich_f77), Some(mpich_f90)) = (
+        common::installed("mpif77.mpich"),
+        common::installed("mpif90.mpich"),
+    ) else {
+        println!("note: MPICH's Fortran wrappers are not installed (Debian: apt-get install mpich libmpich-dev); skipping");
+        return;
+    };
+    // (Not file_datarep.f90: MPICH's `mpi` module lacks MPI_CONVERSION_FN_NULL.)
+    for (wrapper, file, name) in [
+        (&mpich_f77, "file77.f", "file77"),
+        (&mpich_f90, "file.f90", "file"),
+        (&mpich_f90, "file_more.f90", "file_more"),
+    ] {
+        let exe = build_with_path(wrapper, file, &format!("{name}-built-by-mpich"));
+        for ranks in [1, 2] {
+            let env = [("LD_LIBRARY_PATH", our_library_first())];
+            let run = run_file_program(&exe, name, ranks, &env);
+            assert_ran_on_our_library(&run);
+        }
+    }
 }
 
 /// The C side: status conversions and the exported handle conversion functions.

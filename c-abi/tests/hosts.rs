@@ -15,6 +15,9 @@
 //! * every collective (`tests/c/coll/`) on the 2 x 2 job;
 //! * the one-sided programs (`tests/c/rma/`) on the 2 x 2 job;
 //! * the NAS kernels (`benches/nas/`) in class S on 4 ranks, which must print VERIFIED;
+//! * MPI-IO (`tests/c/file/`): the processes of both hosts write and read one file in a
+//!   directory both see (the hosts share this machine's file system, as cluster nodes share a
+//!   parallel one), with Hydra on loopback hosts and our `mpirun` across namespace hosts;
 //! * launchers: Hydra on loopback hosts and across namespace hosts, Slurm with two nodes,
 //!   our `mpirun --hosts` across namespace hosts and on loopback hosts;
 //! * `MPI_WIRE=tcp`: four ranks of one host all over TCP;
@@ -651,6 +654,65 @@ fn nas_kernels_class_s_verify_2x2_hydra() {
             run.stdout.trim(),
             run.elapsed
         );
+    }
+}
+
+// ---- 3b. MPI-IO on the 2 x 2 job ----
+
+/// The MPI-IO programs of `tests/c/file/` that use every rank of the job on shared files.
+const FILE_PROGRAMS: [&str; 3] = ["file/file_views", "file/file_sieve", "file/file_collective"];
+
+/// A directory both hosts' ranks see, for one job's files; removed when dropped.
+struct SharedDir(PathBuf);
+
+impl SharedDir {
+    fn new(tag: &str) -> SharedDir {
+        let dir = std::env::temp_dir().join(format!("mpi-hosts-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        SharedDir(dir)
+    }
+
+    fn job(&self, name: &str) -> Job {
+        c_job(name).env("FILE_TEST_DIR", &self.0.to_string_lossy())
+    }
+}
+
+impl Drop for SharedDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn file_io_2x2_hydra_loopback_and_our_mpirun_across_namespace_hosts() {
+    let _turn = one_at_a_time();
+    for name in FILE_PROGRAMS {
+        for layout in [Layout::Blocked, Layout::Interleaved] {
+            let dir = SharedDir::new("file-loopback");
+            let job = dir.job(name);
+            run_ok(
+                &format!("2x2 hydra loopback {layout:?}"),
+                name,
+                hydra_loopback(&job, layout),
+                &job,
+            );
+        }
+    }
+    let Some(hosts) = namespace_hosts_or_skip(2) else {
+        return;
+    };
+    for name in FILE_PROGRAMS {
+        let dir = SharedDir::new("file-netns");
+        let job = dir.job(name);
+        run_ok(
+            "2x2 mpirun --hosts netns",
+            name,
+            mpirun_netns(&hosts, &job),
+            &job,
+        );
+        assert_hosts_empty(&hosts);
     }
 }
 

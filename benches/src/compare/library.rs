@@ -21,7 +21,10 @@
 //!
 //! `mpibench.c` is built twice per library ([`Variant`]): the point-to-point and collective
 //! benchmarks alone, and with `-DMPIBENCH_RMA` the one-sided ones too, so that a library whose
-//! `mpi.h` lacks MPI-3 RMA (ours, until issue 14) still builds and runs the others.
+//! `mpi.h` lacks MPI-3 RMA (ours, until issue 14) still builds and runs the others. The MPI-IO
+//! benchmarks of the `iobench` binary are another program, `iobench.c` ([`Variant::Io`]); Open
+//! MPI runs it with `--mca io ompio` (its default I/O component, named so that the comparison
+//! cannot silently fall back to its bundled ROMIO).
 //!
 //! Every job gets `MPIEXEC_TIMEOUT` (honoured by all three launchers) so that a hung library
 //! cannot stall a comparison.
@@ -33,6 +36,9 @@ use crate::tools::{our_tool, system_tool};
 
 /// The C source of the micro-benchmarks, carried inside the binary so it builds from anywhere.
 pub const SOURCE: &str = include_str!("../../c/mpibench.c");
+
+/// The C source of the MPI-IO benchmarks (`iobench`).
+pub const IO_SOURCE: &str = include_str!("../../c/iobench.c");
 
 /// Seconds after which a launcher ends a job that has not finished.
 pub const JOB_TIMEOUT_S: u32 = 600;
@@ -95,6 +101,8 @@ pub enum Variant {
     Base,
     /// Every benchmark, the one-sided ones included (`-DMPIBENCH_RMA`, `mpibench-rma-LIB`).
     Rma,
+    /// The MPI-IO benchmarks, another program: `iobench.c` (`iobench-LIB`).
+    Io,
 }
 
 impl Variant {
@@ -103,6 +111,15 @@ impl Variant {
         match self {
             Variant::Base => format!("mpibench-{}", library.name()),
             Variant::Rma => format!("mpibench-rma-{}", library.name()),
+            Variant::Io => format!("iobench-{}", library.name()),
+        }
+    }
+
+    /// The source file's name and text.
+    fn source(self) -> (&'static str, &'static str) {
+        match self {
+            Variant::Base | Variant::Rma => ("mpibench.c", SOURCE),
+            Variant::Io => ("iobench.c", IO_SOURCE),
         }
     }
 }
@@ -169,8 +186,9 @@ impl Library {
         let (mpicc, mpirun) = self.tools()?;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let source = dir.join("mpibench.c");
-        std::fs::write(&source, SOURCE)
+        let (source_name, source_text) = variant.source();
+        let source = dir.join(source_name);
+        std::fs::write(&source, source_text)
             .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
         let exe = dir.join(variant.executable(self));
         let mut compile = Command::new(&mpicc);
@@ -211,7 +229,7 @@ fn build_failure(
     messages: &str,
 ) -> String {
     let head = format!("{} failed to build {}", mpicc.display(), source.display());
-    if variant == Variant::Base {
+    if variant != Variant::Rma {
         return format!("{head}:\n{messages}");
     }
     let log = exe.with_extension("log");
@@ -301,6 +319,9 @@ impl Built {
                 cmd.args(["--allow-run-as-root", "-n", &np_text]);
                 if self.variant == Variant::Rma {
                     cmd.args(["--mca", "osc", "^rdma"]);
+                }
+                if self.variant == Variant::Io {
+                    cmd.args(["--mca", "io", "ompio"]);
                 }
                 let oversubscribed = np > cores();
                 if oversubscribed {

@@ -10,8 +10,11 @@
 //! runs of several rounds into medians, ratios, a Markdown table, JSON and charts per placement
 //! ([`report`]).
 //! The `mpibench` binary is the command line over it; [`netns`] runs the same program with one
-//! rank in each of two network namespace hosts, for the `netbench` binary.
+//! rank in each of two network namespace hosts, for the `netbench` binary. [`io`] is the same
+//! comparison for MPI-IO (`benches/c/iobench.c`, the `iobench` binary): its own benchmarks,
+//! options and report, the same libraries, builds, launchers and placements.
 
+pub mod io;
 pub mod library;
 pub mod netns;
 pub mod report;

@@ -7,6 +7,7 @@
 
 use super::library::{Library, Placement};
 use super::run::{Benchmark, RunRecord};
+use crate::measure::median;
 use crate::plot::{self, Chart, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -88,16 +89,6 @@ pub struct Comparison {
     /// the one-sided benchmarks), printed under the table.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }
 
 impl Comparison {

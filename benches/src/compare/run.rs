@@ -183,6 +183,32 @@ pub struct RunRecord {
     pub results: Vec<Measurement>,
 }
 
+/// Checks that the header line `# PROGRAM BENCHMARK np=N` of a benchmark program appears once
+/// in `output`, with the `np` the job was started with: a binary that loaded another MPI
+/// library than its launcher's runs as `np` singletons, each printing its own header.
+pub fn check_one_job(
+    output: &str,
+    program: &str,
+    benchmark: &str,
+    np: usize,
+) -> Result<(), String> {
+    let header = format!("# {program} {benchmark} np={np}");
+    let prefix = format!("# {program} ");
+    let headers: Vec<&str> = output.lines().filter(|l| l.starts_with(&prefix)).collect();
+    let ok = headers.len() == 1
+        && headers[0]
+            .split_whitespace()
+            .take(4)
+            .eq(header.split_whitespace());
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "expected one `{header}` line but got {headers:?}: the ranks did not form one job of {np} \
+         (did the program load another MPI library than its launcher's? check LD_LIBRARY_PATH)"
+    ))
+}
+
 /// Reads the `result` lines of `mpibench.c` for `benchmark`, after checking that its header
 /// line (`# mpibench BENCHMARK np=N`) appears once with the `np` the job was started with: a
 /// binary that loaded another MPI library than its launcher's runs as `np` singletons.
@@ -191,22 +217,7 @@ pub fn parse_results(
     benchmark: Benchmark,
     np: usize,
 ) -> Result<Vec<Measurement>, String> {
-    let header = format!("# mpibench {} np={np}", benchmark.name());
-    let headers: Vec<&str> = output
-        .lines()
-        .filter(|l| l.starts_with("# mpibench "))
-        .collect();
-    let ok = headers.len() == 1
-        && headers[0]
-            .split_whitespace()
-            .take(4)
-            .eq(header.split_whitespace());
-    if !ok {
-        return Err(format!(
-            "expected one `{header}` line but got {headers:?}: the ranks did not form one job of {np} \
-             (did the program load another MPI library than its launcher's? check LD_LIBRARY_PATH)"
-        ));
-    }
+    check_one_job(output, "mpibench", benchmark.name(), np)?;
     let mut results = Vec::new();
     for line in output.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();

@@ -31,7 +31,7 @@ pub fn tools_dir() -> PathBuf {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         let built = built_dir();
-        for tool in ["mpicc", "mpirun", "mpiexec", "layers", "nas", "mpibench", "netbench"] {
+        for tool in ["mpicc", "mpirun", "mpiexec", "layers", "nas", "mpibench", "netbench", "iobench"] {
             let from = built.join(tool);
             if from.is_file() {
                 std::fs::copy(&from, dir.join(tool)).unwrap_or_else(|e| panic!("cannot copy {}: {e}", from.display()));

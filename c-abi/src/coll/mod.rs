@@ -165,7 +165,7 @@ impl Team {
 /// tags: the caller runs them one after another (each member the same number), so the k-th
 /// message between two members matches the k-th receive (MPI's non-overtaking order).
 /// `words` must stay put and untouched until the schedule completes.
-pub(crate) fn band_u64_schedule(team: &Team, words: *mut u64, count: usize) -> Schedule {
+pub(crate) fn band_u64_schedule(team: &Team, words: *mut u64, count: usize) -> MpiResult<Schedule> {
     let lay = Layout::words(8);
     let mut b = Builder::for_team(team);
     b.set_reducer(Reducer::BandU64);
@@ -199,7 +199,7 @@ pub(crate) fn allgather_bytes(
         lay: Layout::BYTES,
     };
     allgather::allgather(&mut b, Some(&m), &r);
-    b.finish().run(engine, spare)
+    b.finish()?.run(engine, spare)
 }
 
 /// Blocking barrier on `comm`.
@@ -212,5 +212,5 @@ pub(crate) fn barrier(
 ) -> MpiResult<()> {
     let mut b = Builder::new(comms, spare, comm);
     bcast::barrier(&mut b);
-    b.finish().run(engine, spare)
+    b.finish()?.run(engine, spare)
 }

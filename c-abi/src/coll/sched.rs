@@ -130,6 +130,9 @@ const SPARE_TEMP_WORDS: usize = (4 << 20) / 16;
 /// Fills a schedule for this rank: the algorithms' interface.
 pub(crate) struct Builder {
     s: Schedule,
+    /// A temporary that could not be allocated: [`Builder::finish`] reports it, and the
+    /// schedule never runs.
+    no_mem: Option<MpiError>,
     /// Engine rank of each local rank of the communicator.
     globals: Vec<usize>,
     pub rank: usize,
@@ -174,6 +177,7 @@ impl Builder {
         (s.ctx, s.seq, s.comm) = (c.coll_ctx, seq, comm);
         Builder {
             s,
+            no_mem: None,
             globals,
             rank: c.rank,
             size: c.size,
@@ -189,6 +193,7 @@ impl Builder {
         s.rounds.push(Round::default());
         Builder {
             s,
+            no_mem: None,
             globals: team.globals.clone(),
             rank: team.rank,
             size: team.globals.len(),
@@ -211,7 +216,11 @@ impl Builder {
             .map(|i| self.s.spare_temps.swap_remove(i))
             .unwrap_or_default();
         v.clear();
-        v.resize(words, 0);
+        if let Err(e) = crate::error::grow(&mut v, words, "a collective's temporary buffer") {
+            // Never used: the schedule fails in `finish` before anything runs.
+            self.no_mem.get_or_insert(e);
+            return std::ptr::NonNull::<u128>::dangling().as_ptr().cast();
+        }
         let p = v.as_mut_ptr().cast::<u8>();
         self.s._temps.push(v);
         p.wrapping_offset(-lay.true_lb)
@@ -307,7 +316,12 @@ impl Builder {
         }
     }
 
-    pub fn finish(mut self) -> Schedule {
+    /// The schedule, or `MPI_ERR_NO_MEM` if a temporary could not be allocated (nothing of
+    /// it has run: the caller's buffers are untouched).
+    pub fn finish(mut self) -> MpiResult<Schedule> {
+        if let Some(e) = self.no_mem.take() {
+            return Err(e);
+        }
         if self.round().xfers.is_empty()
             && self.round().locals.is_empty()
             && self.s.rounds.len() > 1
@@ -316,7 +330,7 @@ impl Builder {
             self.s.spare_rounds.push(r);
         }
         self.s.spare_globals = self.globals;
-        self.s
+        Ok(self.s)
     }
 }
 

@@ -222,7 +222,10 @@ impl Agreement {
                     .offer(self.key, self.joined, &mut self.words);
                 self.held = held;
                 let words = self.words.as_mut_ptr();
-                self.round = Some(crate::coll::band_u64_schedule(&self.team, words, WORDS));
+                match crate::coll::band_u64_schedule(&self.team, words, WORDS) {
+                    Ok(round) => self.round = Some(round),
+                    Err(e) => return Ok(Some(Err(e))),
+                }
             }
             let plan = self.round.as_mut().expect("a round is running");
             let finished = match plan.poll(adi) {

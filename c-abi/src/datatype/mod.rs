@@ -27,8 +27,9 @@
 //! **Modules.** `layout` (runs, leaves, bounds: the [`layout::Builder`]), `constructors` (every
 //! `MPI_Type_create_*` / MPI-1 constructor, `MPI_Type_commit`, `MPI_Type_free`), `queries`
 //! (sizes, extents, envelopes, contents, names, addresses), `pack` (packing and unpacking, and
-//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`), `wire` (a type as bytes, for the target of a
-//! one-sided operation).
+//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`), `external` (the external32 representation, for
+//! `MPI_Pack_external` & co and MPI-IO's data representations), `wire` (a type as bytes, for
+//! the target of a one-sided operation).
 //!
 //! **Lifetime.** A derived type lives in the table while its handle is valid or another type's
 //! contents (`MPI_Type_get_contents`) name it; the layout itself is shared (`Arc`) with the
@@ -41,10 +42,12 @@
 
 mod api;
 mod constructors;
+mod external;
 mod layout;
 mod pack;
 mod wire;
 
+pub(crate) use external::{predefined_size as external32_predefined_size, External32};
 pub(crate) use layout::Run;
 
 use crate::abi::*;
@@ -460,6 +463,40 @@ impl TypeTable {
                     "too many derived datatypes exist; free some with MPI_Type_free",
                 )
             })
+    }
+
+    /// Keeps type `dt` alive for a subsystem that holds it beyond the program's
+    /// `MPI_Type_free` (a file's view); nothing for a predefined type. [`TypeTable::let_go`]
+    /// undoes it.
+    pub(crate) fn hold(&mut self, dt: MPI_Datatype) {
+        self.retain(dt);
+    }
+
+    /// Lets go of a type [`TypeTable::hold`] kept.
+    pub(crate) fn let_go(&mut self, dt: MPI_Datatype) {
+        self.release(dt);
+    }
+
+    /// A new handle for a copy of `dt`: what `MPI_Type_dup` makes (committed if `dt` is).
+    pub(crate) fn dup(&mut self, dt: MPI_Datatype) -> MpiResult<MPI_Datatype> {
+        let old = self.get(dt)?;
+        let copy = Datatype {
+            contents: constructors::contents(MPI_COMBINER_DUP, vec![], vec![], vec![dt]),
+            name: String::new(),
+            ..old.clone()
+        };
+        self.insert(copy)
+    }
+
+    /// `dt` as a call hands a type to the program that the program then owns (and frees):
+    /// a copy of a derived type, a predefined type as it is (`MPI_File_get_view`, MPI 3.1
+    /// §13.3).
+    pub(crate) fn dup_unless_predefined(&mut self, dt: MPI_Datatype) -> MpiResult<MPI_Datatype> {
+        if TypeTable::is_predefined(dt) {
+            self.get(dt)?;
+            return Ok(dt);
+        }
+        self.dup(dt)
     }
 
     /// The derived slot of a handle, if it is one.

@@ -1,17 +1,25 @@
-//! MPI-IO, first part: files (`MPI_File`), views, and independent and collective data access
-//! through explicit offsets and individual file pointers (MPI 3.1 chapter 13), over POSIX
-//! files.
+//! MPI-IO (MPI 3.1 chapter 13) over POSIX files: files (`MPI_File`), views and data
+//! representations, and every data access of the standard's table (explicit offsets,
+//! individual and shared file pointers; blocking, nonblocking and split collective;
+//! independent and collective), with data sieving for noncontiguous independent access and
+//! two-phase collective buffering for collective access.
 //!
 //! ```text
-//!   MPI_File_open(comm, name, amode, info) ──▶ api::open: amode rules, the file's own
+//!   MPI_File_open(comm, name, amode, info) ──▶ api::manage: amode rules, the file's own
 //!        communicator (a duplicate), CREATE by rank 0 then the others, every rank's outcome
 //!        gathered: all get the file or all get the error
 //!     └─▶ OpenFile in the table (this module), handle = a stable address (see below)
-//!   MPI_File_set_view ──▶ view::View: displacement, etype size, the filetype's runs tiled
-//!   MPI_File_read_at / write / ..._all ──▶ api::data: memory side packed or unpacked by the
-//!        datatype engine; file side: View::runs ──▶ access: one pread/pwrite per contiguous
-//!        run, data sieving (read a covering block, modify, write back under a byte-range
-//!        lock) for runs close together
+//!   MPI_File_set_view ──▶ view::View (displacement, etype size, the filetype's runs tiled)
+//!                         + datarep::Representation (native, external32, registered)
+//!   independent: read_at / write / iread / ... ──▶ api::data::access_call: memory side
+//!        packed or unpacked (memory, converted by datarep); file side View::runs ──▶ access:
+//!        one pread/pwrite per run, or data sieving (read a covering block, modify, write it
+//!        back under a byte-range lock)
+//!   shared pointer: write_shared / read_ordered / ... ──▶ api::shared + shared: the pointer
+//!        in a hidden side file, moved under an fcntl lock (works across hosts)
+//!   collective: write_all / iwrite_all / write_all_begin ... ──▶ api::collective::prepare
+//!        ──▶ two_phase::Access, run by the progress engine: ranges exchanged, file domains
+//!        per aggregator (one per host), data to the aggregators, one pwrite per piece
 //! ```
 //!
 //! **Handles.** In MPICH's ABI an `MPI_File` is a pointer (`struct ADIOI_FileD *`), so a
@@ -22,9 +30,12 @@
 //! closed handle is `MPI_ERR_FILE`, never a crash. The Fortran handle of a file
 //! (`MPI_File_c2f`) is its number in the order of opening, from 1 (0 is `MPI_FILE_NULL`).
 //!
-//! **Where the state lives.** The table is a process-wide `Mutex` of this module (not a
-//! field of the runtime: the runtime's files belong to another piece of work): every entry
-//! point holds it only for its own step, and never while the program's error handler runs.
+//! **Where the state lives.** The table is a process-wide `Mutex` of this module (the
+//! runtime's lock is held by every entry point already, so a field of the runtime would do
+//! as well; the table predates the file work's access to it): every entry point holds it
+//! only for its own step, never while the program's error handler or a conversion of the
+//! program's runs for another file call, and never from inside the progress engine (a
+//! two-phase access takes what it needs when it starts).
 //!
 //! **Errors.** A file call's error goes to the file's error handler, `MPI_ERRORS_RETURN`
 //! unless the program sets another; an error with no file (a failed open, a bad handle,
@@ -34,11 +45,14 @@
 //! with the system's reason in the error string.
 //!
 //! **Collective calls.** Open, close, `set_size`, `preallocate`, `set_view`, `set_info`,
-//! `sync` and `set_atomicity` are collective: they exchange on the file's own communicator
-//! with the small blocking exchanges of `comm::net`. The `_all` data calls are collective in
-//! the call sense only, for now: each process does its own independent access and nothing
-//! else (two-phase aggregation comes later), which is correct because MPI does not require
-//! them to synchronize.
+//! `sync`, `set_atomicity`, `seek_shared` and the ordered accesses exchange on the file's
+//! own communicator with the small blocking exchanges of `comm::net`. The collective data
+//! accesses (`_all`, `i..._all`, `..._begin`/`_end`) are two-phase I/O (`two_phase`: its
+//! module doc gives the algorithm and the hints), an engine operation under a request: the
+//! blocking calls wait for it, the nonblocking ones return it, a split begin keeps it for its
+//! end (one split collective per file at a time). The independent nonblocking calls
+//! (`iread`, `iwrite_at`, `iwrite_shared`, ...) do their access at the call and return a
+//! request born complete (`api::nonblocking`).
 //!
 //! **Data sieving.** A noncontiguous access whose runs lie close together is done in blocks
 //! of at most `ind_rd_buffer_size` (reads, 4 MiB) or `ind_wr_buffer_size` (writes, 512 KiB)
@@ -50,24 +64,31 @@
 //! can be sieved (the access checks go by the access mode, not the descriptor). A write of
 //! one run takes no lock, so one landing in the gap of another process's sieving block at the
 //! same moment can be overwritten by that block's stale copy (as with ROMIO); atomic mode
-//! rules it out. In atomic mode
-//! (`MPI_File_set_atomicity`) a write holds one lock over its whole span.
+//! rules it out. In atomic mode (`MPI_File_set_atomicity`) a write holds one exclusive lock
+//! over its whole span and a read a shared one, so a read sees a concurrent write whole or
+//! not at all.
 //!
-//! **Modules.** `amode` (access-mode rules), `view` (the view arithmetic, pure), `sys` (system
-//! calls and `errno` classes: the module's `unsafe`), `access` (runs to system calls, data
-//! sieving), `memory` (the caller's buffer as bytes), `hints` (info keys kept and the
-//! defaults reported), `api` (the C entry points).
+//! **Modules.** `amode` (access-mode rules), `view` (the view arithmetic, pure), `datarep`
+//! (data representations and `MPI_Register_datarep`), `sys` (system calls and `errno`
+//! classes: the module's `unsafe`), `access` (runs to system calls, data sieving), `memory`
+//! (the caller's buffer as bytes), `shared` (the shared file pointer's side file),
+//! `two_phase` (collective buffering), `hints` (info keys kept, the defaults reported and
+//! the ones that act), `api` (the C entry points).
 
 mod access;
 mod amode;
 mod api;
+mod datarep;
 mod hints;
 mod memory;
+mod shared;
 mod sys;
+mod two_phase;
 mod view;
 
 use crate::abi::*;
 use crate::comm::CommIdx;
+use crate::datatype::{Message, TypeTable};
 use crate::error::{MpiError, MpiResult};
 use crate::info::Hints;
 use std::collections::BTreeMap;
@@ -77,6 +98,13 @@ use view::View;
 
 /// `MPI_FILE_NULL` (a pointer-valued macro of `mpi.h`, which bindgen leaves out).
 pub(crate) const MPI_FILE_NULL: MPI_File = std::ptr::null_mut();
+
+/// Which way the data of an access goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dir {
+    Read,
+    Write,
+}
 
 /// An open file of this process.
 #[derive(Debug)]
@@ -102,12 +130,115 @@ pub(crate) struct OpenFile {
     pub errhandler: MPI_Errhandler,
     /// Its Fortran handle.
     pub fint: MPI_Fint,
+    /// The host of each process of the file's communicator (`comm::create::host_color`,
+    /// gathered at open): where two-phase I/O places its aggregators.
+    pub hosts: Vec<c_int>,
+    /// The shared file pointer (`shared`: a side file made on first use).
+    pub shared: shared::SharedPointer,
+    /// The split collective begun on the file and not yet ended (at most one at a time).
+    pub split: Option<SplitCollective>,
+}
+
+/// A split collective access begun (`MPI_File_..._begin`) and not ended yet: one per file
+/// at a time, whatever its kind (`api::collective::end` ends them all).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SplitCollective {
+    /// The name of the end call that belongs to it.
+    pub end: &'static str,
+    pub progress: SplitProgress,
+}
+
+/// How far a split collective is when its begin call returns.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SplitProgress {
+    /// Done in the begin call (the ordered forms): the bytes it moved.
+    Done { bytes: usize },
+    /// Running in the progress engine (the `_all` forms, two-phase): its request.
+    Running(mpich_channel::ReqId),
 }
 
 impl OpenFile {
     /// How messages name the file.
     pub fn label(&self) -> String {
         format!("file {:?}", self.path)
+    }
+
+    /// The checks every data access `call` of `count` elements of `datatype` in direction
+    /// `dir` makes first, and its memory side: the access mode allows it (explicit offsets
+    /// and individual pointers are refused on a `SEQUENTIAL` file unless `sequential_ok`:
+    /// the shared-pointer routines), the type is valid and committed, the data is a whole
+    /// number of etypes of the view.
+    pub fn check_access(
+        &self,
+        types: &TypeTable,
+        call: &str,
+        dir: Dir,
+        count: c_int,
+        datatype: MPI_Datatype,
+        sequential_ok: bool,
+    ) -> MpiResult<Message> {
+        if !sequential_ok {
+            amode::not_sequential(self.amode, call)?;
+        }
+        match dir {
+            Dir::Read => amode::readable(self.amode)?,
+            Dir::Write => amode::writable(self.amode)?,
+        }
+        let message = types.message(count, datatype)?;
+        let etype = self.view.etype_size;
+        if !message.bytes.is_multiple_of(etype) {
+            return Err(MpiError::new(
+                MPI_ERR_TYPE,
+                format!(
+                    "{call} moves {} bytes, not a whole number of the view's etypes ({etype} bytes)",
+                    message.bytes
+                ),
+            ));
+        }
+        Ok(message)
+    }
+
+    /// Where a data access goes ([`OpenFile::check_access`]'s arguments): from etype
+    /// position `offset` of the view (`None`: the individual file pointer; a negative
+    /// offset is `MPI_ERR_ARG`), the file byte runs it covers.
+    #[allow(clippy::too_many_arguments)]
+    pub fn place(
+        &self,
+        types: &TypeTable,
+        call: &str,
+        dir: Dir,
+        offset: Option<MPI_Offset>,
+        count: c_int,
+        datatype: MPI_Datatype,
+        sequential_ok: bool,
+    ) -> MpiResult<Placed> {
+        let message = self.check_access(types, call, dir, count, datatype, sequential_ok)?;
+        let pos = match offset {
+            Some(o) => u64::try_from(o)
+                .map_err(|_| MpiError::arg(format!("the offset is {o}; it must be 0 or more")))?,
+            None => self.pointer,
+        };
+        let runs = self
+            .view
+            .runs(pos * self.view.etype_size as u64, message.bytes);
+        Ok(Placed { message, pos, runs })
+    }
+}
+
+/// An access placed in the file ([`OpenFile::place`]).
+pub(crate) struct Placed {
+    /// The memory side.
+    pub message: Message,
+    /// The first etype position of the view it covers.
+    pub pos: u64,
+    /// The file's byte runs it covers, in order.
+    pub runs: Vec<view::Extent>,
+}
+
+impl Placed {
+    /// The individual file pointer after the access, if it moved `bytes` (whole etypes).
+    pub fn pointer_after(&self, bytes: usize, etype_size: usize) -> u64 {
+        self.pos + (bytes / etype_size) as u64
     }
 }
 
@@ -226,6 +357,9 @@ mod tests {
             can_read: true,
             errhandler: MPI_ERRORS_RETURN,
             fint: 0,
+            hosts: vec![0],
+            shared: shared::SharedPointer::new(path, 0, 0),
+            split: None,
         }
     }
 

@@ -14,13 +14,15 @@ use std::os::unix::fs::FileExt;
 /// for the rest.
 pub(crate) fn class_of(e: &io::Error) -> c_int {
     match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::ENOTDIR) => MPI_ERR_NO_SUCH_FILE,
+        Some(libc::ENOENT) => MPI_ERR_NO_SUCH_FILE,
         Some(libc::EEXIST) => MPI_ERR_FILE_EXISTS,
         Some(libc::EACCES) | Some(libc::EPERM) => MPI_ERR_ACCESS,
         Some(libc::ENOSPC) => MPI_ERR_NO_SPACE,
         Some(libc::EDQUOT) => MPI_ERR_QUOTA,
         Some(libc::EROFS) => MPI_ERR_READ_ONLY,
-        Some(libc::ENAMETOOLONG) => MPI_ERR_BAD_FILE,
+        // A name that cannot name a file: too long, a directory, a path through a
+        // non-directory or a loop (ROMIO's classes for them).
+        Some(libc::ENAMETOOLONG | libc::EISDIR | libc::ENOTDIR | libc::ELOOP) => MPI_ERR_BAD_FILE,
         _ => MPI_ERR_IO,
     }
 }
@@ -96,6 +98,13 @@ impl<'a> RangeLock<'a> {
         lock(file, libc::F_WRLCK as libc::c_short, start, len)?;
         Ok(RangeLock { file, start, len })
     }
+
+    /// Waits for and takes a shared lock (readers share it; a writer's lock waits for them,
+    /// and they for it). The descriptor must be open for reading.
+    pub fn read(file: &'a File, start: u64, len: u64) -> io::Result<RangeLock<'a>> {
+        lock(file, libc::F_RDLCK as libc::c_short, start, len)?;
+        Ok(RangeLock { file, start, len })
+    }
 }
 
 impl Drop for RangeLock<'_> {
@@ -147,6 +156,9 @@ mod tests {
         assert_eq!(c(libc::EDQUOT), MPI_ERR_QUOTA);
         assert_eq!(c(libc::EROFS), MPI_ERR_READ_ONLY);
         assert_eq!(c(libc::EIO), MPI_ERR_IO);
+        for bad_name in [libc::ENAMETOOLONG, libc::EISDIR, libc::ENOTDIR, libc::ELOOP] {
+            assert_eq!(c(bad_name), MPI_ERR_BAD_FILE);
+        }
         let e = io_error("open(\"x\")", &io::Error::from_raw_os_error(libc::ENOENT));
         assert!(e.detail.contains("No such file"), "{}", e.detail);
     }
@@ -171,6 +183,9 @@ mod tests {
         assert_eq!(read_full(&f, &mut buf, 100).unwrap(), 0);
         {
             let _l = RangeLock::write(&f, 0, 8).unwrap();
+        }
+        {
+            let _l = RangeLock::read(&f, 0, 8).unwrap();
         }
         preallocate(&f, 4096).unwrap();
         assert_eq!(f.metadata().unwrap().len(), 4096);

@@ -48,7 +48,8 @@ pub(crate) enum BadView {
     EmptyEtype,
     /// The filetype's data is not a whole number of etypes.
     NotEtypes { tile_size: usize, etype_size: usize },
-    /// The filetype's runs go backwards, overlap, start before the tile or pass its extent.
+    /// The filetype's runs go backwards, overlap, start before the tile, or span more than its
+    /// extent (so that one tile's data would pass the next one's).
     Disorder,
 }
 
@@ -88,7 +89,12 @@ impl View {
                 etype_size,
             });
         }
-        if extent <= 0 || end > extent as u64 {
+        // The tiles' data must not overlap or go backwards: a tile's data spans at most one
+        // extent. It need not start at the tile's start: a filetype whose lower bound is not 0
+        // (HDF5's hindexed types of absolute addresses, 7920..8000 with extent 80) has its
+        // data from that offset in every tile.
+        let first = tile_runs.first().map_or(0, |r| r.0);
+        if extent <= 0 || end - first > extent as u64 {
             return Err(BadView::Disorder);
         }
         let before = tile_runs
@@ -172,7 +178,14 @@ impl View {
             return 0;
         }
         let from = end - self.disp;
-        let (tiles, rest) = (from / self.tile_extent, from % self.tile_extent);
+        // Tile k's data lies in [k * extent + first, k * extent + first + extent): the tiles
+        // before the one that holds `from` (if any holds it) are whole.
+        let first = self.tile_runs[0].0;
+        if from <= first {
+            return 0;
+        }
+        let tiles = (from - first) / self.tile_extent;
+        let rest = from - tiles * self.tile_extent;
         let partial: u64 = self
             .tile_runs
             .iter()
@@ -256,5 +269,34 @@ mod tests {
             Err(BadView::Disorder)
         );
         assert_eq!(View::new(0, 1, &[(0, 9)], 8), Err(BadView::Disorder));
+        assert_eq!(
+            View::new(0, 1, &[(100, 4), (106, 4)], 8),
+            Err(BadView::Disorder)
+        );
+    }
+
+    #[test]
+    fn data_may_start_past_the_tiles_start() {
+        // HDF5's chunk fill: hindexed runs at absolute addresses 7920..7960..8000, extent 80
+        // (lower bound 7920), displacement 0: one stretch from 7920 on.
+        let v = View::new(0, 1, &[(7920, 40), (7960, 40)], 80).unwrap();
+        assert!(v.is_linear());
+        assert_eq!(v.runs(0, 80), vec![ext(7920, 80)]);
+        assert_eq!(v.file_byte(0), 7920);
+        assert_eq!(v.file_byte(85), 8005);
+        assert_eq!(v.data_before(7920), 0);
+        assert_eq!(v.data_before(7930), 10);
+        assert_eq!(v.data_before(8000), 80);
+        assert_eq!(v.data_before(8010), 90);
+        // With holes: 2 bytes at 100 and 2 at 104 of a 6-byte extent.
+        let v = View::new(10, 1, &[(100, 2), (104, 2)], 6).unwrap();
+        assert_eq!(v.runs(0, 8), vec![ext(110, 2), ext(114, 4), ext(120, 2)]);
+        assert_eq!(v.file_byte(5), 117);
+        assert_eq!(v.file_byte(7), 121);
+        assert_eq!(v.data_before(110), 0);
+        assert_eq!(v.data_before(113), 2);
+        assert_eq!(v.data_before(115), 3);
+        assert_eq!(v.data_before(117), 5);
+        assert_eq!(v.data_before(118), 6);
     }
 }

@@ -11,7 +11,9 @@
 //! module from the constants of `mpi.h`, and generates a wrapper for every C function the
 //! library implements, by rules on the C parameter types (see that file's table): values are
 //! read from their references, handles are the C handles (a Fortran `INTEGER` handle *is* the
-//! C handle, so the `_f2c`/`_c2f` conversions are the identity), a Fortran status is the C
+//! C handle, so the `_f2c`/`_c2f` conversions are the identity; except files: a C `MPI_File`
+//! is a pointer in MPICH's ABI, a Fortran one the file's number, converted by the wrappers
+//! with `MPI_File_f2c`/`MPI_File_c2f`), a Fortran status is the C
 //! `MPI_Status` (five `INTEGER`s: `MPI_SOURCE`, `MPI_TAG`, `MPI_ERROR` at 1-based indexes
 //! 3, 4, 5), `LOGICAL` is gfortran's 0/1 `int` as C uses it, strings come blank-padded with
 //! hidden lengths after the other arguments. The wrapper `mpi_x_` calls `MPI_X` (so a C
@@ -32,7 +34,8 @@
 //!
 //! Parts: the generated wrappers (`generated`), the hand-written ones ([`special`]: start-up,
 //! MPI-1 `INTEGER` displacements, attribute values), attribute keyvals with Fortran callbacks
-//! and the predefined callbacks (`keyval`), and the C conversion functions (`convert`).
+//! and the predefined callbacks (`keyval`), file error handlers and data representations
+//! with Fortran procedures (`file`), and the C conversion functions (`convert`).
 
 #![allow(non_upper_case_globals)]
 
@@ -68,6 +71,7 @@ macro_rules! twin {
 }
 
 mod convert;
+mod file;
 mod keyval;
 mod special;
 
@@ -222,11 +226,8 @@ pub(crate) unsafe fn set_ierr(ierr: *mut MPI_Fint, result: MPI_Fint) {
 }
 
 /// A Fortran `CHARACTER` input as a C string: trailing blanks dropped, NUL added.
-// Unused while no implemented function takes an input string.
-#[allow(dead_code)]
 pub(crate) struct InString(Vec<u8>);
 
-#[allow(dead_code)]
 impl InString {
     /// # Safety
     /// `p` points to `len` readable bytes (or is NULL).
@@ -291,5 +292,28 @@ impl OutString {
             std::ptr::copy_nonoverlapping(self.buf.as_ptr(), dst, n);
             std::ptr::write_bytes(dst.add(n), b' ', self.len - n);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every MPI-IO function the library implements gets a Fortran entry point: the
+    /// generator's rules (or `file.rs`) cover the parameter types of MPI-IO, including those
+    /// of functions added later.
+    #[test]
+    fn every_file_function_has_a_fortran_binding() {
+        let io = |name: &&&str| {
+            name.starts_with("MPI_File_")
+                || name.starts_with("MPI_Register_datarep")
+                || name.contains("_external")
+        };
+        let missing: Vec<_> = super::generated::WITHOUT_FORTRAN_BINDING
+            .iter()
+            .filter(io)
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "MPI-IO functions without a Fortran binding (see fortran/generate.rs): {missing:?}"
+        );
     }
 }

@@ -122,25 +122,25 @@ impl Outgoing {
 impl SendOp {
     /// The bytes to send: the user's buffer, or, for scattered data, a packed copy.
     #[inline(always)]
-    pub fn outgoing(&self) -> Outgoing {
+    pub fn outgoing(&self) -> MpiResult<Outgoing> {
         match &self.scattered {
-            None => Outgoing {
+            None => Ok(Outgoing {
                 ptr: self.buf,
                 len: self.bytes,
                 owned: None,
-            },
-            Some(t) => pack(t, self.buf, self.count, self.bytes),
+            }),
+            Some(t) => pack(t, self.buf, self.count, self.bytes).map_err(|e| e.on(self.comm)),
         }
     }
 }
 
 #[inline(never)]
-fn pack(t: &Datatype, buf: *const u8, count: usize, bytes: usize) -> Outgoing {
-    let mut v = staging_buffer(bytes);
+fn pack(t: &Datatype, buf: *const u8, count: usize, bytes: usize) -> MpiResult<Outgoing> {
+    let mut v = staging_buffer(bytes)?;
     // SAFETY: the send buffer holds `count` elements of `t` (the caller's contract); `v` has
     // their `count * size == bytes` bytes of data.
     unsafe { t.pack(buf, count, v.as_mut_ptr()) };
-    Outgoing::owned(v)
+    Ok(Outgoing::owned(v))
 }
 
 /// Where a receive's data lands: the user's buffer, or a staging buffer to unpack.
@@ -225,22 +225,22 @@ impl Staged {
 impl RecvOp {
     /// Where to receive: the user's buffer, or, for scattered data, a staging buffer.
     #[inline(always)]
-    pub fn incoming(&self) -> Incoming {
+    pub fn incoming(&self) -> MpiResult<Incoming> {
         match &self.scattered {
-            None => Incoming {
+            None => Ok(Incoming {
                 ptr: self.buf,
                 cap: self.cap,
                 staged: None,
-            },
-            Some(t) => stage(t, self.buf, self.count, self.cap),
+            }),
+            Some(t) => stage(t, self.buf, self.count, self.cap).map_err(|e| e.on(self.comm)),
         }
     }
 }
 
 #[inline(never)]
-fn stage(t: &Arc<Datatype>, dst: *mut u8, count: usize, cap: usize) -> Incoming {
-    let mut buf = staging_buffer(cap);
-    Incoming {
+fn stage(t: &Arc<Datatype>, dst: *mut u8, count: usize, cap: usize) -> MpiResult<Incoming> {
+    let mut buf = staging_buffer(cap)?;
+    Ok(Incoming {
         ptr: buf.as_mut_ptr(),
         cap,
         staged: Some(Staged {
@@ -249,7 +249,7 @@ fn stage(t: &Arc<Datatype>, dst: *mut u8, count: usize, cap: usize) -> Incoming 
             dst,
             count,
         }),
-    }
+    })
 }
 
 thread_local! {
@@ -264,8 +264,8 @@ const SPARE_BUFFERS: usize = 4;
 const SPARE_MAX_BYTES: usize = 64 << 20;
 
 /// A buffer of `len` initialized bytes (their values unspecified): a spare one if one is large
-/// enough, else a new one.
-fn staging_buffer(len: usize) -> Vec<u8> {
+/// enough, else a new one; `MPI_ERR_NO_MEM` if the memory cannot be had.
+fn staging_buffer(len: usize) -> MpiResult<Vec<u8>> {
     let spare = SPARE.with(|s| {
         let mut s = s.borrow_mut();
         let i = s.iter().position(|b| b.capacity() >= len)?;
@@ -273,8 +273,8 @@ fn staging_buffer(len: usize) -> Vec<u8> {
     });
     let mut v = spare.unwrap_or_default();
     // Zero-fills only what was never initialized; a spare buffer is initialized up to its len.
-    v.resize(len, 0);
-    v
+    crate::error::grow(&mut v, len, "the packed copy of a message")?;
+    Ok(v)
 }
 
 /// Keeps a finished staging buffer for later, if it is worth keeping (replacing a smaller

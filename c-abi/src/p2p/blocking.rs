@@ -52,7 +52,7 @@ pub(crate) fn send_packed(
     kind: SendKind,
     dest: usize,
 ) -> MpiResult<()> {
-    let data = op.outgoing();
+    let data = op.outgoing()?;
     send_bytes(cx, op, kind, dest, data.bytes())
 }
 
@@ -76,7 +76,7 @@ pub(crate) fn recv(cx: &mut Cx<'_>, op: &RecvOp) -> MpiResult<Completion> {
 /// A receive of scattered data: into a temporary buffer, then unpacked.
 #[inline(never)]
 pub(crate) fn recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> MpiResult<Completion> {
-    let mut incoming = op.incoming();
+    let mut incoming = op.incoming()?;
     match cx.engine.recv(incoming.bytes(), source, op.tag, op.ctx) {
         Ok(s) => {
             incoming.finish(s.len);
@@ -88,7 +88,7 @@ pub(crate) fn recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> MpiRes
 
 /// A send and a receive at once: the send is started, the receive completed, then the send.
 pub(crate) fn sendrecv(cx: &mut Cx<'_>, s: &SendOp, r: &RecvOp) -> MpiResult<Completion> {
-    let outgoing = s.outgoing();
+    let outgoing = s.outgoing()?;
     let send_req = match s.dest {
         // SAFETY: the send buffer (or its packed copy, which lives to the end of this
         // function; or a dangling non-NULL pointer for 0 bytes) stays valid and unmodified

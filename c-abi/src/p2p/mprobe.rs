@@ -94,7 +94,8 @@ pub(crate) fn take_found(
     op: &ProbeOp,
     found: &mpich_channel::Status,
 ) -> MpiResult<Held> {
-    let mut data = vec![0u8; found.len];
+    let mut data = Vec::new();
+    crate::error::grow(&mut data, found.len, "a probed message").map_err(|e| e.on(op.comm))?;
     let exact = RecvOp {
         comm: op.comm,
         buf: data.as_mut_ptr(),

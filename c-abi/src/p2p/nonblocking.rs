@@ -67,7 +67,7 @@ pub(crate) fn start_send_copied(
     dest: usize,
 ) -> MpiResult<ReqId> {
     let owner = op.comm;
-    let data = op.outgoing();
+    let data = op.outgoing()?;
     if kind == SendKind::Buffered {
         cx.bsend
             .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
@@ -124,7 +124,7 @@ pub(crate) fn start_recv(cx: &mut Cx<'_>, op: &RecvOp) -> MpiResult<ReqId> {
 /// Posts a receive of scattered data on a staging buffer.
 #[inline(never)]
 pub(crate) fn start_recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> MpiResult<ReqId> {
-    let incoming = op.incoming();
+    let incoming = op.incoming()?;
     let (ptr, cap) = (incoming.ptr(), incoming.cap());
     let staged = incoming.into_staged().expect("scattered data is staged");
     // SAFETY: the staging buffer is owned by the request (its attachment; its heap buffer does
@@ -221,7 +221,7 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                 .p2p()
                 .start_persistent_done(id, born_complete(Completion::PROC_NULL)),
             Some(dest) if *mode == SendKind::Buffered => {
-                let data = op.outgoing();
+                let data = op.outgoing()?;
                 cx.bsend
                     .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
                     .map_err(|e| e.on(comm))?;
@@ -230,7 +230,7 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                     .start_persistent_done(id, born_complete(Completion::EMPTY))
             }
             Some(dest) => {
-                let data = op.outgoing();
+                let data = op.outgoing()?;
                 let (ptr, len) = (data.ptr(), data.len());
                 if data.is_owned() {
                     set_staging(cx, id, Some(Staging::Send(data)));
@@ -256,7 +256,7 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                 .p2p()
                 .start_persistent_done(id, born_complete(Completion::PROC_NULL)),
             Some(source) => {
-                let incoming = op.incoming();
+                let incoming = op.incoming()?;
                 let (ptr, cap) = (incoming.ptr(), incoming.cap());
                 if let Some(staged) = incoming.into_staged() {
                     set_staging(cx, id, Some(Staging::Recv(staged)));

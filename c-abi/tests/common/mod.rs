@@ -358,3 +358,24 @@ pub fn installed(tool: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(tool))
         .find(|candidate| candidate.is_file())
 }
+
+/// A directory for one test's files under the system's temporary directory (named after the
+/// test binary's `kind`, the `name` and this process), made empty when created and removed
+/// when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(kind: &str, name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("mpi-{kind}-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -33,7 +33,7 @@ fn allgather_s(
     })?;
     let mut b = builder(cx, idx);
     allgather::allgather(&mut b, mine.as_ref(), &recv);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -69,7 +69,7 @@ fn allgatherv_s(
     })?;
     let mut b = builder(cx, idx);
     allgather::allgatherv(&mut b, mine.as_ref(), &blocks, &lay);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {

@@ -56,7 +56,7 @@ fn alltoall_s(
         .map(|i| (rlay.at_mut(recvbuf.cast(), i * rc), rc, rlay.clone()))
         .collect();
     alltoall::alltoall(&mut b, &sblocks, &rblocks, sc * slay.size);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -128,7 +128,7 @@ fn alltoallv_s(
     let mut b = builder(cx, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -204,7 +204,7 @@ fn alltoallw_s(
     let mut b = builder(cx, idx);
     let sblocks = sblocks.unwrap_or_else(|| in_place_copy(&mut b, &rblocks));
     alltoall::windowed(&mut b, &sblocks, &rblocks);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {

@@ -17,7 +17,7 @@ fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
     let idx = intra(cx, comm)?;
     let mut b = builder(cx, idx);
     bcast::barrier(&mut b);
-    Ok(b.finish())
+    b.finish()
 }
 
 /// Blocking `MPI_Barrier` without a schedule ([`direct::barrier`]).
@@ -46,7 +46,7 @@ fn bcast_s(
     let (idx, (n, lay, r)) = bcast_checked(cx, buffer, n, datatype, r, comm)?;
     let mut b = builder(cx, idx);
     bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
-    Ok(b.finish())
+    b.finish()
 }
 
 /// The checks of a broadcast: the communicator, then the count, buffer and root.

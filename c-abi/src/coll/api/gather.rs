@@ -49,7 +49,7 @@ fn gather_s(
     })?;
     let mut b = builder(cx, idx);
     gather::gather(&mut b, &mine, recv.as_ref(), r);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -88,7 +88,7 @@ fn gatherv_s(
     let mut b = builder(cx, idx);
     let recv = recv.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
     gather::gatherv(&mut b, mine.as_ref(), recv, r);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -124,7 +124,7 @@ fn scatter_s(
     })?;
     let mut b = builder(cx, idx);
     gather::scatter(&mut b, send.as_ref(), mine.as_ref(), r);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -163,7 +163,7 @@ fn scatterv_s(
     let mut b = builder(cx, idx);
     let send = send.as_ref().map(|(blocks, lay)| (&blocks[..], lay));
     gather::scatterv(&mut b, send, mine.as_ref(), r);
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {

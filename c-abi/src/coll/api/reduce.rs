@@ -150,7 +150,7 @@ fn reduce_s(
             x.commutative,
         );
     }
-    Ok(b.finish())
+    b.finish()
 }
 
 collective! {
@@ -173,7 +173,7 @@ fn allreduce_s(
     let (x, mut b) = red_everywhere(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
     let send = (!x.in_place).then_some(x.send);
     reduce::allreduce(&mut b, send, recvbuf.cast(), x.n, &x.lay, x.commutative);
-    Ok(b.finish())
+    b.finish()
 }
 
 /// Blocking `MPI_Allreduce` of short contiguous data without a schedule
@@ -250,7 +250,7 @@ fn reduce_scatter_counts(
     )?;
     let mut b = reducer(cx, idx, op, datatype)?;
     reduce::reduce_scatter(&mut b, x.send, recvbuf.cast(), &rc, &x.lay, x.commutative);
-    Ok(b.finish())
+    b.finish()
 }
 
 fn reduce_scatter_s(
@@ -321,7 +321,7 @@ fn scan_any(
         x.commutative,
         exclusive,
     );
-    Ok(b.finish())
+    b.finish()
 }
 
 fn scan_s(

@@ -242,14 +242,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Type_dup`: a copy of `oldtype` (committed if it is).
     fn MPI_Type_dup / PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) |st| {
-        create(st, newtype, |types| {
-            let old = types.get(oldtype)?;
-            Ok(Datatype {
-                contents: contents(MPI_COMBINER_DUP, vec![], vec![], vec![oldtype]),
-                name: String::new(),
-                ..old.clone()
-            })
-        })
+        let rt = st.runtime()?;
+        let out = Out::new(newtype, "newtype")?;
+        out.set(rt.types.dup(oldtype)?);
+        Ok(())
     }
 }
 

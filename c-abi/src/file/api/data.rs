@@ -3,12 +3,10 @@
 //! `MPI_File_read_at_all`, `MPI_File_write_at_all`, `MPI_File_read_all`,
 //! `MPI_File_write_all`.
 //!
-//! The collective twins are collective in the call sense only, for now: each process does its
-//! own access, exactly as the independent call, and nothing else (no exchange: MPI does not
-//! require a collective data access to synchronize). Two-phase aggregation (collective
-//! buffering) will replace this.
+//! The collective twins are two-phase accesses (`api::collective::prepare`, then
+//! `file::two_phase` run to completion by the progress engine).
 //!
-//! One access: the memory side is the caller's buffer as bytes (in place if one block,
+//! One independent access: the memory side is the caller's buffer as bytes (in place if one block,
 //! packed or unpacked otherwise: `file::memory`); the file side is the view's byte runs from
 //! the position (`View::runs`), done by `file::access` (one system call per run, or data
 //! sieving). The status's count is the bytes actually moved (`MPI_Get_count` and
@@ -16,24 +14,18 @@
 
 use super::file_fn;
 use crate::abi::*;
-use crate::error::{MpiError, MpiResult};
+use crate::error::MpiResult;
+use crate::file::datarep::Conversion;
 use crate::file::sys::{io_error, RangeLock};
-use crate::file::{access, amode, files, hints, memory};
+use crate::file::{access, files, hints, memory, Dir};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 
-/// Which way the data goes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Dir {
-    Read,
-    Write,
-}
-
 /// One data access of `call`: at `offset` (etypes; `None`: the individual file pointer,
 /// which then moves past the data), `count` elements of `datatype` at `buf`.
 #[allow(clippy::too_many_arguments)]
-fn access_call(
+pub(super) fn access_call(
     rt: &mut Runtime,
     call: &str,
     dir: Dir,
@@ -44,31 +36,47 @@ fn access_call(
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    access(
+        rt, call, dir, fh, offset, buf, count, datatype, status, false,
+    )
+}
+
+/// [`access_call`] at `offset`, where the shared file pointer was (`api::shared`): the
+/// shared-pointer routines are the ones an `MPI_MODE_SEQUENTIAL` file allows.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn shared_access_call(
+    rt: &mut Runtime,
+    call: &str,
+    dir: Dir,
+    fh: MPI_File,
+    offset: u64,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let at = Some(offset as MPI_Offset);
+    access(rt, call, dir, fh, at, buf, count, datatype, status, true)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn access(
+    rt: &mut Runtime,
+    call: &str,
+    dir: Dir,
+    fh: MPI_File,
+    offset: Option<MPI_Offset>,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    status: *mut MPI_Status,
+    sequential_ok: bool,
+) -> MpiResult<()> {
     let status = StatusOut::new(status)?;
     let mut t = files();
     let f = t.get(fh)?;
-    amode::not_sequential(f.amode, call)?;
-    match dir {
-        Dir::Read => amode::readable(f.amode)?,
-        Dir::Write => amode::writable(f.amode)?,
-    }
-    let m = rt.types.message(count, datatype)?;
-    let etype = f.view.etype_size;
-    if !m.bytes.is_multiple_of(etype) {
-        return Err(MpiError::new(
-            MPI_ERR_TYPE,
-            format!(
-                "{call} moves {} bytes, not a whole number of the view's etypes ({etype} bytes)",
-                m.bytes
-            ),
-        ));
-    }
-    let pos = match offset {
-        Some(o) => u64::try_from(o)
-            .map_err(|_| MpiError::arg(format!("the offset is {o}; it must be 0 or more")))?,
-        None => f.pointer,
-    };
-    let runs = f.view.runs(pos * etype as u64, m.bytes);
+    let placed = f.place(&rt.types, call, dir, offset, count, datatype, sequential_ok)?;
+    let (m, runs) = (&placed.message, &placed.runs);
     let count = count as usize;
     let what = |e: &std::io::Error, f: &crate::file::OpenFile| {
         let op = if dir == Dir::Read { "read" } else { "write" };
@@ -76,12 +84,25 @@ fn access_call(
     };
     let moved = match dir {
         Dir::Read => {
+            // Atomic mode: a shared lock over the span, so the read sees each concurrent
+            // write whole or not at all (writes hold the exclusive lock over theirs).
+            let _atomic_lock = match (f.atomic, runs.first(), runs.last()) {
+                (true, Some(a), Some(z)) => Some(
+                    RangeLock::read(&f.file, a.offset, z.offset + z.len as u64 - a.offset)
+                        .map_err(|e| what(&e, f))?,
+                ),
+                _ => None,
+            };
             let sieve = hints::read_sieve(&f.hints);
             // SAFETY: `buf` holds `count` elements of `datatype` (the caller's contract).
             unsafe {
-                memory::with_room(buf, count, &m, |room| {
-                    access::read(&f.file, &runs, room, sieve)
-                })
+                memory::with_room(
+                    buf,
+                    count,
+                    m,
+                    &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, false)?,
+                    |room| access::read(&f.file, runs, room, sieve),
+                )
             }
             .map_err(|e| what(&e, f))?
         }
@@ -96,9 +117,13 @@ fn access_call(
             };
             // SAFETY: as above; the data is only read.
             unsafe {
-                memory::with_data(buf, count, &m, |data| {
-                    access::write(&f.file, &runs, data, sieve, f.atomic)
-                })
+                memory::with_data(
+                    buf,
+                    count,
+                    m,
+                    &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, true)?,
+                    |data| access::write(&f.file, runs, data, sieve, f.atomic),
+                )
             }
             .map_err(|e| what(&e, f))?;
             drop(atomic_lock);
@@ -106,8 +131,34 @@ fn access_call(
         }
     };
     if offset.is_none() {
-        f.pointer = pos + (moved / etype) as u64;
+        f.pointer = placed.pointer_after(moved, f.view.etype_size);
     }
+    status.set(&Completion {
+        bytes: moved,
+        ..Completion::EMPTY
+    });
+    Ok(())
+}
+
+/// One collective data access of `call` (the `_all` forms and what the split and
+/// nonblocking collectives do): the same arguments as [`access_call`], called by every
+/// process of the file's communicator.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn collective_call(
+    rt: &mut Runtime,
+    call: &str,
+    dir: Dir,
+    fh: MPI_File,
+    offset: Option<MPI_Offset>,
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    // Two-phase I/O (`file::two_phase`), run to its end here.
+    let status = StatusOut::new(status)?;
+    let (access, _) = super::collective::prepare(rt, call, dir, fh, offset, buf, count, datatype)?;
+    let moved = crate::file::two_phase::run(&mut rt.engine, access)?;
     status.set(&Completion {
         bytes: moved,
         ..Completion::EMPTY
@@ -127,7 +178,7 @@ file_fn! {
     /// `MPI_File_read_at_all`: `MPI_File_read_at`, collective (see the module documentation).
     fn MPI_File_read_at_all / PMPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count, datatype, status)
     }
 }
 
@@ -143,7 +194,7 @@ file_fn! {
     /// `MPI_File_write_at_all`: `MPI_File_write_at`, collective (see the module documentation).
     fn MPI_File_write_at_all / PMPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
     }
 }
 
@@ -159,7 +210,7 @@ file_fn! {
     /// `MPI_File_read_all`: `MPI_File_read`, collective (see the module documentation).
     fn MPI_File_read_all / PMPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count, datatype, status)
     }
 }
 
@@ -175,6 +226,6 @@ file_fn! {
     /// `MPI_File_write_all`: `MPI_File_write`, collective (see the module documentation).
     fn MPI_File_write_all / PMPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
     }
 }

@@ -82,6 +82,8 @@ fn open(
         .expect("every member of the communicator is in the file's");
     match open_collectively(rt, idx, &name, amode_arg) {
         Ok(file) => {
+            let hosts = gather(rt, idx, crate::comm::create::host_color() as u64)?;
+            let shared = super::shared::at_open(rt, idx, &name, &file, amode_arg)?;
             let pointer = if amode_arg & MPI_MODE_APPEND != 0 {
                 file.metadata().map_err(|e| io_error("fstat", &e))?.len()
             } else {
@@ -103,6 +105,9 @@ fn open(
                 atomic: false,
                 errhandler,
                 fint: 0,
+                hosts: hosts.into_iter().map(|h| h as c_int).collect(),
+                shared,
+                split: None,
             });
             out.set(h);
             Ok(())
@@ -214,7 +219,10 @@ file_fn! {
         *route = h;
         let comm = files().get(h)?.comm;
         barrier(rt, comm)?;
+        let _ = files().get(h)?.shared.discard(rt.comms.get(comm).rank == 0); // side file gone
         let f = files().remove(h).expect("checked open above");
+        rt.types.let_go(f.etype); // the view's types (held since MPI_File_set_view)
+        rt.types.let_go(f.filetype);
         *route = MPI_FILE_NULL;
         let (path, amode, me) = (f.path.clone(), f.amode, rt.comms.get(comm).rank);
         drop(f); // closes the descriptor
@@ -239,7 +247,9 @@ file_fn! {
     fn MPI_File_delete / PMPI_File_delete(filename: *const c_char, info: MPI_Info) |rt, _route| {
         let name = read_c_string(filename, NAME_MAX, "filename")?;
         rt.infos.hints(info)?;
-        std::fs::remove_file(&name).map_err(|e| io_error(&format!("unlink({name:?})"), &e))
+        std::fs::remove_file(&name).map_err(|e| io_error(&format!("unlink({name:?})"), &e))?;
+        let _ = crate::file::shared::remove_side_files(&name); // of jobs that died (file::shared)
+        Ok(())
     }
 }
 
@@ -349,12 +359,11 @@ file_fn! {
     fn MPI_File_get_info / PMPI_File_get_info(fh: MPI_File, info_used: *mut MPI_Info) |rt, route| {
         *route = fh;
         let out = Out::new(info_used, "info_used")?;
-        let (hints, comm) = {
+        let used = {
             let mut t = files();
             let f = t.get(fh)?;
-            (f.hints.clone(), f.comm)
+            in_force(&f.hints, &f.hosts)
         };
-        let used = in_force(&hints, rt.comms.get(comm).size);
         out.set(rt.infos.insert(used)?);
         Ok(())
     }

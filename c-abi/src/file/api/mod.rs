@@ -1,5 +1,8 @@
-//! The C entry points of MPI-IO: opening, closing and managing files (`manage`), views and
-//! file pointers (`view`), data access (`data`), file error handlers (`errhandler`).
+//! The C entry points of MPI-IO: opening, closing and managing files (`manage`), views,
+//! representations and individual file pointers (`view`), independent data access (`data`),
+//! its nonblocking forms (`nonblocking`), collective data access that completes later
+//! (`collective`: nonblocking and split; the blocking `_all` calls are in `data`), shared
+//! file pointers and ordered access (`shared`), file error handlers (`errhandler`).
 //!
 //! Each is defined by [`file_fn!`]: `mpi_fn!`'s `PMPI_`/`MPI_` pair, whose body runs through
 //! [`run`], which sends its errors to the file's error handler instead of a communicator's
@@ -9,11 +12,15 @@
 //! MPI.
 //!
 //! The collective steps exchange on the file's own communicator with `comm::net`'s blocking
-//! exchanges, tags from [`TAG_FILE`] up.
+//! exchanges, tags from [`TAG_FILE`] up (the two-phase accesses use their own tags, from
+//! `two_phase::TAG_TWO_PHASE`).
 
+mod collective;
 mod data;
 mod errhandler;
 mod manage;
+mod nonblocking;
+mod shared;
 mod view;
 
 use crate::abi::*;

@@ -2,14 +2,20 @@
 //! `MPI_File_get_type_extent`, `MPI_File_get_byte_offset`, `MPI_File_seek`,
 //! `MPI_File_get_position`.
 //!
-//! Data representations: `native` and `internal` (the same here: the memory's bytes);
-//! `external32` and names of the program's (`MPI_Register_datarep` does not exist yet) are
-//! `MPI_ERR_UNSUPPORTED_DATAREP`.
+//! Data representations (`file::datarep`): `native` and `internal` (the same here: the
+//! memory's bytes), `external32`, and the names the program registers with
+//! `MPI_Register_datarep` (also here); another name is `MPI_ERR_UNSUPPORTED_DATAREP`, and so
+//! is a view whose etype or filetype holds a type of another size in the representation than
+//! in memory (see `file::datarep`). `MPI_File_get_type_extent` answers in the file's
+//! representation.
 //!
-//! `MPI_File_get_view` gives back the etype and filetype handles `MPI_File_set_view` was
-//! given, not new copies (the datatype module offers the file module no way to make one
-//! yet): the view itself does not depend on them (it keeps the filetype's layout), but a
-//! program that frees what `get_view` returned frees its own type.
+//! The view holds its etype and filetype (`TypeTable::hold`), so the program may free its
+//! handles after `MPI_File_set_view`; `MPI_File_get_view` hands out new copies of derived
+//! ones, which the program frees (predefined ones as they are), as MPI 3.1 §13.3 says.
+//!
+//! `MPI_DISPLACEMENT_CURRENT` (only on a file opened with `MPI_MODE_SEQUENTIAL`, where it is
+//! the only displacement allowed: `MPI_ERR_ARG` otherwise, as in MPICH) puts the view's
+//! start at the shared file pointer's byte.
 
 use super::manage::merge_hints;
 use super::{agree, file_fn};
@@ -17,28 +23,13 @@ use crate::abi::*;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::file::amode;
-use crate::file::files;
+use crate::file::datarep::{self, Representation};
 use crate::file::sys::io_error;
 use crate::file::view::{BadView, View};
+use crate::file::{files, MPI_FILE_NULL};
 use crate::info::read_c_string;
 use crate::runtime::Runtime;
-use std::ffi::{c_char, c_int};
-
-/// A data representation name this library can do.
-fn check_datarep(name: &str) -> MpiResult<&'static str> {
-    match name {
-        "native" => Ok("native"),
-        "internal" => Ok("internal"),
-        "external32" => Err(MpiError::new(
-            MPI_ERR_UNSUPPORTED_DATAREP,
-            "the data representation \"external32\" is not supported yet (use \"native\")",
-        )),
-        _ => Err(MpiError::new(
-            MPI_ERR_UNSUPPORTED_DATAREP,
-            format!("{name:?} is not a data representation this library knows (\"native\", \"internal\")"),
-        )),
-    }
-}
+use std::ffi::{c_char, c_int, c_void};
 
 /// The view a `set_view` call describes.
 fn make_view(
@@ -47,12 +38,6 @@ fn make_view(
     etype: MPI_Datatype,
     filetype: MPI_Datatype,
 ) -> MpiResult<View> {
-    if disp == MPI_DISPLACEMENT_CURRENT as MPI_Offset {
-        return Err(MpiError::new(
-            MPI_ERR_UNSUPPORTED_OPERATION,
-            "MPI_DISPLACEMENT_CURRENT needs shared file pointers, which are not supported yet",
-        ));
-    }
     let disp = u64::try_from(disp)
         .map_err(|_| MpiError::arg(format!("the displacement is {disp}; it must be 0 or more")))?;
     let e = rt.types.committed(etype)?;
@@ -70,6 +55,30 @@ fn make_view(
     })
 }
 
+/// The displacement `disp` of a new view of `fh` stands for: `MPI_DISPLACEMENT_CURRENT` is
+/// the shared file pointer's byte, and the only one a sequential file takes.
+fn displacement(fh: MPI_File, disp: MPI_Offset) -> MpiResult<MPI_Offset> {
+    let mut t = files();
+    let f = t.get(fh)?;
+    let sequential = f.amode & MPI_MODE_SEQUENTIAL != 0;
+    let current = disp == MPI_DISPLACEMENT_CURRENT as MPI_Offset;
+    match (sequential, current) {
+        (false, false) => Ok(disp),
+        (true, true) => {
+            let pos = f.shared.get().map_err(|e| {
+                io_error(&format!("reading the shared file pointer of {:?}", f.path), &e)
+            })?;
+            Ok(f.view.file_byte(pos * f.view.etype_size as u64) as MPI_Offset)
+        }
+        (true, false) => Err(MpiError::arg(format!(
+            "the displacement is {disp}; a file opened with MPI_MODE_SEQUENTIAL takes only MPI_DISPLACEMENT_CURRENT"
+        ))),
+        (false, true) => Err(MpiError::arg(
+            "MPI_DISPLACEMENT_CURRENT is only for files opened with MPI_MODE_SEQUENTIAL",
+        )),
+    }
+}
+
 file_fn! {
     /// `MPI_File_set_view`: the part of the file this process sees, and in what units
     /// (collective); resets the individual file pointer to 0.
@@ -85,8 +94,10 @@ file_fn! {
         let comm = files().get(fh)?.comm;
         let made = (|| {
             let rep = read_c_string(datarep, MPI_MAX_DATAREP_STRING as usize, "datarep")?;
-            let rep = check_datarep(&rep)?;
+            Representation::lookup(&rep)?;
+            let disp = displacement(fh, disp)?;
             let view = make_view(rt, disp, etype, filetype)?;
+            datarep::check_view_types(&rep, rt.types.get(etype)?, rt.types.get(filetype)?)?;
             rt.infos.hints(info)?;
             Ok((rep, view))
         })();
@@ -97,11 +108,15 @@ file_fn! {
         let f = t.get(fh)?;
         merge_hints(rt, &mut f.hints, info)?;
         f.view = view;
-        f.datarep = rep.to_string();
-        f.etype = etype;
-        f.filetype = filetype;
+        f.datarep = rep;
+        // The view's types are the file's now: the program may free its handles.
+        rt.types.hold(etype);
+        rt.types.hold(filetype);
+        rt.types.let_go(std::mem::replace(&mut f.etype, etype));
+        rt.types.let_go(std::mem::replace(&mut f.filetype, filetype));
         f.pointer = 0;
-        Ok(())
+        drop(t);
+        super::shared::reset(rt, fh) // the shared file pointer back to 0 too
     }
 }
 
@@ -113,22 +128,24 @@ file_fn! {
         etype: *mut MPI_Datatype,
         filetype: *mut MPI_Datatype,
         datarep: *mut c_char,
-    ) |_rt, route| {
+    ) |rt, route| {
         *route = fh;
         let (d, e, ft) = (Out::new(disp, "disp")?, Out::new(etype, "etype")?, Out::new(filetype, "filetype")?);
         let mut t = files();
         let f = t.get(fh)?;
         write_c_string(datarep, MPI_MAX_DATAREP_STRING as usize, &f.datarep, "datarep")?;
         d.set(f.view.disp as MPI_Offset);
-        e.set(f.etype);
-        ft.set(f.filetype);
+        e.set(rt.types.dup_unless_predefined(f.etype)?);
+        ft.set(rt.types.dup_unless_predefined(f.filetype)?);
         Ok(())
     }
 }
 
 file_fn! {
-    /// `MPI_File_get_type_extent`: the extent of a type in the file (its memory extent: the
-    /// representations here are the memory's).
+    /// `MPI_File_get_type_extent`: the extent of a type in the file's data representation
+    /// (for a predefined type, its size there: 4 for `MPI_LONG` in external32; for a derived
+    /// type, its memory extent, which it keeps in every representation this library accepts
+    /// in a view).
     fn MPI_File_get_type_extent / PMPI_File_get_type_extent(
         fh: MPI_File,
         datatype: MPI_Datatype,
@@ -136,9 +153,34 @@ file_fn! {
     ) |rt, route| {
         *route = fh;
         let out = Out::new(extent, "extent")?;
-        files().get(fh)?;
-        out.set(rt.types.get(datatype)?.extent() as MPI_Aint);
+        let name = files().get(fh)?.datarep.clone();
+        let t = rt.types.get(datatype)?;
+        out.set(Representation::lookup(&name)?.type_extent(&name, t, datatype)?);
         Ok(())
+    }
+}
+
+file_fn! {
+    /// `MPI_Register_datarep`: a data representation of the program's (see
+    /// `file::datarep`); `MPI_ERR_DUP_DATAREP` for a name already defined. Not collective;
+    /// errors go to `MPI_FILE_NULL`'s handler.
+    fn MPI_Register_datarep / PMPI_Register_datarep(
+        datarep: *const c_char,
+        read_conversion_fn: MPI_Datarep_conversion_function,
+        write_conversion_fn: MPI_Datarep_conversion_function,
+        dtype_file_extent_fn: MPI_Datarep_extent_function,
+        extra_state: *mut c_void,
+    ) |_rt, route| {
+        *route = MPI_FILE_NULL;
+        let name = read_c_string(datarep, usize::MAX, "datarep")?;
+        if name.len() >= MPI_MAX_DATAREP_STRING as usize {
+            return Err(MpiError::arg(format!(
+                "the data representation name has {} bytes; at most {} fit",
+                name.len(),
+                MPI_MAX_DATAREP_STRING - 1
+            )));
+        }
+        datarep::register(&name, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
     }
 }
 

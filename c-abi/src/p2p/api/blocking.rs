@@ -116,7 +116,7 @@ mpi_fn! {
         let s = args::send_op(cx, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
         let r = args::recv_op(cx, buf, count, datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
-        let outgoing = s.outgoing();
+        let outgoing = s.outgoing()?;
         // The data must be copied out before the buffer receives (a packed copy is one).
         let outgoing = if outgoing.is_owned() { outgoing } else { crate::p2p::args::Outgoing::owned(outgoing.bytes().to_vec()) };
         let s = SendOp { buf: outgoing.ptr(), bytes: outgoing.len(), scattered: None, ..s };

@@ -6,7 +6,8 @@
  *  - views_<n>.dat (n = ranks): etype MPI_INT, filetype B ints resized to an extent of n*B
  *    ints, displacement rank*B ints: rank r owns ints [r*B, (r+1)*B) of every n*B. Written
  *    with write_at_all from a contiguous buffer, read back with read_at_all; get_byte_offset,
- *    get_type_extent, get_view checked.
+ *    get_type_extent, get_view checked. The program frees its filetype right after set_view
+ *    (the view keeps it), and get_view's filetype is a new type (a duplicate) it frees.
  *  - subarray_<n>.dat: a ROWS x (n*COLS) array of ints in C order; rank r owns the column
  *    block [r*COLS, (r+1)*COLS) (MPI_Type_create_subarray filetype). The memory side is
  *    noncontiguous too: a ROWS x (COLS+2) local array with halo columns, described by a
@@ -61,6 +62,9 @@ static void vector_view(void)
                             MPI_INFO_NULL, &fh));
     MPI_Offset disp = (MPI_Offset)test_rank * B * 4;
     CHECK_MPI(MPI_File_set_view(fh, disp, MPI_INT, tile, "native", MPI_INFO_NULL));
+    /* The view keeps its types: the program may free its handles now (MPI 3.1 13.3). */
+    CHECK_MPI(MPI_Type_free(&tile));
+    CHECK_MPI(MPI_Type_free(&block));
 
     int mine[TILES * B], back[TILES * B];
     for (int j = 0; j < TILES * B; j++)
@@ -81,9 +85,6 @@ static void vector_view(void)
     CHECK_MPI(MPI_File_get_byte_offset(fh, B + 2, &byte));
     CHECK(byte == disp + (MPI_Offset)test_size * B * 4 + 8,
           "get_byte_offset(%d) is %lld", B + 2, (long long)byte);
-    MPI_Aint extent = 0;
-    CHECK_MPI(MPI_File_get_type_extent(fh, tile, &extent));
-    CHECK(extent == (MPI_Aint)test_size * B * 4, "get_type_extent gave %ld", (long)extent);
     MPI_Offset got_disp = -1;
     MPI_Datatype etype, filetype;
     char rep[MPI_MAX_DATAREP_STRING];
@@ -93,6 +94,15 @@ static void vector_view(void)
     int size = 0;
     CHECK_MPI(MPI_Type_size(filetype, &size));
     CHECK(size == B * 4, "get_view's filetype has %d bytes", size);
+    /* A derived filetype comes back as a new type the program owns: a duplicate. */
+    int ni, na, nt, combiner = -1;
+    CHECK_MPI(MPI_Type_get_envelope(filetype, &ni, &na, &nt, &combiner));
+    CHECK(combiner == MPI_COMBINER_DUP, "get_view's filetype has combiner %d, want MPI_COMBINER_DUP",
+          combiner);
+    MPI_Aint extent = 0;
+    CHECK_MPI(MPI_File_get_type_extent(fh, filetype, &extent));
+    CHECK(extent == (MPI_Aint)test_size * B * 4, "get_type_extent gave %ld", (long)extent);
+    CHECK_MPI(MPI_Type_free(&filetype));
     /* The pointer moves in etypes of the view. */
     MPI_Offset pos = -1;
     CHECK_MPI(MPI_File_seek(fh, 3, MPI_SEEK_SET));
@@ -105,8 +115,6 @@ static void vector_view(void)
     CHECK_MPI(MPI_File_get_position(fh, &pos));
     CHECK(pos == TILES * B, "SEEK_END of the view is %lld, want %d", (long long)pos, TILES * B);
     CHECK_MPI(MPI_File_close(&fh));
-    CHECK_MPI(MPI_Type_free(&block));
-    CHECK_MPI(MPI_Type_free(&tile));
     MPI_Barrier(MPI_COMM_WORLD);
     check_whole_file(path, TILES * B * test_size);
 }
