@@ -327,6 +327,18 @@ impl FileTable {
     }
 }
 
+/// The handler of the file's own communicator, which errors reported by `MPI_Wait`/`MPI_Test`
+/// on the file's requests (a nonblocking collective access) go to: the file's handler when
+/// it is predefined (so `MPI_ERRORS_RETURN`, the files' default, returns the code from
+/// `MPI_Wait`), else `MPI_ERRORS_RETURN` (a function of the program's set on the file is not
+/// called for them: a communicator cannot hold a file's handler function).
+pub(crate) fn request_errhandler(file_handler: MPI_Errhandler) -> MPI_Errhandler {
+    match file_handler {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => file_handler,
+        _ => MPI_ERRORS_RETURN,
+    }
+}
+
 #[cold]
 fn invalid_file(h: MPI_File) -> MpiError {
     let detail = if h.is_null() {

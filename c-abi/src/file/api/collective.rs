@@ -21,7 +21,7 @@ use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::file::datarep::Conversion;
-use crate::file::two_phase::{self, Access, Destination, Peers, Setup};
+use crate::file::two_phase::{self, Access, Data, Destination, Peers, Setup};
 use crate::file::{files, hints, memory, Dir, OpenFile, SplitCollective, SplitProgress};
 use crate::p2p::request::outcome_of;
 use crate::p2p::status::{Completion, StatusOut};
@@ -52,28 +52,34 @@ pub(super) fn prepare(
         .try_clone()
         .map_err(|e| crate::file::sys::io_error(&format!("dup of {:?}", f.path), &e))?;
     let count = count as usize;
-    let (data, destination) = match dir {
+    let conversion = Conversion::new(
+        &f.datarep,
+        &rt.types,
+        datatype,
+        buf,
+        count,
+        dir == Dir::Write,
+    )?;
+    // One block of native bytes: the access works in the caller's buffer itself.
+    let block = (m.scattered.is_none() && conversion.is_none())
+        .then(|| buf.cast::<u8>().wrapping_offset(m.offset));
+    let (data, destination) = match (dir, block) {
+        // SAFETY: the block is the caller's `m.bytes` bytes of data, the library's until the
+        // access completes (the MPI call's contract; see `Data::caller`).
+        (_, Some(at)) => (unsafe { Data::caller(at, m.bytes) }, None),
         // SAFETY: `buf` holds `count` elements of `datatype` (the caller's contract); the
         // data is only read, and copied.
-        Dir::Write => (
-            unsafe {
-                memory::with_data(
-                    buf,
-                    count,
-                    &m,
-                    &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, true)?,
-                    |d| d.to_vec(),
-                )
-            },
+        (Dir::Write, None) => (
+            Data::Owned(unsafe { memory::with_data(buf, count, &m, &conversion, |d| d.to_vec()) }),
             None,
         ),
-        Dir::Read => (
-            Vec::new(),
+        (Dir::Read, None) => (
+            Data::Owned(Vec::new()),
             Some(Destination {
                 buf,
                 count,
                 message: m.clone(),
-                conversion: Conversion::new(&f.datarep, &rt.types, datatype, buf, count, false)?,
+                conversion,
             }),
         ),
     };

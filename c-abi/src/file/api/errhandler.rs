@@ -35,7 +35,9 @@ file_fn! {
         if file == MPI_FILE_NULL {
             t.null_errhandler = h;
         } else {
-            t.get(file)?.errhandler = h;
+            let f = t.get(file)?;
+            f.errhandler = h;
+            rt.comms.get_mut(f.comm).errhandler = crate::file::request_errhandler(h);
         }
         Ok(())
     }

@@ -90,6 +90,7 @@ fn open(
                 0
             };
             let errhandler = files().null_errhandler;
+            rt.comms.get_mut(idx).errhandler = crate::file::request_errhandler(errhandler);
             let h = files().insert(OpenFile {
                 can_read: sys::can_read(&file),
                 file,
@@ -217,7 +218,18 @@ file_fn! {
         let out = Out::new(fh, "fh")?;
         let h = out.get();
         *route = h;
-        let comm = files().get(h)?.comm;
+        let comm = {
+            let mut t = files();
+            let f = t.get(h)?;
+            if let Some(s) = f.split {
+                // Every process began it (collective), so every process fails here alike.
+                return Err(MpiError::new(
+                    MPI_ERR_IO,
+                    format!("MPI_File_close: a split collective is begun on the file; end it with {} first", s.end),
+                ));
+            }
+            f.comm
+        };
         barrier(rt, comm)?;
         let _ = files().get(h)?.shared.discard(rt.comms.get(comm).rank == 0); // side file gone
         let f = files().remove(h).expect("checked open above");

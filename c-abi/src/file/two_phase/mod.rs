@@ -61,6 +61,7 @@
 //! line to stderr per process: two-phase or independent, aggregators, rounds, pieces this
 //! process did as an aggregator, bytes.
 
+mod data;
 mod domains;
 
 use crate::abi::*;
@@ -70,6 +71,7 @@ use crate::file::hints::{Buffering, Collective};
 use crate::file::sys::{self, io_error, RangeLock};
 use crate::file::{access, memory, Dir};
 use crate::p2p::request::Outcome;
+pub(crate) use data::Data;
 use domains::{coverage, file_domains, piece, pieces, Runs};
 use mpich_channel::{Adi, AdiError, Engine, Operation, ReqId, SendMode, Status};
 use std::ffi::{c_int, c_void};
@@ -132,8 +134,9 @@ pub(crate) struct Setup {
     pub path: String,
     /// The access's file runs, in order.
     pub runs: Vec<Extent>,
-    /// Write: the data (packed). Read: ignored (room is made for `bytes`).
-    pub data: Vec<u8>,
+    /// Write: the data (the caller's block, or packed and converted). Read: where it lands
+    /// (the caller's block, or room of the access's own, made for `bytes` when empty).
+    pub data: Data,
     pub bytes: usize,
     /// Read: where the data goes.
     pub destination: Option<Destination>,
@@ -213,8 +216,8 @@ impl Access {
         let mut s = s;
         let mine = Runs::new(std::mem::take(&mut s.runs));
         let n = s.peers.size();
-        if s.dir == Dir::Read {
-            s.data = vec![0u8; s.bytes];
+        if s.dir == Dir::Read && !s.data.is_callers() {
+            s.data = Data::Owned(vec![0u8; s.bytes]);
         }
         Access {
             short_at: s.bytes as u64,
@@ -656,9 +659,9 @@ impl Access {
         let me = self.s.peers.me;
         for (s, data) in self.round_bufs.iter().enumerate() {
             let (data, mut at) = if s == me {
-                (&self.s.data, self.mine.data_before(p0) as usize)
+                (&self.s.data[..], self.mine.data_before(p0) as usize)
             } else {
-                (data, 0)
+                (&data[..], 0)
             };
             for e in self.senders[s].clipped(p0, p1) {
                 let to = (e.offset - lo) as usize;

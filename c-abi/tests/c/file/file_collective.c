@@ -18,17 +18,20 @@
  *     point-to-point traffic (a ring exchange) between start and wait; two collective
  *     accesses of one file in flight at once, waited for in reverse order.
  *  5. Split collectives: write_all_begin/end, read_at_all_begin/end, write_at_all_begin/end,
- *     read_all_begin/end; an end without a begin and a second begin are MPI_ERR_IO.
+ *     read_all_begin/end; an end without a begin, a second begin and closing the file with
+ *     one begun are MPI_ERR_IO.
  *  6. MPI_File_get_info reports the hints in force (cb_nodes, cb_buffer_size, romio_cb_*).
  *  7. The one aggregator's write fails (a file size limit on rank 0: EFBIG): every rank's
- *     write_all fails with the same class.
+ *     write_all fails with the same class; so does MPI_Wait on an iwrite_all (the file's
+ *     handler, MPI_ERRORS_RETURN, not MPI_COMM_WORLD's).
  *
  * Deviations of Debian's MPICH 4.0.2 (tolerated): ROMIO's two-phase read reports the whole
  * request as the count even when the file ends before it (section 3); the holes a two-phase
  * write leaves between the data of a new file are not zero (its read-modify-write buffer is
  * not cleared where the file has no bytes yet; section 2); two nonblocking collective reads
  * of one file in flight at once, completed by polling MPI_Testall, fail or read wrong data
- * (MPI_Waitall is used under MPICH; section 4).
+ * (MPI_Waitall is used under MPICH; section 4); a file with a split collective begun closes
+ * (section 5); MPI_Wait on a failed iwrite_all returns success (section 7).
  */
 #define TEST_NAME "file_collective"
 #include "mpitest.h"
@@ -406,6 +409,8 @@ static void section_nonblocking(void)
     CHECK_MPI(MPI_File_read_at_all_begin(fh, 0, rb, 10, MPI_INT));
     EXPECT_CLASS(MPI_File_read_at_all_begin(fh, 0, rb, 10, MPI_INT), MPI_ERR_IO);
     EXPECT_CLASS(MPI_File_write_all_begin(fh, b, 10, MPI_INT), MPI_ERR_IO);
+    if (!tolerated("MPICH", "a file with a split collective begun closes"))
+        EXPECT_CLASS(MPI_File_close(&fh), MPI_ERR_IO);
     CHECK_MPI(MPI_File_read_at_all_end(fh, rb, &st[0]));
     CHECK(moved_bytes(&st[0]) == 40, "read_at_all_end after the refused begin: %d bytes",
           moved_bytes(&st[0]));
@@ -525,6 +530,21 @@ static void section_aggregator_error(void)
         else
             CHECK(strstr(text, "rank 0") != NULL, "rank %d's error: %s", test_rank, text);
     }
+    /* The same through MPI_File_iwrite_all: MPI_Wait returns the error, as the file's handler
+     * (MPI_ERRORS_RETURN) says, instead of the job ending by MPI_COMM_WORLD's. */
+    if (test_rank == 0) {
+        struct rlimit small = old;
+        small.rlim_cur = 4096;
+        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
+    }
+    MPI_Request req;
+    CHECK_MPI(MPI_File_iwrite_all(fh, data, EACH, MPI_BYTE, &req));
+    rc = MPI_Wait(&req, &st);
+    if (test_rank == 0)
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    if (!tolerated("MPICH", "MPI_Wait on a failed nonblocking collective write returns success"))
+        CHECK(rc != MPI_SUCCESS && error_class_of(rc) == class,
+              "MPI_Wait on the failed iwrite_all returned %s", error_text(rc));
     CHECK_MPI(MPI_File_close(&fh));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (test_rank == 0)
