@@ -55,7 +55,10 @@
 //! turns the progress engine until it is done; a nonblocking one hands it to the engine as an
 //! [`mpich_channel::Operation`] ([`start`]) under a request whose status count is the bytes
 //! this process moved. Everything it needs (a duplicate of the file's descriptor, the runs,
-//! the data) is taken when it starts: the file table is never touched while it runs.
+//! the data) is taken when it starts: the file table is never touched while it runs. The
+//! data is the caller's buffer itself when it is one block of native bytes (no copy either
+//! way: [`Data`]), else the packed and converted copy (a write) or room unpacked into the
+//! caller's buffer at the end (a read).
 //!
 //! **Trace.** With `MPI_FILE_TRACE=1` in the environment, each collective access prints one
 //! line to stderr per process: two-phase or independent, aggregators, rounds, pieces this
