@@ -82,8 +82,18 @@ fn open(
         .expect("every member of the communicator is in the file's");
     match open_collectively(rt, idx, &name, amode_arg) {
         Ok(file) => {
-            let hosts = gather(rt, idx, crate::comm::create::host_color() as u64)?;
-            let shared = super::shared::at_open(rt, idx, &name, &file, amode_arg)?;
+            // Where each process runs (two-phase places its aggregators by host) and the
+            // shared file pointer; if these exchanges fail, the file's communicator goes too.
+            let hosts = gather(rt, idx, crate::comm::create::host_color() as u64);
+            let exchanged = hosts
+                .and_then(|h| Ok((h, super::shared::at_open(rt, idx, &name, &file, amode_arg)?)));
+            let (hosts, shared) = match exchanged {
+                Ok(both) => both,
+                Err(e) => {
+                    crate::comm::create::free(&mut rt.comm(), idx)?;
+                    return Err(e);
+                }
+            };
             let pointer = if amode_arg & MPI_MODE_APPEND != 0 {
                 file.metadata().map_err(|e| io_error("fstat", &e))?.len()
             } else {
