@@ -3,6 +3,7 @@
 //! `MPI_Pack` and converted value by value (`datatype::external`); `"external32"` is the only
 //! representation these functions know, as the standard says.
 
+use super::pack::{position_arg, size_arg};
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::datatype::External32;
@@ -21,23 +22,6 @@ fn external32_arg(datarep: *const c_char) -> MpiResult<()> {
         ));
     }
     Ok(())
-}
-
-/// A `position` argument: where the packed data starts.
-fn position_arg(position: *mut MPI_Aint) -> MpiResult<(Out<MPI_Aint>, usize)> {
-    let out = Out::new(position, "position")?;
-    let at = usize::try_from(out.get()).map_err(|_| {
-        MpiError::arg(format!(
-            "the position is {}; it must be 0 or more",
-            out.get()
-        ))
-    })?;
-    Ok((out, at))
-}
-
-fn size_arg(size: MPI_Aint, what: &str) -> MpiResult<usize> {
-    usize::try_from(size)
-        .map_err(|_| MpiError::arg(format!("the {what} is {size}; it must be 0 or more")))
 }
 
 /// Bytes of `count` elements in external32.

@@ -6,10 +6,14 @@ use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
-/// A `position` argument: where packed data starts in the packed buffer.
-fn position_arg(position: *mut c_int) -> MpiResult<(Out<c_int>, usize)> {
+/// A `position` argument (`int` for `MPI_Pack`, `MPI_Aint` for `MPI_Pack_external`): where
+/// packed data starts in the packed buffer.
+pub(super) fn position_arg<T>(position: *mut T) -> MpiResult<(Out<T>, usize)>
+where
+    T: Copy + TryInto<usize> + std::fmt::Display,
+{
     let out = Out::new(position, "position")?;
-    let at = usize::try_from(out.get()).map_err(|_| {
+    let at = out.get().try_into().map_err(|_| {
         MpiError::arg(format!(
             "the position is {}; it must be 0 or more",
             out.get()
@@ -18,8 +22,12 @@ fn position_arg(position: *mut c_int) -> MpiResult<(Out<c_int>, usize)> {
     Ok((out, at))
 }
 
-fn size_arg(size: c_int, what: &str) -> MpiResult<usize> {
-    usize::try_from(size)
+/// A buffer size argument (`outsize`, `insize`), not negative.
+pub(super) fn size_arg<T>(size: T, what: &str) -> MpiResult<usize>
+where
+    T: Copy + TryInto<usize> + std::fmt::Display,
+{
+    size.try_into()
         .map_err(|_| MpiError::arg(format!("the {what} is {size}; it must be 0 or more")))
 }
 
