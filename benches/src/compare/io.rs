@@ -12,12 +12,12 @@
 //! jobs, medians over rounds that start with a different library each time.
 
 use super::library::{Built, Library, Placement};
+use super::report::figure;
 use crate::measure::median;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Stdio;
 
 /// How the benchmarks measure, for the report (and `iobench --help`).
 pub const IO_METHOD: &str = "Method: every figure is the median over the timed steps of a run \
@@ -251,24 +251,8 @@ pub fn run_io_benchmark(
     dir: &Path,
 ) -> Result<Vec<IoFigure>, String> {
     let args = settings.args(benchmark, dir);
-    let out = built
-        .job(np, &args, placement)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", built.mpirun.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!(
-            "{} {} at np={np}, {} placement, in {}, failed ({}):\n{}{}",
-            built.library.name(),
-            benchmark.name(),
-            placement.name(),
-            dir.display(),
-            out.status,
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    let what = format!("{} in {}", benchmark.name(), dir.display());
+    let stdout = super::run::run_job(built, np, &args, placement, &what)?;
     parse_io_results(&stdout, benchmark, np)
 }
 
@@ -525,19 +509,6 @@ impl IoComparison {
                 verdicts.join(", ")
             );
         }
-    }
-}
-
-/// A figure with about four significant digits.
-fn figure(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else if v >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
     }
 }
 

@@ -563,7 +563,7 @@ fn chart_title(benchmark: Benchmark, np: usize) -> String {
 }
 
 /// A figure with about four significant digits.
-fn figure(v: f64) -> String {
+pub(crate) fn figure(v: f64) -> String {
     if v >= 1000.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {

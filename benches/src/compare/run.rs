@@ -278,24 +278,36 @@ pub fn run_benchmark(
     if quick {
         args.push("--quick".into());
     }
-    let mut job = built.job(np, &args, placement);
-    let out = job
+    let stdout = run_job(built, np, &args, placement, benchmark.name())?;
+    parse_results(&stdout, benchmark, np)
+}
+
+/// Runs a benchmark program (`args`, `what` naming the run in messages) built against one
+/// library at `np` ranks placed as `placement`; its standard output if the job succeeded.
+pub fn run_job(
+    built: &Built,
+    np: usize,
+    args: &[String],
+    placement: Placement,
+    what: &str,
+) -> Result<String, String> {
+    let out = built
+        .job(np, args, placement)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot start {}: {e}", built.mpirun.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!(
-            "{} {} at np={np}, {} placement, failed ({}):\n{}{}",
+            "{} {what} at np={np}, {} placement, failed ({}):\n{}{}",
             built.library.name(),
-            benchmark.name(),
             placement.name(),
             out.status,
             stdout,
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    parse_results(&stdout, benchmark, np)
+    Ok(stdout)
 }
 
 #[cfg(test)]
