@@ -12,13 +12,15 @@
 //! what it opened and returns the class of the lowest failing rank, whose reason (the
 //! system's) is in the error string.
 
-use super::{agree, file_fn, gather};
+use super::{agree, file_fn, gather, TAG_FILE};
 use crate::abi::*;
+use crate::comm::net::{as_bytes, as_bytes_mut, Net};
 use crate::comm::CommIdx;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::file::amode::{self, open_options};
 use crate::file::hints::in_force;
+use crate::file::shared::SharedPointer;
 use crate::file::sys::{self, io_error};
 use crate::file::view::View;
 use crate::file::{files, OpenFile, MPI_FILE_NULL};
@@ -82,18 +84,29 @@ fn open(
         .expect("every member of the communicator is in the file's");
     match open_collectively(rt, idx, &name, amode_arg) {
         Ok(file) => {
-            // Where each process runs (two-phase places its aggregators by host) and the
-            // shared file pointer; if these exchanges fail, the file's communicator goes too.
-            let hosts = gather(rt, idx, crate::comm::create::host_color() as u64);
-            let exchanged = hosts
-                .and_then(|h| Ok((h, super::shared::at_open(rt, idx, &name, &file, amode_arg)?)));
-            let (hosts, shared) = match exchanged {
-                Ok(both) => both,
-                Err(e) => {
-                    crate::comm::create::free(&mut rt.comm(), idx)?;
-                    return Err(e);
-                }
+            // One exchange: where each process runs (two-phase places its aggregators by
+            // host) and rank 0's start of the shared file pointer. If it fails, the file's
+            // communicator goes too.
+            let net = Net::local(rt.comms.get(idx));
+            let first = if net.me == 0 {
+                super::shared::first_pointer(&file, amode_arg)
+            } else {
+                [0, 0]
             };
+            let mine = [crate::comm::create::host_color() as u64, first[0], first[1]];
+            let mut all = vec![0u64; 3 * net.size()];
+            let exchanged = net.allgather(
+                &mut rt.engine,
+                as_bytes(&mine),
+                as_bytes_mut(&mut all),
+                TAG_FILE,
+            );
+            if let Err(e) = exchanged {
+                crate::comm::create::free(&mut rt.comm(), idx)?;
+                return Err(e);
+            }
+            let hosts: Vec<c_int> = all.chunks_exact(3).map(|w| w[0] as c_int).collect();
+            let shared = SharedPointer::new(&name, all[1], all[2]);
             let pointer = if amode_arg & MPI_MODE_APPEND != 0 {
                 file.metadata().map_err(|e| io_error("fstat", &e))?.len()
             } else {
@@ -116,7 +129,7 @@ fn open(
                 atomic: false,
                 errhandler,
                 fint: 0,
-                hosts: hosts.into_iter().map(|h| h as c_int).collect(),
+                hosts,
                 shared,
                 split: None,
             });

@@ -3,7 +3,7 @@
 //! `MPI_File_read_ordered`, `MPI_File_write_ordered`, their split forms
 //! `MPI_File_read_ordered_begin` / `_end` and `MPI_File_write_ordered_begin` / `_end`,
 //! `MPI_File_seek_shared` and `MPI_File_get_position_shared`; and the open, set-view and close
-//! steps of the pointer ([`at_open`], [`reset`]; close is `manage`'s).
+//! steps of the pointer ([`first_pointer`] at open, [`reset`]; close is `manage`'s).
 //!
 //! The pointer itself is `file::shared` (a side file read-modify-written under a lock).
 //!
@@ -34,11 +34,10 @@ use super::data;
 use super::nonblocking::complete_now;
 use super::{agree, file_fn, gather, TAG_FILE};
 use crate::abi::*;
-use crate::comm::net::{as_bytes, as_bytes_mut, Net};
-use crate::comm::CommIdx;
+use crate::comm::net::{as_bytes_mut, Net};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
-use crate::file::shared::{new_token, ordered_place, seek_target, SharedPointer};
+use crate::file::shared::{new_token, ordered_place, seek_target};
 use crate::file::sys::io_error;
 use crate::file::{files, Dir, OpenFile, SplitCollective, SplitProgress};
 use crate::p2p::status::StatusOut;
@@ -48,35 +47,17 @@ use std::ffi::{c_int, c_void};
 /// Marks a word of an exchange as an error class rather than a size or a pointer.
 const FAILED: u64 = 1 << 63;
 
-/// The open's step: rank 0 draws the side file's token and, for `MPI_MODE_APPEND`, measures
-/// the file (before any process can write to it: the others wait here); every process gets
-/// both.
-pub(super) fn at_open(
-    rt: &mut Runtime,
-    comm: CommIdx,
-    name: &str,
-    file: &std::fs::File,
-    amode_arg: c_int,
-) -> MpiResult<SharedPointer> {
-    let net = Net::local(rt.comms.get(comm));
-    let mine = if net.me == 0 {
-        let end = if amode_arg & MPI_MODE_APPEND != 0 {
-            file.metadata().map_or(0, |m| m.len())
-        } else {
-            0
-        };
-        [new_token(), end]
+/// Rank 0's part of the open's exchange (`manage`'s): the side file's token it draws and
+/// the pointer's first value (for `MPI_MODE_APPEND` the file's size, measured before any
+/// process can write to it: the others are waiting in the exchange). Every process then
+/// makes its [`SharedPointer`] from rank 0's pair.
+pub(super) fn first_pointer(file: &std::fs::File, amode_arg: c_int) -> [u64; 2] {
+    let end = if amode_arg & MPI_MODE_APPEND != 0 {
+        file.metadata().map_or(0, |m| m.len())
     } else {
-        [0, 0]
+        0
     };
-    let mut all = vec![0u64; 2 * net.size()];
-    net.allgather(
-        &mut rt.engine,
-        as_bytes(&mine),
-        as_bytes_mut(&mut all),
-        TAG_FILE,
-    )?;
-    Ok(SharedPointer::new(name, all[0], all[1]))
+    [new_token(), end]
 }
 
 /// `MPI_File_set_view`'s step (collective, after the view changed): the shared pointer back
