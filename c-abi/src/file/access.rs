@@ -23,14 +23,38 @@ fn block_of(runs: &[Extent], first: usize, block: usize) -> usize {
     n.max(1)
 }
 
+/// The lock an access in atomic mode holds over its whole span (first byte of the first run
+/// to the end of the last): shared for a read, exclusive for a write, so a read sees each
+/// concurrent write whole or not at all. `None` outside atomic mode or for no runs.
+fn atomic_lock<'a>(
+    f: &'a File,
+    runs: &[Extent],
+    atomic: bool,
+    write: bool,
+) -> io::Result<Option<RangeLock<'a>>> {
+    let (Some(a), Some(z), true) = (runs.first(), runs.last(), atomic) else {
+        return Ok(None);
+    };
+    let len = z.offset + z.len as u64 - a.offset;
+    let lock = if write {
+        RangeLock::write(f, a.offset, len)?
+    } else {
+        RangeLock::read(f, a.offset, len)?
+    };
+    Ok(Some(lock))
+}
+
 /// Reads the runs, in order, into `out` (their total length): the data bytes read, which
 /// stop short at the end of the file (the runs go forward, so the rest is past it too).
+/// `atomic`: under a shared lock over the whole span (atomic mode).
 pub(crate) fn read(
     f: &File,
     runs: &[Extent],
     out: &mut [u8],
     sieve: Option<usize>,
+    atomic: bool,
 ) -> io::Result<usize> {
+    let _lock = atomic_lock(f, runs, atomic, false)?;
     let mut staging = Vec::new();
     let (mut i, mut at) = (0, 0);
     while i < runs.len() {
@@ -64,9 +88,9 @@ pub(crate) fn read(
     Ok(at)
 }
 
-/// Writes `data` (their total length) to the runs, in order. `atomic`: the caller holds a
-/// lock over the whole access, so the sieving blocks take none of their own (a process's
-/// `fcntl` locks merge: unlocking a block would release part of the caller's lock).
+/// Writes `data` (their total length) to the runs, in order. `atomic`: under an exclusive
+/// lock over the whole span (atomic mode), and then the sieving blocks take none of their
+/// own (a process's `fcntl` locks merge: unlocking a block would release part of the span's).
 pub(crate) fn write(
     f: &File,
     runs: &[Extent],
@@ -74,6 +98,7 @@ pub(crate) fn write(
     sieve: Option<usize>,
     atomic: bool,
 ) -> io::Result<()> {
+    let _lock = atomic_lock(f, runs, atomic, true)?;
     let mut staging = Vec::new();
     let (mut i, mut at) = (0, 0);
     while i < runs.len() {
@@ -160,12 +185,12 @@ mod tests {
             want[36] = 10;
             assert_eq!(all, want, "sieve {sieve:?}");
             let mut back = vec![0; 10];
-            assert_eq!(read(&f, &runs, &mut back, sieve).unwrap(), 10);
+            assert_eq!(read(&f, &runs, &mut back, sieve, false).unwrap(), 10);
             assert_eq!(back, data);
             // Past the end: the count stops where the file does.
             let far = [ext(36, 2), ext(39, 4)];
             let mut tail = vec![0; 6];
-            assert_eq!(read(&f, &far, &mut tail, sieve).unwrap(), 3);
+            assert_eq!(read(&f, &far, &mut tail, sieve, false).unwrap(), 3);
             assert_eq!(&tail[..3], &[10, 0xee, 0xee]);
             std::fs::remove_dir_all(&dir).unwrap();
         }

@@ -16,7 +16,7 @@ use super::file_fn;
 use crate::abi::*;
 use crate::error::MpiResult;
 use crate::file::datarep::Conversion;
-use crate::file::sys::{io_error, RangeLock};
+use crate::file::sys::io_error;
 use crate::file::{access, files, hints, memory, Dir};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::runtime::Runtime;
@@ -84,15 +84,6 @@ fn access(
     };
     let moved = match dir {
         Dir::Read => {
-            // Atomic mode: a shared lock over the span, so the read sees each concurrent
-            // write whole or not at all (writes hold the exclusive lock over theirs).
-            let _atomic_lock = match (f.atomic, runs.first(), runs.last()) {
-                (true, Some(a), Some(z)) => Some(
-                    RangeLock::read(&f.file, a.offset, z.offset + z.len as u64 - a.offset)
-                        .map_err(|e| what(&e, f))?,
-                ),
-                _ => None,
-            };
             let sieve = hints::read_sieve(&f.hints);
             // SAFETY: `buf` holds `count` elements of `datatype` (the caller's contract).
             unsafe {
@@ -101,20 +92,13 @@ fn access(
                     count,
                     m,
                     &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, false)?,
-                    |room| access::read(&f.file, runs, room, sieve),
+                    |room| access::read(&f.file, runs, room, sieve, f.atomic),
                 )
             }
             .map_err(|e| what(&e, f))?
         }
         Dir::Write => {
             let sieve = hints::write_sieve(&f.hints).filter(|_| f.can_read);
-            let atomic_lock = match (f.atomic, runs.first(), runs.last()) {
-                (true, Some(a), Some(z)) => Some(
-                    RangeLock::write(&f.file, a.offset, z.offset + z.len as u64 - a.offset)
-                        .map_err(|e| what(&e, f))?,
-                ),
-                _ => None,
-            };
             // SAFETY: as above; the data is only read.
             unsafe {
                 memory::with_data(
@@ -126,7 +110,6 @@ fn access(
                 )
             }
             .map_err(|e| what(&e, f))?;
-            drop(atomic_lock);
             m.bytes
         }
     };

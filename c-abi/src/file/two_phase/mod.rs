@@ -699,22 +699,14 @@ impl Access {
     fn independent(&mut self) {
         let (f, runs) = (&self.s.file, &self.mine.runs);
         match self.s.dir {
-            Dir::Read => match access::read(f, runs, &mut self.s.data, self.s.sieve) {
-                Ok(got) => self.short_at = got as u64,
-                Err(e) => self.fail_io("read", &e),
-            },
+            Dir::Read => {
+                match access::read(f, runs, &mut self.s.data, self.s.sieve, self.s.atomic) {
+                    Ok(got) => self.short_at = got as u64,
+                    Err(e) => self.fail_io("read", &e),
+                }
+            }
             Dir::Write => {
-                let r = (|| {
-                    let _lock = match (self.s.atomic, runs.first(), runs.last()) {
-                        (true, Some(a), Some(z)) => Some(RangeLock::write(
-                            f,
-                            a.offset,
-                            z.offset + z.len as u64 - a.offset,
-                        )?),
-                        _ => None,
-                    };
-                    access::write(f, runs, &self.s.data, self.s.sieve, self.s.atomic)
-                })();
+                let r = access::write(f, runs, &self.s.data, self.s.sieve, self.s.atomic);
                 if let Err(e) = r {
                     self.fail_io("write", &e);
                 }
