@@ -14,6 +14,7 @@
 //!    (`libmpichfort.so.12` too: the Fortran entry points are in `libmpi.so`), finds this
 //!    library there.
 //! 3. **Fortran.** `fortran/generate.rs` turns the bindings into `mpif.h` and `mpi.mod`
+//!    (and `fortran/generate_f08.rs` into `mpi_f08.mod` and its few entry points)
 //!    (`$OUT_DIR/fortran/`, copied to `target/<profile>/include/` where `mpifort` finds them)
 //!    and into the Fortran entry points `mpi_x_` of every implemented C function
 //!    (`$OUT_DIR/fortran_entry_points.rs`, included by `src/fortran/`).
@@ -23,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 #[path = "fortran/generate.rs"]
 mod fortran;
+#[path = "fortran/generate_f08.rs"]
+mod fortran_f08;
 
 const HEADER: &str = "include/mpi.h";
 
@@ -95,8 +98,12 @@ impl bindgen::callbacks::ParseCallbacks for IntConstants {
 fn generate_fortran(out_dir: &Path) {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=fortran/generate.rs");
+    println!("cargo:rerun-if-changed=fortran/generate_f08.rs");
     let bindings =
         std::fs::read_to_string(out_dir.join("mpi_h.rs")).expect("bindings were just written");
+    // The f08 generator first: it also writes `mpi_interfaces.h`, which the `mpi` module
+    // (compiled by `fortran::run`) includes.
+    fortran_f08::run(&bindings, Path::new("src"), out_dir);
     fortran::run(&bindings, Path::new("src"), Path::new("fortran"), out_dir);
     // Beside the tools, as `include/`: where mpifort looks in a build directory.
     let Some(profile_dir) = out_dir.ancestors().nth(3) else {
@@ -104,7 +111,7 @@ fn generate_fortran(out_dir: &Path) {
     };
     let include = profile_dir.join("include");
     let _ = std::fs::create_dir_all(&include);
-    for file in ["mpif.h", "mpi.mod"] {
+    for file in ["mpif.h", "mpi.mod", "mpi_f08.mod"] {
         let from = out_dir.join("fortran").join(file);
         if from.is_file() {
             if let Err(e) = std::fs::copy(&from, include.join(file)) {

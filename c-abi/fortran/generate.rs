@@ -16,8 +16,10 @@
 //!   attribute keyvals are one above C's and string maxima one below (no NUL in Fortran). Lines start in column 8
 //!   and stay within column 72 with no continuation lines, so the file is valid fixed form and
 //!   free form alike (MPICH's style).
-//! - **The `mpi` module** is `mpi_module.f90` (`include 'mpif.h'`), compiled with gfortran
-//!   when it exists; without gfortran the build only warns.
+//! - **The `mpi` module** is `mpi_module.f90` (`include 'mpif.h'` and the explicit interfaces
+//!   of the procedures without choice buffers, `mpi_interfaces.h`, which `generate_f08.rs`
+//!   writes first), compiled with gfortran when it exists; without gfortran the build only
+//!   warns.
 //! - **Entry points.** For every C function that the library implements (`MPI_X / PMPI_X`
 //!   as given to `mpi_fn!` and the macros built on it, in `src/` outside `src/fortran/`) and whose parameters follow the rules below, a Rust
 //!   wrapper `mpi_x_` (calling `MPI_X`, so C profilers see Fortran calls) and `pmpi_x_`
@@ -89,6 +91,7 @@ pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Win_create_keyval",
     "MPI_File_create_errhandler",
     "MPI_Register_datarep",
+    "MPI_Grequest_start",
 ];
 
 /// Callback types whose Fortran procedures have the C function's ABI (all arguments by
@@ -140,7 +143,7 @@ pub fn run(bindings: &str, src_dir: &Path, fortran_dir: &Path, out_dir: &Path) {
 }
 
 /// Writes `text` unless the file already holds it (keeps gfortran's timestamps quiet).
-fn write_if_changed(path: &Path, text: &str) {
+pub(crate) fn write_if_changed(path: &Path, text: &str) {
     if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
         std::fs::write(path, text).unwrap_or_else(|e| panic!("could not write {path:?}: {e}"));
     }
@@ -151,7 +154,7 @@ fn write_if_changed(path: &Path, text: &str) {
 /// Every `MPI_X` defined under `src_dir` (outside the Fortran module itself): the pair
 /// `MPI_X / PMPI_X` that `mpi_fn!` and the macros built on it are given, and any `fn MPI_X`,
 /// outside comments.
-fn implemented_functions(src_dir: &Path) -> BTreeSet<String> {
+pub(crate) fn implemented_functions(src_dir: &Path) -> BTreeSet<String> {
     let mut files = Vec::new();
     rust_files(src_dir, &mut files);
     let mut names = BTreeSet::new();
@@ -225,12 +228,23 @@ pub struct Function {
 }
 
 /// The `pub fn` declarations of the bindings.
-fn parse_functions(bindings: &str) -> Vec<Function> {
+pub(crate) fn parse_functions(bindings: &str) -> Vec<Function> {
     let mut functions = Vec::new();
     let mut rest = bindings;
     while let Some(start) = rest.find("pub fn ") {
         rest = &rest[start + "pub fn ".len()..];
-        let Some(end) = rest.find(';') else { break };
+        // The `;` that ends the declaration, not one of an array type (`*mut [c_int; 3usize]`).
+        let mut brackets = 0i32;
+        let Some(end) = rest.find(|c: char| {
+            match c {
+                '[' => brackets += 1,
+                ']' => brackets -= 1,
+                _ => {}
+            }
+            c == ';' && brackets == 0
+        }) else {
+            break;
+        };
         let decl = &rest[..end];
         rest = &rest[end..];
         let Some(open) = decl.find('(') else { continue };
@@ -299,7 +313,7 @@ fn normalize(t: &str) -> String {
 }
 
 /// The integer constants `pub const MPI_X: c_int = N;`, in header order.
-fn parse_constants(bindings: &str) -> Vec<(String, i64)> {
+pub(crate) fn parse_constants(bindings: &str) -> Vec<(String, i64)> {
     bindings
         .lines()
         .filter_map(|line| {
@@ -318,7 +332,7 @@ fn parse_constants(bindings: &str) -> Vec<(String, i64)> {
 // ---- mpif.h -------------------------------------------------------------------------------
 
 /// Constants Fortran has that C has not (or has with another meaning), MPICH's values.
-const FORTRAN_ONLY: &[(&str, i64)] = &[
+pub(crate) const FORTRAN_ONLY: &[(&str, i64)] = &[
     ("MPI_STATUS_SIZE", 5),
     ("MPI_SOURCE", 3),
     ("MPI_TAG", 4),
@@ -333,7 +347,7 @@ const FORTRAN_ONLY: &[(&str, i64)] = &[
 
 /// Constants whose Fortran type is `INTEGER(KIND=MPI_OFFSET_KIND)` (MPICH's `integer*8`):
 /// a program passes them where an offset is read, 8 bytes.
-const OFFSET_CONSTANTS: &[&str] = &["MPI_DISPLACEMENT_CURRENT"];
+pub(crate) const OFFSET_CONSTANTS: &[&str] = &["MPI_DISPLACEMENT_CURRENT"];
 
 /// The predefined attribute keyvals. As in MPICH, the Fortran value is the C value + 1, so
 /// that the library knows the caller wants the attribute's value rather than a pointer to it.
@@ -354,7 +368,7 @@ pub const PREDEFINED_KEYVALS: &[&str] = &[
 
 /// The string-length maxima. C counts the terminating NUL, Fortran strings have none: as in
 /// MPICH, the Fortran value is the C value - 1.
-const STRING_MAXIMA: &[&str] = &[
+pub(crate) const STRING_MAXIMA: &[&str] = &[
     "MPI_MAX_PROCESSOR_NAME",
     "MPI_MAX_LIBRARY_VERSION_STRING",
     "MPI_MAX_ERROR_STRING",
@@ -475,7 +489,7 @@ fn compile_module(source: &Path, include: &Path) {
 // ---- The entry points ---------------------------------------------------------------------
 
 /// How one C parameter is received from Fortran and handed to C.
-enum Param {
+pub(crate) enum Param {
     /// Read from the reference.
     Value(String),
     /// A buffer: sentinels translated.
@@ -504,7 +518,7 @@ enum Param {
 const FILE_OUTPUTS: &[&str] = &["MPI_File_open"];
 
 /// Why a function gets no generated wrapper, if it gets none.
-fn classify(f: &Function) -> Result<Vec<Param>, String> {
+pub(crate) fn classify(f: &Function) -> Result<Vec<Param>, String> {
     if f.variadic {
         return Err("variadic".into());
     }
@@ -550,13 +564,15 @@ fn classify(f: &Function) -> Result<Vec<Param>, String> {
 }
 
 /// Whether `name` gets a Fortran binding at all.
-fn wanted(name: &str) -> bool {
+pub(crate) fn wanted(name: &str) -> bool {
     name.starts_with("MPI_")
         && !name.starts_with("MPI_T_")
         && !name.ends_with("_c2f")
         && !name.ends_with("_f2c")
         && !name.ends_with("_f082f")
         && !name.ends_with("_f2f08")
+        && !name.ends_with("_f082c")
+        && !name.ends_with("_c2f08")
         && !name.ends_with("_c")
         && !HAND_WRITTEN.contains(&name)
 }

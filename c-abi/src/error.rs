@@ -25,6 +25,8 @@ pub(crate) struct MpiError {
     pub comm: Option<CommIdx>,
     /// The window whose error handler is invoked instead, for an error of a window call.
     pub win: Option<MPI_Win>,
+    /// The session whose error handler is invoked instead, for an error of a session call.
+    pub session: Option<MPI_Session>,
 }
 
 impl MpiError {
@@ -35,12 +37,19 @@ impl MpiError {
             detail: detail.into(),
             comm: None,
             win: None,
+            session: None,
         }
     }
 
     /// Routes the error to `comm`'s error handler.
     pub fn on(mut self, comm: CommIdx) -> MpiError {
         self.comm = Some(comm);
+        self
+    }
+
+    /// Routes the error to session `session`'s error handler.
+    pub fn on_session(mut self, session: MPI_Session) -> MpiError {
+        self.session = Some(session);
         self
     }
 

@@ -37,6 +37,7 @@ pub(crate) enum Kind {
     Win = 0x8,
     Keyval = 0x9,
     Request = 0xb,
+    Session = 0xe,
 }
 
 /// The "direct" handle kind bits.

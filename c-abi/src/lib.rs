@@ -33,19 +33,23 @@
 //! or a small context of them (`p2p::Cx`, `coll::Cx`, `comm::make::Cx`); its C entry points
 //! are apart, in its `api` (a file, or a folder of them): `p2p` (point-to-point: argument
 //! checks, blocking, nonblocking and persistent operations, completion, matched probes,
-//! statuses, the bsend buffer), `coll` (every collective, as schedules: blocking ones run at
+//! statuses, the bsend buffer, generalized requests), `partitioned` (partitioned sends
+//! and receives, persistent requests whose rounds are engine operations), `coll` (every collective, as schedules: blocking ones run at
 //! once, nonblocking ones are advanced by every turn of the engine), `datatype` (flattened
 //! layouts, constructors, packing), `op` (reduction kernels, user operations), `comm`
 //! (communicators, context ids, creation, intercommunicators), `group`, `topo` (Cartesian,
 //! graph and distributed-graph topologies), `attr` (keyvals and attributes), `info`,
 //! `errhandler` (handlers, error classes and codes), `env` (clocks, names, versions,
-//! `MPI_Alloc_mem`). Below them: [`abi`] (the header, via bindgen), `handle` (the handle table
+//! `MPI_Alloc_mem`), `win` (one-sided communication), `file` (MPI-IO), `session` (MPI 4.0
+//! sessions and communicators made from groups), `tool` (MPI_T: the settings as control
+//! variables, the layers' counters as performance variables). Below them: [`abi`] (the header, via bindgen), `handle` (the handle table
 //! of every kind of object), `cptr` (the C caller's pointers), `error`. Above them: `runtime`
 //! (the `Runtime` aggregate of the engine and every table, which makes the contexts; the
 //! process-wide state cell; the `MPI_`/`PMPI_` entry-point macro and the raise path to the
 //! error handlers). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
-//! `MPI_Finalize`), `fortran` (the Fortran entry points, generated from `mpi.h` by
-//! `fortran/generate.rs`, and the Fortran sentinels) and `spawn` (dynamic processes, refused).
+//! `MPI_Finalize`), `fortran` (the Fortran entry points and the `mpi_f08` glue, generated from
+//! `mpi.h` by `fortran/generate.rs` and `fortran/generate_f08.rs`, and the Fortran sentinels)
+//! and `spawn` (dynamic processes, refused).
 //!
 //! ```text
 //!   entry points   p2p::api  coll::api  comm::api  ...  runtime::init  fortran  spawn
@@ -84,7 +88,10 @@ mod handle;
 mod info;
 mod op;
 mod p2p;
+mod partitioned;
 mod runtime;
+mod session;
 mod spawn;
+mod tool;
 mod topo;
 mod win;

@@ -18,7 +18,7 @@
 //! * `nb_progress`: nonblocking collectives move on while their rank is blocked in `MPI_Recv`
 //!   or `MPI_Probe` (the root receives from everyone before it waits for its own `MPI_Ibcast`).
 //! * `coll_errors`: bad arguments return MPICH's error classes and leave the library usable;
-//!   intercommunicators are refused with `MPI_ERR_COMM`.
+//!   `MPI_Scan`/`MPI_Exscan` on an intercommunicator are refused with `MPI_ERR_COMM`.
 //!
 //! The programs were checked against Debian's MPICH (with `MPIR_CVAR_DEVICE_COLLECTIVES=none`:
 //! its device-level `MPI_Reduce` with `MPI_IN_PLACE` crashes). `coll_errors` and the

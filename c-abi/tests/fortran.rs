@@ -23,10 +23,7 @@ use std::sync::Mutex;
 fn tools_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("fortran-tools-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the tools directory");
+        let dir = mpi_staging::private_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "fortran-tools");
         common::stage_build(&dir, &["mpifort", "mpif77", "mpif90"]);
         dir
     })
@@ -425,13 +422,12 @@ fn missing_compiler_says_to_install_gfortran() {
 }
 
 /// `mpi-install` lays out `mpif.h`, `mpi.mod` and the Fortran wrappers, and the installed
-/// `mpifort` builds a program that runs, finding everything under the prefix.
+/// `mpifort` builds a program that runs, finding everything under the prefix (`mpi.mod` and
+/// `mpi_f08.mod` too: a `use mpi` and a `use mpi_f08` program).
 #[test]
 fn installed_mpifort_builds_and_runs() {
     require_gfortran();
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("fortran-install-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
+    let root = mpi_staging::private_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "fortran-install");
     let build_dir = root.join("build");
     std::fs::create_dir_all(&build_dir).expect("create the build directory");
     common::stage_build(
@@ -463,6 +459,7 @@ fn installed_mpifort_builds_and_runs() {
     for file in [
         "include/mpif.h",
         "include/mpi.mod",
+        "include/mpi_f08.mod",
         "bin/mpifort",
         "bin/mpif77",
         "bin/mpif90",
@@ -486,30 +483,38 @@ fn installed_mpifort_builds_and_runs() {
         "{line}"
     );
 
-    let exe = root.join("modern");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/f/modern.f90");
-    let built = Command::new(prefix.join("bin/mpif90"))
-        .env_remove("MPICH_F90")
-        .arg("-J")
-        .arg(&root)
-        .arg(&source)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run the installed mpif90");
-    assert!(
-        built.status.success(),
-        "installed mpif90 failed: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let run = common::mpirun(
-        &exe,
-        &common::Launch {
-            ranks: 2,
-            ..Default::default()
-        },
-    );
-    common::assert_ok(&run, "modern");
+    // A `use mpi` program by the installed mpif90, a `use mpi_f08` one by its mpifort.
+    for (wrapper, variable, program) in [
+        ("mpif90", "MPICH_F90", "modern"),
+        ("mpifort", "MPICH_FC", "f08_hello"),
+    ] {
+        let exe = root.join(program);
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/f")
+            .join(format!("{program}.f90"));
+        let built = Command::new(prefix.join("bin").join(wrapper))
+            .env_remove(variable)
+            .arg("-J")
+            .arg(&root)
+            .arg(&source)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("run the installed wrapper");
+        assert!(
+            built.status.success(),
+            "installed {wrapper} failed: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let run = common::mpirun(
+            &exe,
+            &common::Launch {
+                ranks: 2,
+                ..Default::default()
+            },
+        );
+        common::assert_ok(&run, program);
+    }
 }
 
 /// A Fortran program built by MPICH's own `mpif77` (MPICH's `mpif.h`, linked with
@@ -618,4 +623,147 @@ fn c_status_and_handle_conversions() {
         },
     );
     common::assert_ok(&run, "convert");
+}
+
+// ---- The Fortran 2008 binding (`use mpi_f08`) -------------------------------------------------
+
+/// `tests/f/<file>` (a `use mpi_f08` program) built with this build's `mpifort`, run on 1, 2
+/// and 4 ranks.
+fn run_f08_on_1_2_4(file: &str) {
+    let name = file.trim_end_matches(".f90");
+    let exe = build("mpifort", file);
+    for ranks in [1, 2, 4] {
+        let run = common::mpirun(
+            &exe,
+            &common::Launch {
+                ranks,
+                ..Default::default()
+            },
+        );
+        common::assert_ok(&run, name);
+    }
+}
+
+/// `use mpi_f08` start to end (`f08_hello.f90`): MPI_Init without ierror, CHARACTER and
+/// LOGICAL outputs, MPI_Wtime, `==`/`/=` on predefined handles, an allreduce.
+#[test]
+fn f08_hello_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_hello.f90");
+}
+
+/// Point to point through `mpi_f08` (`f08_p2p.f90`): TYPE(MPI_Status) fields and
+/// MPI_Get_count, MPI_STATUS(ES)_IGNORE, a contiguous array section, probe, nonblocking
+/// requests completed by MPI_Waitall with statuses, the status conversions.
+#[test]
+fn f08_point_to_point_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_p2p.f90");
+}
+
+/// Collectives through `mpi_f08` (`f08_coll.f90`): MPI_IN_PLACE, a user operation with the
+/// f08 MPI_User_function interface, nonblocking collectives.
+#[test]
+fn f08_collectives_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_coll.f90");
+}
+
+/// Derived datatypes through `mpi_f08` (`f08_types.f90`): vector, struct from MPI_BOTTOM,
+/// names, pack/unpack.
+#[test]
+fn f08_derived_types_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_types.f90");
+}
+
+/// Communicators and groups through `mpi_f08` (`f08_comm.f90`): dup/split/create, `==` with
+/// the null handles after frees, attributes with the f08 predefined copy functions, a
+/// Cartesian communicator from LOGICAL periods.
+#[test]
+fn f08_communicators_and_groups_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_comm.f90");
+}
+
+/// One-sided communication through `mpi_f08` (`f08_rma.f90`): fence and lock epochs, and
+/// MPI_Win_allocate's TYPE(C_PTR).
+#[test]
+fn f08_rma_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_rma.f90");
+}
+
+/// MPI-IO through `mpi_f08` (`f08_file.f90`), in a directory of its own that it must leave
+/// empty.
+#[test]
+fn f08_file_io_on_1_2_4_ranks() {
+    let exe = build("mpifort", "f08_file.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "f08_file", ranks, &[]);
+    }
+}
+
+/// Error handling through `mpi_f08` (`f08_errors.f90`): errors in `ierror` and without it
+/// under MPI_ERRORS_RETURN, an f08 error handler procedure; then with
+/// `F08_ERRORS_MODE=fatal`, an error without `ierror` under MPI_ERRORS_ARE_FATAL ends the job
+/// with a failure and a message naming the error.
+#[test]
+fn f08_error_handling_with_and_without_ierror() {
+    run_f08_on_1_2_4("f08_errors.f90");
+    let exe = build("mpifort", "f08_errors.f90");
+    let mut launch = common::Launch {
+        ranks: 2,
+        ..Default::default()
+    };
+    launch.env.push(("F08_ERRORS_MODE", "fatal".into()));
+    let run = common::mpirun(&exe, &launch);
+    assert!(!run.timed_out, "fatal f08_errors hung:{}", run.describe());
+    assert_ne!(
+        run.code(),
+        Some(0),
+        "a fatal error let the job succeed:{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout.contains("OK f08_errors") && !run.stdout.contains("FAIL"),
+        "the fatal error returned:{}",
+        run.describe()
+    );
+    let said = format!("{}{}", run.stdout, run.stderr).to_ascii_lowercase();
+    assert!(
+        said.contains("rank"),
+        "no message about the invalid rank:{}",
+        run.describe()
+    );
+}
+
+/// `mpi_f08.mod` is installed beside `mpi.mod` where `mpifort` looks, and a program using it
+/// links against the library alone: the module has no object code.
+#[test]
+fn mpi_f08_module_beside_mpi_module() {
+    let out = Command::new(tools_dir().join("mpifort"))
+        .arg("-show-compile-info")
+        .output()
+        .expect("run mpifort");
+    let flags = String::from_utf8_lossy(&out.stdout).into_owned();
+    let include = flags
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("-I"))
+        .unwrap_or_else(|| panic!("no -I in mpifort's flags: {flags}"));
+    for module in ["mpi.mod", "mpi_f08.mod"] {
+        assert!(
+            Path::new(include).join(module).is_file(),
+            "{module} is not in {include}"
+        );
+    }
+}
+
+/// MPI 4.0 point-to-point from Fortran: `MPI_ISENDRECV(_REPLACE)` and a generalized request
+/// with Fortran query, free and cancel procedures (the hand-written `MPI_GREQUEST_START`).
+#[test]
+fn isendrecv_and_generalized_requests_from_fortran() {
+    run_ok("mpif90", "p2p_more.f90", "p2p_more", 1);
+    run_ok("mpif90", "p2p_more.f90", "p2p_more", 3);
+}
+
+/// Generalized requests through `mpi_f08` (`f08_grequest.f90`): query/free/cancel procedures
+/// of the f08 abstract interfaces, the status the query procedure fills returned by MPI_Wait.
+#[test]
+fn f08_generalized_requests_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_grequest.f90");
 }

@@ -44,8 +44,7 @@
 mod common;
 
 use common::{assert_ok, mpirun, program, Launch};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Mutex;
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -172,48 +171,9 @@ fn erroneous_calls_return_the_standard_classes_and_windows_survive() {
     on_every_size("rma_errors");
 }
 
-/// `tests/f/rma_f.f90` built with this build's `mpif90` (staged with the library, as
-/// `tests/fortran.rs` does).
-fn fortran_program() -> PathBuf {
-    let found = Command::new("gfortran")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "gfortran is not installed: the Fortran tests need it (Debian: apt-get install gfortran)"
-    );
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rma-fortran-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the Fortran tools directory");
-    common::stage_build(&dir, &["mpif90"]);
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/f");
-    let exe = dir.join("rma_f");
-    // The -J directory keeps gfortran's .mod files out of the source tree.
-    let out = Command::new(dir.join("mpif90"))
-        .env_remove("MPICH_F90")
-        .arg("-I")
-        .arg(&sources)
-        .args(["-O1", "-Wall", "-J"])
-        .arg(&dir)
-        .arg(sources.join("rma_f.f90"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run mpif90");
-    assert!(
-        out.status.success(),
-        "mpif90 failed to build tests/f/rma_f.f90:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
 #[test]
 fn fortran_use_mpi_windows_fence_and_locks() {
-    let exe = fortran_program();
+    let exe = common::fortran_program("rma_f.f90");
     for ranks in RANKS {
         run_exe(&exe, "rma_f", ranks);
     }

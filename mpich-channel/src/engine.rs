@@ -144,24 +144,45 @@ impl Engine {
         let id = self.adi.external(owner)?;
         match op.poll(&mut self.adi) {
             Ok(Some(status)) => self.adi.complete_external(id, status),
-            Ok(None) => {
-                let slot = self
-                    .ops
-                    .iter()
-                    .position(Option::is_none)
-                    .unwrap_or_else(|| {
-                        self.ops.push(None);
-                        self.ops.len() - 1
-                    });
-                self.ops[slot] = Some((id, op));
-                self.live_ops += 1;
-            }
+            Ok(None) => self.keep(id, op),
             Err(e) => {
                 let _ = self.adi.take(id);
                 return Err(e);
             }
         }
         Ok(id)
+    }
+
+    /// Starts `op` as the next run of inactive persistent request `id` (a persistent
+    /// collective); its first steps run now, and the request completes when `op` is over,
+    /// then becomes inactive again when retired.
+    pub fn start_persistent(&mut self, id: ReqId, mut op: Box<dyn Operation>) -> Result<()> {
+        self.adi.start_persistent_external(id)?;
+        match op.poll(&mut self.adi) {
+            Ok(Some(status)) => self.adi.complete_external(id, status),
+            Ok(None) => self.keep(id, op),
+            Err(e) => {
+                // Back to inactive: the run ends here with the engine's error.
+                self.adi.complete_external(id, Status::default());
+                let _ = self.adi.take(id);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps `op`, which completes request `id`, among the operations every turn advances.
+    fn keep(&mut self, id: ReqId, op: Box<dyn Operation>) {
+        let slot = self
+            .ops
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or_else(|| {
+                self.ops.push(None);
+                self.ops.len() - 1
+            });
+        self.ops[slot] = Some((id, op));
+        self.live_ops += 1;
     }
 
     /// Registers a subsystem's hook; it is polled on every turn from now on.

@@ -27,9 +27,7 @@ fn built_dir() -> PathBuf {
 pub fn tools_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("benches-tools-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        let dir = mpi_staging::private_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "benches-tools");
         let built = built_dir();
         for tool in ["mpicc", "mpirun", "mpiexec", "layers", "nas", "mpibench", "netbench", "iobench"] {
             let from = built.join(tool);

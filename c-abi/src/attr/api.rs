@@ -1,7 +1,9 @@
 //! The C entry points of attributes: `MPI_Comm_create_keyval`, `MPI_Comm_free_keyval`,
 //! `MPI_Comm_set_attr`, `MPI_Comm_get_attr`, `MPI_Comm_delete_attr`, and the MPI-1 names
 //! `MPI_Keyval_create`, `MPI_Keyval_free`, `MPI_Attr_put`, `MPI_Attr_get`, `MPI_Attr_delete`;
-//! and `MPIR_Dup_fn` (`MPI_COMM_DUP_FN`), the copy callback programs pass.
+//! and `MPIR_Dup_fn` (`MPI_COMM_DUP_FN`), the copy callback programs pass; the datatype
+//! attribute calls `MPI_Type_create_keyval`, `MPI_Type_free_keyval`, `MPI_Type_set_attr`,
+//! `MPI_Type_get_attr`, `MPI_Type_delete_attr`.
 
 use super::comm_attrs::{delete, get, set};
 use super::{create_keyval, free_keyval, give};
@@ -130,4 +132,62 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
         flag.write(1);
     }
     MPI_SUCCESS
+}
+
+// ---- Datatype attributes (their lists are `type_attrs`'s) ----------------------------------
+
+mpi_fn! {
+    /// `MPI_Type_create_keyval`: a new attribute key for datatypes, with its callbacks (run
+    /// by `MPI_Type_dup`, and by `MPI_Type_free` / `MPI_Type_delete_attr` / replacement).
+    fn MPI_Type_create_keyval / PMPI_Type_create_keyval(
+        type_copy_attr_fn: MPI_Type_copy_attr_function,
+        type_delete_attr_fn: MPI_Type_delete_attr_function,
+        type_keyval: *mut c_int,
+        extra_state: *mut c_void,
+    ) |st| {
+        create_keyval(&mut st.runtime()?.keyvals, type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_free_keyval`: frees a key (attributes using it keep working);
+    /// `*type_keyval` becomes `MPI_KEYVAL_INVALID`.
+    fn MPI_Type_free_keyval / PMPI_Type_free_keyval(type_keyval: *mut c_int) |st| {
+        free_keyval(&mut st.runtime()?.keyvals, type_keyval)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_set_attr`: sets (or replaces, running the delete callback on the old value)
+    /// an attribute of a datatype, predefined or derived.
+    fn MPI_Type_set_attr / PMPI_Type_set_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) |st| {
+        let rt = st.runtime()?;
+        rt.types.get(datatype)?;
+        rt.keyvals.set_type_attr(datatype, type_keyval, attribute_val)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_get_attr`: an attribute's value (`attribute_val` is really a `void **`), and
+    /// whether it is set.
+    fn MPI_Type_get_attr / PMPI_Type_get_attr(
+        datatype: MPI_Datatype,
+        type_keyval: c_int,
+        attribute_val: *mut c_void,
+        flag: *mut c_int,
+    ) |st| {
+        let rt = st.runtime()?;
+        rt.types.get(datatype)?;
+        let found = rt.keyvals.type_attr(datatype, type_keyval)?;
+        give(found, attribute_val, flag)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_delete_attr`: deletes an attribute of a datatype, running its delete callback.
+    fn MPI_Type_delete_attr / PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) |st| {
+        let rt = st.runtime()?;
+        rt.types.get(datatype)?;
+        rt.keyvals.delete_type_attr(datatype, type_keyval)
+    }
 }

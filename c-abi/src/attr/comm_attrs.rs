@@ -1,7 +1,7 @@
 //! The attributes a communicator carries: setting, reading and deleting them, copying them
 //! to a duplicate and deleting them when it is freed, with the keyvals' callbacks.
 
-use super::{callback_failed, KeyvalTable};
+use super::KeyvalTable;
 use crate::abi::*;
 use crate::comm::{CommIdx, CommTable, SELF};
 use crate::error::{MpiError, MpiResult};
@@ -29,30 +29,7 @@ pub(crate) fn copy_all(
     let handle = old.handle;
     let list = old.attrs.list.clone();
     for (keyval, value) in list {
-        let Some(k) = keyvals.any(keyval) else {
-            continue;
-        };
-        let (Some(copy), extra) = (k.copy, k.extra) else {
-            continue;
-        };
-        let mut out: *mut c_void = std::ptr::null_mut();
-        let mut flag: c_int = 0;
-        // SAFETY: a copy callback the program registered, with MPI's arguments: `out` and
-        // `flag` are ours and writable; it may call MPI (no reference is held across it).
-        let rc = unsafe {
-            copy(
-                handle,
-                keyval,
-                extra,
-                value,
-                (&mut out as *mut *mut c_void).cast(),
-                &mut flag,
-            )
-        };
-        if rc != MPI_SUCCESS {
-            return Err(callback_failed("copy", keyval, rc));
-        }
-        if flag != 0 {
+        if let Some(out) = keyvals.run_copy(handle, keyval, value)? {
             comms.get_mut(to).attrs.list.push((keyval, out));
         }
     }

@@ -1,7 +1,9 @@
-//! Attributes on communicators: keyvals with copy and delete callbacks, the predefined
-//! attributes, and their calls in `api` (`MPI_Comm_create_keyval`, `MPI_Comm_free_keyval`,
+//! Attributes on communicators (and, through the same keyvals, on windows and datatypes):
+//! keyvals with copy and delete callbacks, the predefined attributes, and their calls in `api` (`MPI_Comm_create_keyval`, `MPI_Comm_free_keyval`,
 //! `MPI_Comm_set_attr`, `MPI_Comm_get_attr`, `MPI_Comm_delete_attr`, and the MPI-1 names
-//! `MPI_Keyval_create`, `MPI_Keyval_free`, `MPI_Attr_put`, `MPI_Attr_get`, `MPI_Attr_delete`).
+//! `MPI_Keyval_create`, `MPI_Keyval_free`, `MPI_Attr_put`, `MPI_Attr_get`, `MPI_Attr_delete`;
+//! and for datatypes `MPI_Type_create_keyval`, `MPI_Type_free_keyval`, `MPI_Type_set_attr`,
+//! `MPI_Type_get_attr`, `MPI_Type_delete_attr`, whose attributes `type_attrs` keeps).
 //!
 //! A keyval is a pair of callbacks and an `extra_state` pointer, named by a handle
 //! `0xa4000000 | index`. A communicator keeps its attributes as `(keyval, value)` in the order
@@ -28,6 +30,7 @@
 
 mod api;
 pub(crate) mod comm_attrs;
+mod type_attrs;
 
 use crate::abi::*;
 use crate::cptr::Out;
@@ -52,12 +55,15 @@ struct Keyval {
 /// handle is refused, but attributes that use it still reach its callbacks.
 pub(crate) struct KeyvalTable {
     keys: Table<Keyval>,
+    /// The datatypes' attributes (`type_attrs`).
+    types: type_attrs::TypeAttrs,
 }
 
 impl KeyvalTable {
     pub fn new() -> KeyvalTable {
         KeyvalTable {
             keys: Table::new(Kind::Keyval),
+            types: Default::default(),
         }
     }
 
@@ -134,6 +140,43 @@ impl KeyvalTable {
             return Err(callback_failed("delete", keyval, rc));
         }
         Ok(())
+    }
+
+    /// Runs the copy callback of `keyval` on `value`, an attribute of the object with handle
+    /// `object` being duplicated (a communicator, a datatype: the callbacks take the handle
+    /// as an int): the duplicate's value, or `None` when it gets none (the callback said so,
+    /// as `MPI_*_NULL_COPY_FN` does, or the keyval is freed or has no callback).
+    pub(crate) fn run_copy(
+        &self,
+        object: c_int,
+        keyval: c_int,
+        value: *mut c_void,
+    ) -> MpiResult<Option<*mut c_void>> {
+        let Some(k) = self.any(keyval) else {
+            return Ok(None);
+        };
+        let (Some(copy), extra) = (k.copy, k.extra) else {
+            return Ok(None);
+        };
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: a copy callback the program registered, with MPI's arguments: `out` and
+        // `flag` are ours and writable; it may call MPI (no reference into the tables is held
+        // across it).
+        let rc = unsafe {
+            copy(
+                object,
+                keyval,
+                extra,
+                value,
+                (&mut out as *mut *mut c_void).cast(),
+                &mut flag,
+            )
+        };
+        if rc != MPI_SUCCESS {
+            return Err(callback_failed("copy", keyval, rc));
+        }
+        Ok((flag != 0).then_some(out))
     }
 }
 

@@ -1,5 +1,7 @@
 //! Collective operations: the blocking and nonblocking collectives of MPI on
-//! intra-communicators, and the few the library itself needs (for communicator creation).
+//! intra-communicators and intercommunicators ([`inter`]: every collective MPI defines there,
+//! as schedules built from the intra algorithms run in each group plus transfers between the
+//! groups), and the few the library itself needs (for communicator creation).
 //!
 //! ```text
 //!   MPI_Allreduce ─▶ checks (api) ─▶ algorithm (reduce.rs, ...) fills a Builder ─▶ Schedule
@@ -40,7 +42,10 @@
 //! schedule), [`buf`] (datatype layouts, packing, the bridge to the
 //! reduction operations), [`bcast`] (barrier, broadcast), [`gather`] (gather, scatter and
 //! their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (reduce, allreduce,
-//! reduce-scatter, scan, exscan), and `api` (the MPI functions
+//! reduce-scatter, scan, exscan), [`inter`] (all of them on intercommunicators; each `api`
+//! builder hands an intercommunicator there first), [`neighbor`] (the neighbourhood collectives),
+//! [`persistent`] (persistent collectives: a schedule built once, replayed at each
+//! `MPI_Start`), and `api` (the MPI functions
 //! and their argument checks, by family).
 //!
 //! **Owns** the spare schedule a blocking collective reuses (kept in the running state).
@@ -55,6 +60,9 @@ mod bcast;
 mod buf;
 pub(crate) mod direct;
 mod gather;
+mod inter;
+mod neighbor;
+pub(crate) mod persistent;
 mod reduce;
 mod sched;
 
@@ -136,8 +144,10 @@ fn start(engine: &mut Engine, s: Schedule) -> MpiResult<ReqId> {
 /// the rounds of an operation that runs on inside the progress engine can be built there
 /// (communicator creation's nonblocking agreement, `comm::agree`).
 pub(crate) struct Team {
-    /// Engine rank of each rank of the communicator.
+    /// Engine rank of each rank of the communicator (of its local group).
     pub globals: Vec<usize>,
+    /// Engine rank of each rank of an intercommunicator's remote group (empty otherwise).
+    pub remote: Vec<usize>,
     pub rank: usize,
     pub ctx: u16,
     pub seq: u32,
@@ -150,8 +160,14 @@ impl Team {
     pub fn of(comms: &mut CommTable, comm: CommIdx) -> Team {
         let seq = comms.get_mut(comm).next_coll_seq();
         let c = comms.get(comm);
+        let remote = if c.is_inter() {
+            (0..c.remote_size()).map(|r| c.to_global(r)).collect()
+        } else {
+            Vec::new()
+        };
         Team {
-            globals: (0..c.size).map(|r| c.to_global(r)).collect(),
+            globals: (0..c.size).map(|r| c.local_global(r)).collect(),
+            remote,
             rank: c.rank,
             ctx: c.coll_ctx,
             seq,
@@ -169,7 +185,11 @@ pub(crate) fn band_u64_schedule(team: &Team, words: *mut u64, count: usize) -> M
     let lay = Layout::words(8);
     let mut b = Builder::for_team(team);
     b.set_reducer(Reducer::BandU64);
-    reduce::allreduce(&mut b, None, words.cast(), count, &lay, true);
+    if team.remote.is_empty() {
+        reduce::allreduce(&mut b, None, words.cast(), count, &lay, true);
+    } else {
+        inter::allreduce_both(&mut b, words.cast(), count, &lay);
+    }
     b.finish()
 }
 

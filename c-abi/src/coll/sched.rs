@@ -11,6 +11,9 @@
 //! stored and advanced from `MPI_Test`/`MPI_Wait` (nonblocking ones, [`Plan::poll`]).
 //! Local steps placed after transfers start a new round, so a step always sees the data the
 //! transfers before it moved.
+//! A persistent collective's schedule is *replayable* ([`Plan::make_replayable`]): its rounds
+//! stay in place as they run, and [`Plan::rewind`] makes it ready to run again on the same
+//! buffers, peers and tags (`super::persistent`).
 //!
 //! **Buffers.** Every transfer and copy is `(base, count, Layout)`: `count` elements of a
 //! datatype whose element `i` starts at `base + i * extent`. Contiguous layouts go to the
@@ -121,6 +124,9 @@ pub(crate) struct Plan {
     spare_rounds: Vec<Round>,
     spare_temps: Vec<Vec<u128>>,
     spare_globals: Vec<usize>,
+    /// Rounds stay in place once started, so the schedule can run again ([`Plan::rewind`]):
+    /// a persistent collective's.
+    replayable: bool,
 }
 
 /// Temporary buffers kept for reuse, at most this many and none larger (in 16-byte words).
@@ -135,7 +141,11 @@ pub(crate) struct Builder {
     no_mem: Option<MpiError>,
     /// Engine rank of each local rank of the communicator.
     globals: Vec<usize>,
+    /// Engine rank of each rank of an intercommunicator's remote group (empty for an
+    /// intracommunicator): the peers of [`Builder::send_remote`] and [`Builder::recv_remote`].
+    remote: Vec<usize>,
     pub rank: usize,
+    /// The size of the (local) group.
     pub size: usize,
 }
 
@@ -156,6 +166,7 @@ impl Plan {
             spare_rounds: Vec::new(),
             spare_temps: Vec::new(),
             spare_globals: Vec::new(),
+            replayable: false,
         })
     }
 }
@@ -171,7 +182,12 @@ impl Builder {
         let c = comms.get(comm);
         let mut globals = std::mem::take(&mut s.spare_globals);
         globals.clear();
-        globals.extend((0..c.size).map(|r| c.to_global(r)));
+        globals.extend((0..c.size).map(|r| c.local_global(r)));
+        let remote = if c.is_inter() {
+            (0..c.remote_size()).map(|r| c.to_global(r)).collect()
+        } else {
+            Vec::new()
+        };
         let first = s.spare_rounds.pop().unwrap_or_default();
         s.rounds.push(first);
         (s.ctx, s.seq, s.comm) = (c.coll_ctx, seq, comm);
@@ -179,6 +195,7 @@ impl Builder {
             s,
             no_mem: None,
             globals,
+            remote,
             rank: c.rank,
             size: c.size,
         }
@@ -195,6 +212,7 @@ impl Builder {
             s,
             no_mem: None,
             globals: team.globals.clone(),
+            remote: team.remote.clone(),
             rank: team.rank,
             size: team.globals.len(),
         }
@@ -271,6 +289,51 @@ impl Builder {
     /// Receives up to `count` elements into `base` from local rank `peer`.
     pub fn recv(&mut self, peer: usize, step: u32, base: *mut u8, count: usize, lay: &Layout) {
         let peer = self.globals[peer];
+        self.round().xfers.push(Xfer {
+            send: false,
+            peer,
+            step,
+            base,
+            count,
+            lay: lay.clone(),
+        });
+    }
+
+    /// The size of an intercommunicator's remote group (0 for an intracommunicator).
+    pub fn remote_size(&self) -> usize {
+        self.remote.len()
+    }
+
+    /// Sends `count` elements at `base` to rank `peer` of the remote group (intercommunicators).
+    pub fn send_remote(
+        &mut self,
+        peer: usize,
+        step: u32,
+        base: *const u8,
+        count: usize,
+        lay: &Layout,
+    ) {
+        let peer = self.remote[peer];
+        self.round().xfers.push(Xfer {
+            send: true,
+            peer,
+            step,
+            base: base.cast_mut(),
+            count,
+            lay: lay.clone(),
+        });
+    }
+
+    /// Receives up to `count` elements into `base` from rank `peer` of the remote group.
+    pub fn recv_remote(
+        &mut self,
+        peer: usize,
+        step: u32,
+        base: *mut u8,
+        count: usize,
+        lay: &Layout,
+    ) {
+        let peer = self.remote[peer];
         self.round().xfers.push(Xfer {
             send: false,
             peer,
@@ -369,6 +432,19 @@ impl Plan {
         }
     }
 
+    /// Keeps the rounds in place as they run, so that the schedule can run again after
+    /// [`Plan::rewind`] (a persistent collective: built once, replayed at each start).
+    pub fn make_replayable(&mut self) {
+        self.replayable = true;
+    }
+
+    /// Makes a complete replayable schedule ready to run again from its first round, on the
+    /// same buffers, peers and tags.
+    pub fn rewind(&mut self) {
+        debug_assert!(self.replayable && self.active.is_empty());
+        (self.next, self.error) = (0, None);
+    }
+
     /// The error a complete schedule ended with (a truncated message, a failed reduction).
     pub fn take_error(&mut self) -> Option<MpiError> {
         self.error.take()
@@ -429,73 +505,83 @@ impl Plan {
                 self.error.get_or_insert(e);
             }
         }
+        if self.replayable {
+            let posted = round.xfers.iter().try_for_each(|x| self.post(adi, x));
+            self.rounds[self.next - 1] = round;
+            return posted;
+        }
         round.locals.clear();
         let xfers = std::mem::take(&mut round.xfers);
         self.spare_rounds.push(round);
         let mut xfers = xfers;
         for x in xfers.drain(..) {
-            let tag = tag(self.seq, x.step);
-            let bytes = x.lay.size * x.count;
-            let a = if x.send {
-                let (ptr, staging) = if x.lay.contiguous() {
-                    (x.lay.data_start(x.base.cast_const()), None)
-                } else {
-                    let mut v = vec![0u8; bytes];
-                    // SAFETY: the send buffer holds `count` elements of `lay`; `v` has room
-                    // for their packed bytes.
-                    unsafe { x.lay.pack(x.base.cast_const(), x.count, v.as_mut_ptr()) };
-                    (v.as_ptr(), Some(v))
-                };
-                let ptr = crate::cptr::nonnull_or_dangling(ptr);
-                // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
-                // the schedule or the staging buffer, all alive until the transfer completes).
-                let req = unsafe {
-                    adi.isend(
-                        ptr,
-                        bytes,
-                        x.peer,
-                        tag,
-                        self.ctx,
-                        SendMode::Standard,
-                        self.comm,
-                    )
-                }?;
-                Active {
-                    req,
-                    staging,
-                    unpack: None,
-                    expect: bytes,
-                }
-            } else {
-                let (ptr, staging, unpack) = if x.lay.contiguous() {
-                    (x.lay.data_start(x.base.cast_const()).cast_mut(), None, None)
-                } else {
-                    let mut v = vec![0u8; bytes];
-                    (
-                        v.as_mut_ptr(),
-                        Some(v),
-                        Some((x.base, x.count, x.lay.clone())),
-                    )
-                };
-                let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
-                // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
-                // transfer completes (as for the send).
-                let req =
-                    unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
-                Active {
-                    req,
-                    staging,
-                    unpack,
-                    expect: bytes,
-                }
-            };
-            self.active.push(a);
+            self.post(adi, &x)?;
         }
         if let Some(r) = self.spare_rounds.last_mut() {
             if r.xfers.capacity() == 0 {
                 r.xfers = xfers;
             }
         }
+        Ok(())
+    }
+
+    /// Hands one transfer to the engine (packing a send of scattered data first).
+    fn post(&mut self, adi: &mut Adi, x: &Xfer) -> Result<(), AdiError> {
+        let tag = tag(self.seq, x.step);
+        let bytes = x.lay.size * x.count;
+        let a = if x.send {
+            let (ptr, staging) = if x.lay.contiguous() {
+                (x.lay.data_start(x.base.cast_const()), None)
+            } else {
+                let mut v = vec![0u8; bytes];
+                // SAFETY: the send buffer holds `count` elements of `lay`; `v` has room
+                // for their packed bytes.
+                unsafe { x.lay.pack(x.base.cast_const(), x.count, v.as_mut_ptr()) };
+                (v.as_ptr(), Some(v))
+            };
+            let ptr = crate::cptr::nonnull_or_dangling(ptr);
+            // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
+            // the schedule or the staging buffer, all alive until the transfer completes).
+            let req = unsafe {
+                adi.isend(
+                    ptr,
+                    bytes,
+                    x.peer,
+                    tag,
+                    self.ctx,
+                    SendMode::Standard,
+                    self.comm,
+                )
+            }?;
+            Active {
+                req,
+                staging,
+                unpack: None,
+                expect: bytes,
+            }
+        } else {
+            let (ptr, staging, unpack) = if x.lay.contiguous() {
+                (x.lay.data_start(x.base.cast_const()).cast_mut(), None, None)
+            } else {
+                let mut v = vec![0u8; bytes];
+                (
+                    v.as_mut_ptr(),
+                    Some(v),
+                    Some((x.base, x.count, x.lay.clone())),
+                )
+            };
+            let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
+            // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
+            // transfer completes (as for the send).
+            let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
+            Active {
+                req,
+                staging,
+                unpack,
+                expect: bytes,
+            }
+        };
+        self.active.push(a);
         Ok(())
     }
 

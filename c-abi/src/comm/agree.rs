@@ -44,6 +44,10 @@
 //! the process. The process is inside that call, so until the round ends it starts no other
 //! agreement, and none in flight needs its lock: holding it blocks nobody.
 //!
+//! `MPI_Comm_idup` of an intercommunicator runs the same protocol, its members being both
+//! groups: each round is an allreduce over both (`coll::band_u64_schedule`: within each group,
+//! then between the two leaders, then back), so an idup there never blocks either.
+//!
 //! All rounds of one agreement run under one collective sequence number of the parent, taken
 //! when the call is made (so every member's count of collectives stays in step whatever the
 //! number of rounds), and thus share tags: rounds run one after another at every member, the

@@ -71,8 +71,8 @@ pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_C
     Ok((idx, handle))
 }
 
-/// `MPI_Comm_idup` of the intracommunicator `parent` (`hints`: the new communicator's, for
-/// `MPI_Comm_idup_with_info`; else the parent's are copied). Everything but the contexts is
+/// `MPI_Comm_idup` of `parent`, an intra- or intercommunicator (`hints`: the new
+/// communicator's, for `MPI_Comm_idup_with_info`; else the parent's are copied). Everything but the contexts is
 /// done now, as `MPI_Comm_dup` at the time of the call would (MPI 3.1 §6.4.2: attributes set
 /// later are not copied): the error handler, topology and hints copied, the attributes copied
 /// through their callbacks. The agreement on the contexts runs in the progress engine

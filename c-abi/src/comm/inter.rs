@@ -120,10 +120,9 @@ pub(crate) fn intercomm_create(
 pub(crate) fn merge(cx: &mut Cx<'_>, idx: CommIdx, high: bool) -> MpiResult<MPI_Comm> {
     let net = Net::local(cx.comms.get(idx));
     let my_leader = net.ranks[0] as u64;
-    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words().to_vec();
+    // Who goes first: swapped without the mask lock (nothing is taken yet).
     let mut extra = [high as u64, my_leader];
-    agree_across(cx, idx, &net, &mut words, &mut extra)?;
+    agree_across(cx, idx, &net, &mut [], &mut extra)?;
     let [their_high, their_leader] = extra;
     let mine_first = match (high as u64, their_high) {
         (a, b) if a != b => a < b,
@@ -137,7 +136,7 @@ pub(crate) fn merge(cx: &mut Cx<'_>, idx: CommIdx, high: bool) -> MpiResult<MPI_
         (remote, local)
     };
     let merged = first.union(&second);
-    let ctxs = make::take(cx, &words, true)?;
+    let ctxs = make::agree(cx, idx, true)?;
     Ok(install(cx, idx, ctxs, merged).1)
 }
 
@@ -197,18 +196,15 @@ pub(crate) fn split(
         )?;
     }
     net.bcast(cx.engine, 0, &mut theirs, TAG_BCAST + 2)?;
-    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words().to_vec();
-    agree_across(cx, idx, &net, &mut words, &mut [])?;
-    if color == MPI_UNDEFINED {
-        return Ok(MPI_COMM_NULL);
-    }
     let local_sub = pick(&local, &pairs(&ours), color);
     let remote_sub = pick(&remote, &pairs(&theirs), color);
-    if remote_sub.size() == 0 {
+    let member = color != MPI_UNDEFINED && remote_sub.size() > 0;
+    // One pair for every new intercommunicator: free on all of both groups (the protocol of
+    // `agree`, which holds no lock while waiting for the other group).
+    let ctxs = make::agree(cx, idx, member)?;
+    if !member {
         return Ok(MPI_COMM_NULL);
     }
-    let ctxs = make::take(cx, &words, true)?;
     let rank = local_sub
         .local(cx.engine.p2p_ref().rank())
         .expect("this process has the color it gave");

@@ -2,12 +2,13 @@
 //! context pair, and storing the new communicator.
 //!
 //! ```text
-//!   agree (rounds of allreduce of free-pair masks over the parent, `agree`'s protocol; or,
-//!   holding the mask lock, agree_across both groups of an intercommunicator)
+//!   agree (rounds of allreduce of free-pair masks over the parent, both groups of an
+//!   intercommunicator included, `agree`'s protocol; or, holding the mask lock for the whole
+//!   exchange, `MPI_Intercomm_create`'s swap over the peer communicator)
 //!   ──▶ take (the lowest pair) ──▶ install / CommTable::insert
 //! ```
 
-use super::agree::{Agreement, Exclusive};
+use super::agree::Agreement;
 use super::net::{as_bytes, as_bytes_mut, Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
 use super::{Comm, CommIdx, CommTable, Members};
 use crate::abi::*;
@@ -39,18 +40,13 @@ impl Cx<'_> {
     }
 }
 
-/// Agrees with the other members of the local group of `parent` on a context pair free on all
-/// of them (everyone in the group calls it); `keep` says whether this process will use it.
-/// On an intracommunicator this is `agree`'s protocol, run to its end here (the engine moves
-/// every other agreement in flight on meanwhile).
+/// Agrees with the other members of `parent` (both groups of an intercommunicator) on a
+/// context pair free on all of them (everyone calls it); `keep` says whether this process
+/// will use it. This is `agree`'s protocol, run to its end here (the engine moves every other
+/// agreement in flight on meanwhile); on an intercommunicator its rounds span both groups
+/// (`coll::band_u64_schedule`), so, as on an intracommunicator, it never holds this process's
+/// mask lock while waiting for a member that has not joined.
 pub(crate) fn agree(cx: &mut Cx<'_>, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-    if cx.comms.get(parent).is_inter() {
-        let _lock = Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-        let mut words = cx.comms.free_words();
-        let net = Net::local(cx.comms.get(parent));
-        agree_across(cx, parent, &net, &mut words, &mut [])?;
-        return take(cx, &words, keep);
-    }
     let team = crate::coll::Team::of(cx.comms, parent);
     let mut agreement = Agreement::new(team, false, keep, cx.comms.contexts.clone());
     cx.engine
@@ -124,7 +120,9 @@ pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16
 }
 
 /// For an existing intercommunicator `idx` (whose local group is `net`): ANDs `words` over both
-/// groups and swaps `extra` with the other group's (everyone gets the remote leader's).
+/// groups and swaps `extra` with the other group's (everyone gets the remote leader's). Context
+/// masks go through it only under the mask lock; `MPI_Intercomm_merge` uses it, with no
+/// words, to swap its ordering data.
 pub(crate) fn agree_across(
     cx: &mut Cx<'_>,
     idx: CommIdx,
@@ -132,7 +130,9 @@ pub(crate) fn agree_across(
     words: &mut [u64],
     extra: &mut [u64],
 ) -> MpiResult<()> {
-    net.allreduce_band(cx.engine, words, TAG_ALLREDUCE)?;
+    if !words.is_empty() {
+        net.allreduce_band(cx.engine, words, TAG_ALLREDUCE)?;
+    }
     let c = cx.comms.get(idx);
     let leader = Net {
         ranks: vec![c.to_global(0)],

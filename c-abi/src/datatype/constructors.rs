@@ -158,14 +158,14 @@ pub(crate) fn structure(
     let lens = input_array(lens, n, "array_of_blocklengths")?;
     let disps = input_array(disps, n, "array_of_displacements")?;
     let olds = input_array(olds, n, "array_of_types")?;
-    let mut b = Builder::new();
+    let mut parts = Vec::with_capacity(n);
     for i in 0..n {
         let len = blocklength_arg(lens[i])?;
         let old = types.get(olds[i]).map_err(|e| MpiError {
             detail: format!("array_of_types[{i}]: {}", e.detail),
             ..e
         })?;
-        b.push(disps[i] as isize, len, old);
+        parts.push((disps[i] as isize, len, old));
     }
     let c = contents(
         MPI_COMBINER_STRUCT,
@@ -174,7 +174,21 @@ pub(crate) fn structure(
         olds.to_vec(),
     );
     let all_same = olds.windows(2).all(|w| w[0] == w[1]);
-    Ok(b.finish(c, !all_same))
+    Ok(struct_of(parts, all_same, c))
+}
+
+/// The struct of `parts` (displacement in bytes, block length, type), padded as a C struct
+/// unless every block has the same type (`all_same`).
+pub(crate) fn struct_of(
+    parts: Vec<(isize, usize, &Datatype)>,
+    all_same: bool,
+    c: Contents,
+) -> Datatype {
+    let mut b = Builder::new();
+    for (disp, len, old) in parts {
+        b.push(disp, len, old);
+    }
+    b.finish(c, !all_same)
 }
 
 /// Checks a subarray's shape: `ndims` dimensions of sizes, subsizes and starts.
@@ -351,6 +365,25 @@ pub(crate) fn darray(
     let ds = input_array(distribs, n, "array_of_distribs")?;
     let da = input_array(dargs, n, "array_of_dargs")?;
     let ps = input_array(psizes, n, "array_of_psizes")?;
+    darray_of(old, size, rank, gs, ds, da, ps, order, oldtype)
+}
+
+/// The darray of `old` (handle `oldtype`, recorded in the contents) once its arrays are read:
+/// `gs` global sizes, `ds` distributions, `da` distribution arguments, `ps` process grid.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn darray_of(
+    old: &Datatype,
+    size: c_int,
+    rank: c_int,
+    gs: &[c_int],
+    ds: &[c_int],
+    da: &[c_int],
+    ps: &[c_int],
+    order: c_int,
+    oldtype: MPI_Datatype,
+) -> MpiResult<Datatype> {
+    let n = gs.len();
+    let ndims = n as c_int;
     if gs.iter().any(|&g| g < 1) || ps.iter().any(|&p| p < 1) {
         return Err(MpiError::arg(
             "every global size and process count must be 1 or more",

@@ -28,8 +28,9 @@
 //! `MPI_Type_create_*` / MPI-1 constructor, `MPI_Type_commit`, `MPI_Type_free`), `queries`
 //! (sizes, extents, envelopes, contents, names, addresses), `pack` (packing and unpacking, and
 //! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`), `external` (the external32 representation, for
-//! `MPI_Pack_external` & co and MPI-IO's data representations), `wire` (a type as bytes, for
-//! the target of a one-sided operation).
+//! `MPI_Pack_external` & co and MPI-IO's data representations), `relayout` (a type's layout
+//! in a file's data representation, rebuilt from its contents), `wire` (a type as bytes, for
+//! the target of a one-sided operation), `f90` (the types of `MPI_Type_create_f90_*`).
 //!
 //! **Lifetime.** A derived type lives in the table while its handle is valid or another type's
 //! contents (`MPI_Type_get_contents`) name it; the layout itself is shared (`Arc`) with the
@@ -43,12 +44,16 @@
 mod api;
 mod constructors;
 mod external;
+mod f90;
 mod layout;
 mod pack;
+mod relayout;
 mod wire;
 
 pub(crate) use external::{predefined_size as external32_predefined_size, External32};
+pub(crate) use f90::F90Kind;
 pub(crate) use layout::Run;
+pub(crate) use relayout::FileLayout;
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
@@ -347,6 +352,8 @@ struct Slot {
 pub(crate) struct TypeTable {
     builtin: Vec<Option<Arc<Datatype>>>,
     direct: Table<Slot>,
+    /// The types `MPI_Type_create_f90_*` made, by their arguments (`f90`).
+    f90: f90::F90Types,
 }
 
 impl TypeTable {
@@ -372,7 +379,11 @@ impl TypeTable {
                 .expect("room");
             direct.retire(h);
         }
-        TypeTable { builtin, direct }
+        TypeTable {
+            builtin,
+            direct,
+            f90: Default::default(),
+        }
     }
 
     /// Any datatype handle, predefined or derived: `MPI_ERR_TYPE` if invalid.

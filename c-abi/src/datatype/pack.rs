@@ -8,8 +8,38 @@
 //! derived type carries `count * size` bytes and matches any receive type with the same
 //! basic types.
 
-use super::{Datatype, Run};
+use super::{Datatype, Message, Run};
+use std::borrow::Cow;
+use std::ffi::c_void;
 use std::ptr::copy_nonoverlapping;
+
+impl Message {
+    /// The packed data of `count` elements at `buf` (the message this describes), in
+    /// memory's representation: the caller's block itself when the type does not scatter it.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of the type this message describes, readable for `'a`.
+    pub(crate) unsafe fn packed<'a>(&self, buf: *const c_void, count: usize) -> Cow<'a, [u8]> {
+        if self.bytes == 0 {
+            return Cow::Borrowed(&[]);
+        }
+        match &self.scattered {
+            // SAFETY: one block of `bytes` bytes at `buf + offset` (the caller's contract).
+            None => Cow::Borrowed(unsafe {
+                std::slice::from_raw_parts(
+                    buf.cast::<u8>().wrapping_offset(self.offset),
+                    self.bytes,
+                )
+            }),
+            Some(ty) => {
+                let mut packed = vec![0u8; self.bytes];
+                // SAFETY: `buf` holds `count` elements of `ty`; `packed` has count * size bytes.
+                unsafe { ty.pack(buf.cast(), count, packed.as_mut_ptr()) };
+                Cow::Owned(packed)
+            }
+        }
+    }
+}
 
 /// Copies `len` bytes; short runs inline.
 ///

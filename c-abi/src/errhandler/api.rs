@@ -1,7 +1,8 @@
 //! The C entry points of error handling: `MPI_Comm_create_errhandler`, `MPI_Errhandler_free`,
 //! `MPI_Comm_set_errhandler`, `MPI_Comm_get_errhandler`, `MPI_Comm_call_errhandler`, the
 //! MPI-1 `MPI_Errhandler_create`/`set`/`get`, `MPI_Error_string`, `MPI_Error_class`,
-//! `MPI_Add_error_class`, `MPI_Add_error_code`, `MPI_Add_error_string`.
+//! `MPI_Add_error_class`, `MPI_Add_error_code`, `MPI_Add_error_string`; the windows' and
+//! the sessions' `create`/`set`/`get`/`call` handler calls.
 
 use super::{call_user, check_errhandler, codes, fatal};
 use crate::abi::*;
@@ -268,5 +269,64 @@ mpi_fn! {
             None => MpiError::new(errorcode, raised),
         };
         fatal("MPI_Win_call_errhandler", Some(rt.comms.get(WORLD).rank), Some((&w.label(), w.errhandler)), &e)
+    }
+}
+
+// ---- Sessions ---------------------------------------------------------------------------
+
+mpi_fn! {
+    /// `MPI_Session_create_errhandler`: a handler for sessions that calls the program's
+    /// function.
+    fn MPI_Session_create_errhandler / PMPI_Session_create_errhandler(
+        session_errhandler_fn: MPI_Session_errhandler_function,
+        errhandler: *mut MPI_Errhandler,
+    ) |st| {
+        // A session handler has a communicator handler's signature (both handles are ints).
+        create_errhandler(st, session_errhandler_fn, errhandler)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Session_set_errhandler`: the handler errors of `session`'s calls go to.
+    fn MPI_Session_set_errhandler / PMPI_Session_set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) |st| {
+        let rt = st.runtime()?;
+        let on = |e: MpiError| e.on_session(session);
+        rt.sessions.get(session).map_err(on)?;
+        let h = check_errhandler(&rt.errhandlers, errhandler).map_err(on)?;
+        rt.sessions.get_mut(session).map_err(on)?.errhandler = h;
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Session_get_errhandler`: the handler of `session`.
+    fn MPI_Session_get_errhandler / PMPI_Session_get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) |st| {
+        let rt = st.runtime()?;
+        let on = |e: MpiError| e.on_session(session);
+        let h = rt.sessions.get(session).map_err(on)?.errhandler;
+        Out::new(errhandler, "errhandler").map_err(on)?.set(h);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Session_call_errhandler`: invokes `session`'s handler on `errorcode`; returns
+    /// `MPI_SUCCESS` when the handler returns.
+    fn MPI_Session_call_errhandler / PMPI_Session_call_errhandler(session: MPI_Session, errorcode: c_int) |st| {
+        let rt = st.runtime()?;
+        let handler = rt.sessions.get(session).map_err(|e| e.on_session(session))?.errhandler;
+        if handler == MPI_ERRORS_RETURN {
+            return Ok(());
+        }
+        if let Some(f) = rt.errhandlers.function(handler) {
+            call_user(f, session, errorcode);
+            return Ok(());
+        }
+        let raised = "raised by the program with MPI_Session_call_errhandler";
+        let e = match codes::class_of_instance(errorcode) {
+            Some(class) => MpiError::new(class, raised),
+            None => MpiError::new(errorcode, raised),
+        };
+        fatal("MPI_Session_call_errhandler", Some(rt.comms.get(WORLD).rank), Some((&format!("session 0x{session:08x}"), handler)), &e)
     }
 }

@@ -264,6 +264,8 @@ pub(crate) fn fatal(
             };
             let set = if comm.starts_with("window") {
                 "MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN)"
+            } else if comm.starts_with("session") {
+                "MPI_Session_set_errhandler(session, MPI_ERRORS_RETURN)"
             } else if comm.starts_with("file") {
                 "MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN)"
             } else {
@@ -299,8 +301,9 @@ pub(crate) fn end_process(code: c_int) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// A handler a communicator may be given: a predefined one or one the program created.
-fn check_errhandler(
+/// A handler a communicator (or a session, a window) may be given: a predefined one or one
+/// the program created.
+pub(crate) fn check_errhandler(
     table: &ErrhandlerTable,
     h: MPI_Errhandler,
 ) -> Result<MPI_Errhandler, MpiError> {

@@ -88,9 +88,16 @@ pub(crate) fn read(
     Ok(at)
 }
 
-/// Writes `data` (their total length) to the runs, in order. `atomic`: under an exclusive
-/// lock over the whole span (atomic mode), and then the sieving blocks take none of their
-/// own (a process's `fcntl` locks merge: unlocking a block would release part of the span's).
+/// Writes `data` (their total length) to the runs. `atomic`: under an exclusive lock over the
+/// whole span (atomic mode), and then the sieving blocks take none of their own (a process's
+/// `fcntl` locks merge: unlocking a block would release part of the span's).
+///
+/// Outside atomic mode a sieving block whose lock another process holds is not waited for at
+/// once: it is put aside and done after the blocks that were free, waiting for its lock then.
+/// Processes that sieve interleaved runs of the same span (ranks writing their parts of one
+/// region, all starting at its first block) thus spread over different blocks instead of
+/// queueing behind each other block after block. The runs are disjoint, so the order in
+/// which the blocks reach the file does not change what it holds.
 pub(crate) fn write(
     f: &File,
     runs: &[Extent],
@@ -100,37 +107,60 @@ pub(crate) fn write(
 ) -> io::Result<()> {
     let _lock = atomic_lock(f, runs, atomic, true)?;
     let mut staging = Vec::new();
+    // Sieving blocks whose lock was busy: (first run, runs, first data byte).
+    let mut busy: Vec<(usize, usize, usize)> = Vec::new();
     let (mut i, mut at) = (0, 0);
     while i < runs.len() {
         let n = sieve.map_or(1, |b| block_of(runs, i, b));
+        let bytes: usize = runs[i..i + n].iter().map(|r| r.len).sum();
         if n == 1 {
             let r = runs[i];
             sys::write_full(f, &data[at..at + r.len], r.offset)?;
-            at += r.len;
-            i += 1;
-            continue;
-        }
-        let block = &runs[i..i + n];
-        let start = block[0].offset;
-        let span = (block[n - 1].offset + block[n - 1].len as u64 - start) as usize;
-        let _lock = if atomic {
-            None
+        } else if atomic {
+            sieve_block(f, &runs[i..i + n], &data[at..at + bytes], &mut staging)?;
         } else {
-            Some(RangeLock::write(f, start, span as u64)?)
-        };
-        staging.clear();
-        staging.resize(span, 0);
-        // Past the end of the file the gaps stay zero, which is what a hole reads as.
-        sys::read_full(f, &mut staging, start)?;
-        for r in block {
-            let from = (r.offset - start) as usize;
-            staging[from..from + r.len].copy_from_slice(&data[at..at + r.len]);
-            at += r.len;
+            let (start, span) = span_of(&runs[i..i + n]);
+            match RangeLock::try_write(f, start, span)? {
+                Some(_lock) => {
+                    sieve_block(f, &runs[i..i + n], &data[at..at + bytes], &mut staging)?
+                }
+                None => busy.push((i, n, at)),
+            }
         }
-        sys::write_full(f, &staging, start)?;
+        at += bytes;
         i += n;
     }
+    for (i, n, at) in busy {
+        let (start, span) = span_of(&runs[i..i + n]);
+        let _lock = RangeLock::write(f, start, span)?;
+        let bytes: usize = runs[i..i + n].iter().map(|r| r.len).sum();
+        sieve_block(f, &runs[i..i + n], &data[at..at + bytes], &mut staging)?;
+    }
     Ok(())
+}
+
+/// The first byte of a block of runs and the bytes from there to the end of its last run.
+fn span_of(block: &[Extent]) -> (u64, u64) {
+    let (a, z) = (block[0], block[block.len() - 1]);
+    (a.offset, z.offset + z.len as u64 - a.offset)
+}
+
+/// One sieving write, its lock held by the caller: reads the block's span into `staging`,
+/// puts `data` (the runs' bytes, in order) into their places and writes the span back.
+fn sieve_block(f: &File, block: &[Extent], data: &[u8], staging: &mut Vec<u8>) -> io::Result<()> {
+    let (start, span) = span_of(block);
+    let span = span as usize;
+    staging.resize(span, 0);
+    // Past the end of the file the gaps are zero, which is what a hole reads as.
+    let got = sys::read_full(f, &mut staging[..span], start)?;
+    staging[got..span].fill(0);
+    let mut at = 0;
+    for r in block {
+        let from = (r.offset - start) as usize;
+        staging[from..from + r.len].copy_from_slice(&data[at..at + r.len]);
+        at += r.len;
+    }
+    sys::write_full(f, &staging[..span], start)
 }
 
 #[cfg(test)]

@@ -3,10 +3,13 @@
 //!
 //! ```text
 //!   set_view(datarep) ──lookup──▶ native | internal | external32 | registered name
-//!   access (api::data) ──Conversion::new(datarep, memory type)──▶ memory::with_data / with_room
-//!       Native        the memory's bytes, no conversion (native, internal, FN_NULL)
-//!       External32    packed data converted value by value, in place (datatype::External32)
-//!       User          the program's conversion functions, called in pieces
+//!        └─ Representation::layout: the etype and filetype in file bytes
+//!   access (api::data) ──file_bytes / Conversion::new(datarep, memory type)──▶
+//!        memory::with_data / with_room
+//!       None          the memory's bytes, no conversion (native, internal, FN_NULL)
+//!       InPlace       external32 of values that keep their size: converted in place
+//!       Buffered      file bytes in a buffer of their own: external32 of values that change
+//!                     size (MPI_LONG), or the program's conversion functions
 //! ```
 //!
 //! **native, internal.** The memory's bytes; `internal` is `native` here, as in ROMIO.
@@ -14,12 +17,20 @@
 //! **external32.** Big-endian IEEE, the sizes of MPI 3.1 Table 13.2 (see
 //! `datatype::external`). Every type this library has keeps its size in external32 except
 //! `MPI_LONG` / `MPI_UNSIGNED_LONG` (and `MPI_LONG_INT`), 8 bytes in memory and 4 in the
-//! file. A type whose file size differs from its memory size would make the file's byte
-//! counts differ from the memory's, and the view arithmetic (`view::View`) counts one kind of
-//! byte: such types are refused, in a view (`MPI_File_set_view`) and as the memory type of an
-//! access, with `MPI_ERR_UNSUPPORTED_DATAREP` and a message that says why. So is a registered
-//! representation whose extent function gives a predefined type a file extent other than its
-//! size.
+//! file (MPICH's sizes).
+//!
+//! **Types that change size** (MPI 3.1 §13.5.1). A view is in file bytes: its displacement
+//! as given, its etype and filetype laid out with every predefined type at its file extent
+//! ([`Representation::layout`], which rebuilds the type from its contents when some value
+//! changes size: `datatype::relayout`, where element strides scale and byte displacements
+//! stay). An access of `count` elements of the memory type is, in the file, the file sizes
+//! of its type signature times `count` ([`file_bytes`]: the whole-etypes check and the file
+//! runs use it); its memory side is packed and converted into a buffer of file bytes for a
+//! write (a `long` that does not fit in 4 bytes is `MPI_ERR_CONVERSION`, and nothing is
+//! written), read into such a buffer and converted for a read. The status's count is in
+//! memory bytes: a read cut by the end of the file counts its whole values
+//! ([`Buffered::memory_bytes_of`]). Values that keep their size keep the memory layout and
+//! the in-place path of before, and `native` none of this: its accesses are what they were.
 //!
 //! **Registered representations** (`MPI_Register_datarep`): a name, read and write
 //! conversion functions, an extent function and the program's `extra_state`, kept for the
@@ -34,12 +45,17 @@
 //! items (values of the predefined types of the memory type's type signature, a padded pair
 //! such as `MPI_DOUBLE_INT` being one item) from item `position` of the caller's buffer with
 //! the memory type tiled over it. `MPI_CONVERSION_FN_NULL` means the file holds the memory's
-//! bytes (no conversion). The extent function is asked once per predefined type and its
-//! answer kept. The program's functions run inside the MPI call, with the file table held:
-//! they may call MPI's datatype functions, not file functions of the same process.
+//! bytes (no conversion; so such a representation whose extents change a type's size is
+//! `MPI_ERR_CONVERSION` on access). The extent function is asked once per predefined type
+//! and its answer kept: a data item takes that many bytes in the file, and the conversion
+//! functions are given buffers of them. The program's functions run inside the MPI call,
+//! with the file table held: they may call MPI's datatype functions, not file functions of
+//! the same process.
 
 use crate::abi::*;
-use crate::datatype::{external32_predefined_size, Datatype, External32, TypeTable};
+use crate::datatype::{
+    external32_predefined_size, Datatype, External32, FileLayout, Message, TypeTable,
+};
 use crate::error::{MpiError, MpiResult};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -129,7 +145,7 @@ impl Representation {
     }
 
     /// The file extent of one value of the predefined type `ty` (`unit` bytes in memory).
-    fn predefined_extent(&self, ty: MPI_Datatype, unit: usize) -> MpiResult<usize> {
+    pub fn predefined_extent(&self, ty: MPI_Datatype, unit: usize) -> MpiResult<usize> {
         match self {
             Representation::Native => Ok(unit),
             Representation::External32 => Ok(external32_predefined_size(ty).unwrap_or(unit)),
@@ -137,46 +153,74 @@ impl Representation {
         }
     }
 
-    /// `MPI_ERR_UNSUPPORTED_DATAREP` unless every value of `t` has the same size in the file
-    /// as in memory (see the module documentation); `what` names the type in the message.
-    pub fn check_same_size(&self, name: &str, t: &Datatype, what: &str) -> MpiResult<()> {
+    /// Whether some value of `t` has another size in the file than in memory (then its
+    /// layout in the file is not its memory layout: [`Representation::layout`]).
+    pub fn changes_size(&self, t: &Datatype) -> MpiResult<bool> {
         if let Representation::Native = self {
-            return Ok(());
+            return Ok(false);
         }
         for (ty, unit, _) in t.signature() {
-            let file = self.predefined_extent(ty, unit)?;
-            if file != unit {
-                return Err(MpiError::new(
-                    MPI_ERR_UNSUPPORTED_DATAREP,
-                    format!(
-                        "{what} holds a predefined type (0x{ty:08x}) of {unit} bytes in memory \
-                         and {file} in the data representation {name:?}; this library does not \
-                         support representations that change a type's size (use types of the \
-                         same size in both, e.g. MPI_INT or MPI_LONG_LONG for MPI_LONG)"
-                    ),
-                ));
+            if self.predefined_extent(ty, unit)? != unit {
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
-    /// `MPI_File_get_type_extent`: the extent of `t` (handle `handle`) in the file.
-    pub fn type_extent(
-        &self,
-        name: &str,
-        t: &Datatype,
-        handle: MPI_Datatype,
-    ) -> MpiResult<MPI_Aint> {
-        if TypeTable::is_predefined(handle) {
-            if let [(ty, unit, 1)] = t.signature()[..] {
-                if t.extent() == unit as isize {
-                    return Ok(self.predefined_extent(ty, unit)? as MPI_Aint);
-                }
-            }
-        }
-        self.check_same_size(name, t, "the datatype")?;
-        Ok(t.extent() as MPI_Aint)
+    /// One element's predefined values: (bytes in memory, bytes in the file, how many in a
+    /// row), in type-map order.
+    fn units(&self, t: &Datatype) -> MpiResult<Vec<(usize, usize, usize)>> {
+        t.signature()
+            .into_iter()
+            .map(|(ty, unit, n)| Ok((unit, self.predefined_extent(ty, unit)?, n)))
+            .collect()
     }
+
+    /// The layout of type `dt` in the file (MPI 3.1 §13.5.1): its memory layout when every
+    /// value keeps its size, else rebuilt with the file's extents (`TypeTable::layout_in`).
+    pub fn layout(&self, types: &TypeTable, dt: MPI_Datatype) -> MpiResult<FileLayout> {
+        let t = types.get(dt)?;
+        if !self.changes_size(t)? {
+            return Ok(FileLayout {
+                runs: t.runs().to_vec(),
+                lb: t.lb(),
+                extent: t.extent(),
+                size: t.size(),
+            });
+        }
+        types.layout_in(dt, &|ty| self.predefined_extent(ty, types.get(ty)?.size()))
+    }
+}
+
+/// The bytes in the file of `count` elements of `datatype` (`memory_bytes` of data in
+/// memory) in the representation `datarep`: `memory_bytes` unless a value changes size.
+pub(crate) fn file_bytes(
+    datarep: &str,
+    types: &TypeTable,
+    datatype: MPI_Datatype,
+    count: usize,
+    memory_bytes: usize,
+) -> MpiResult<usize> {
+    if is_native(datarep) || memory_bytes == 0 {
+        return Ok(memory_bytes);
+    }
+    let rep = Representation::lookup(datarep)?;
+    let t = types.get(datatype)?;
+    if !rep.changes_size(t)? {
+        return Ok(memory_bytes);
+    }
+    let one: usize = rep.units(t)?.iter().map(|&(_, file, n)| file * n).sum();
+    count.checked_mul(one).ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("{count} elements of this datatype are more bytes than a file holds"),
+        )
+    })
+}
+
+/// Whether a representation's name is one of those that hold the memory's bytes.
+fn is_native(datarep: &str) -> bool {
+    datarep == "native" || datarep == "internal"
 }
 
 impl UserRep {
@@ -258,96 +302,118 @@ impl From<ConversionFailed> for () {
 pub(crate) enum Conversion {
     /// The file holds the memory's bytes.
     None,
+    /// external32 of data that keeps its size: converted where it lies.
+    InPlace(External32),
+    /// The file's data in a buffer of its own: external32 of data that changes size, or a
+    /// registered representation's functions.
+    Buffered(Buffered),
+}
+
+/// A conversion whose file data is a buffer of the access's own.
+pub(crate) struct Buffered {
+    how: How,
+    /// One element's predefined values: (bytes in memory, bytes in the file, how many).
+    units: Vec<(usize, usize, usize)>,
+    /// Bytes of the access's data in the file.
+    file_bytes: usize,
+    /// A write's data, already converted to file bytes.
+    converted: Option<Vec<u8>>,
+}
+
+enum How {
     External32(External32),
-    /// A registered representation with conversion functions.
+    /// The program's functions, for data of `datatype`.
     User {
         rep: Arc<UserRep>,
         datatype: MPI_Datatype,
-        /// The memory type's signature (see [`Datatype::signature`]).
-        signature: Vec<(MPI_Datatype, usize, usize)>,
-        /// A write's data, already converted to file bytes.
-        converted: Option<Vec<u8>>,
     },
 }
 
 impl Conversion {
     /// The conversion for `count` elements of `datatype` at `buf` (`m` their message) in a
-    /// file whose view says `datarep`. For a write (`write`) with a registered
-    /// representation, the program's write function converts the data here, so its failure
-    /// is this call's error.
+    /// file whose view says `datarep`. A write's data that does not convert in place is
+    /// converted here (packed, then external32's narrowing or the program's write function),
+    /// so a value that does not fit or a failing function is this call's error and leaves
+    /// the file untouched.
     pub fn new(
         datarep: &str,
         types: &TypeTable,
         datatype: MPI_Datatype,
         buf: *const c_void,
         count: usize,
+        m: &Message,
         write: bool,
     ) -> MpiResult<Conversion> {
-        if datarep == "native" || datarep == "internal" {
+        if is_native(datarep) {
             return Ok(Conversion::None);
         }
         let rep = Representation::lookup(datarep)?;
         let t = types.get(datatype)?;
-        rep.check_same_size(datarep, t, "the memory datatype of the access")?;
-        match rep {
-            Representation::Native => Ok(Conversion::None),
-            Representation::External32 => Ok(Conversion::External32(t.external32()?)),
+        let how = match &rep {
+            Representation::Native => return Ok(Conversion::None),
+            Representation::External32 => {
+                let e = t.external32()?;
+                if e.same_size() {
+                    return Ok(Conversion::InPlace(e));
+                }
+                How::External32(e)
+            }
             Representation::User(r) => {
-                let f = if write { r.write } else { r.read };
-                if f.is_none() {
+                if (if write { r.write } else { r.read }).is_none() {
+                    if rep.changes_size(t)? {
+                        return Err(MpiError::new(
+                            MPI_ERR_CONVERSION,
+                            format!(
+                                "the data representation {datarep:?} gives a type of the access another size in the file, but its {} conversion function is MPI_CONVERSION_FN_NULL",
+                                if write { "write" } else { "read" }
+                            ),
+                        ));
+                    }
                     return Ok(Conversion::None);
                 }
-                let mut conv = Conversion::User {
-                    rep: r,
+                How::User {
+                    rep: Arc::clone(r),
                     datatype,
-                    signature: t.signature(),
-                    converted: None,
-                };
-                if write {
-                    // The access's message was made first: count * size fits.
-                    let mut file = vec![0u8; count * t.size()];
-                    conv.call_user(buf.cast_mut(), &mut file, true)?;
-                    if let Conversion::User { converted, .. } = &mut conv {
-                        *converted = Some(file);
-                    }
                 }
-                Ok(conv)
             }
+        };
+        let units = rep.units(t)?;
+        let one: usize = units.iter().map(|&(_, file, n)| file * n).sum();
+        // The access's checks computed the same product (`file_bytes`): it fits.
+        let mut b = Buffered {
+            how,
+            units,
+            file_bytes: count * one,
+            converted: None,
+        };
+        if write {
+            let mut file = vec![0u8; b.file_bytes];
+            match &b.how {
+                How::External32(e) => {
+                    // SAFETY: `buf` holds `count` elements of the type `m` describes (the
+                    // MPI call's contract); the data is only read.
+                    let packed = unsafe { m.packed(buf, count) };
+                    e.encode(&packed, &mut file)?;
+                }
+                How::User { .. } => b.call_user(buf.cast_mut(), &mut file, true)?,
+            }
+            b.converted = Some(file);
         }
+        Ok(Conversion::Buffered(b))
     }
 
-    /// Converts file bytes to memory: `data` is packed data in the file's representation as
-    /// far as it goes (whole values are converted). For `External32` in place; for `User`
-    /// straight into the caller's buffer `buf` (the return says so: nothing left to unpack).
-    pub(crate) fn file_to_memory(
-        &self,
-        data: &mut [u8],
-        buf: *mut c_void,
-    ) -> Result<bool, ConversionFailed> {
-        match self {
-            Conversion::None => Ok(false),
-            Conversion::External32(e) => {
-                e.decode_in_place(data);
-                Ok(false)
-            }
-            Conversion::User { .. } => {
-                self.call_user(buf, data, false).map_err(ConversionFailed)?;
-                Ok(true)
-            }
-        }
-    }
-
-    /// Converts packed memory data to the file's representation, in place (`External32`).
-    pub(crate) fn memory_to_file_in_place(&self, data: &mut [u8]) {
-        if let Conversion::External32(e) = self {
-            e.encode_in_place(data);
-        }
-    }
-
-    /// A write's data converted by the program's function, if this is such a conversion.
+    /// A write's data converted to file bytes, if this conversion does it in a buffer.
     pub(crate) fn converted(&self) -> Option<&[u8]> {
         match self {
-            Conversion::User { converted, .. } => converted.as_deref(),
+            Conversion::Buffered(b) => b.converted.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// A write's converted data, taken out of the conversion (no copy).
+    pub(crate) fn take_converted(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Conversion::Buffered(b) => b.converted.take(),
             _ => None,
         }
     }
@@ -356,23 +422,69 @@ impl Conversion {
     pub(crate) fn is_none(&self) -> bool {
         matches!(self, Conversion::None)
     }
+}
+
+impl Buffered {
+    /// Bytes of the access's data in the file.
+    pub(crate) fn file_bytes(&self) -> usize {
+        self.file_bytes
+    }
+
+    /// The memory bytes of the whole values in the first `file` bytes of the access's file
+    /// data (a value cut by the end of the file counts nothing).
+    pub(crate) fn memory_bytes_of(&self, file: usize) -> usize {
+        let (mem_one, file_one) = self
+            .units
+            .iter()
+            .fold((0, 0), |(m, f), &(mu, fu, n)| (m + mu * n, f + fu * n));
+        if file_one == 0 {
+            return 0;
+        }
+        let mut memory = file / file_one * mem_one;
+        let mut rest = file % file_one;
+        for &(mu, fu, n) in &self.units {
+            let k = rest.checked_div(fu).map_or(n, |k| k.min(n));
+            memory += k * mu;
+            rest -= k * fu;
+            if k < n {
+                break;
+            }
+        }
+        memory
+    }
+
+    /// Converts the whole values of `file` (file data from the access's start) to memory:
+    /// external32 into `packed` (packed data in memory, as far as whole values go); the
+    /// program's read function straight into the caller's buffer `buf` (the return says so:
+    /// nothing to unpack).
+    pub(crate) fn file_to_memory(
+        &self,
+        file: &mut [u8],
+        packed: &mut [u8],
+        buf: *mut c_void,
+    ) -> Result<bool, ConversionFailed> {
+        match &self.how {
+            How::External32(e) => {
+                e.decode(file, packed);
+                Ok(false)
+            }
+            How::User { .. } => {
+                self.call_user(buf, file, false).map_err(ConversionFailed)?;
+                Ok(true)
+            }
+        }
+    }
 
     /// Calls the program's read (`write` false) or write function on the whole items of
     /// `file` (file bytes), in pieces of at most [`PIECE_BYTES`].
     fn call_user(&self, userbuf: *mut c_void, file: &mut [u8], write: bool) -> MpiResult<()> {
-        let Conversion::User {
-            rep,
-            datatype,
-            signature,
-            ..
-        } = self
-        else {
+        let How::User { rep, datatype } = &self.how else {
             return Ok(());
         };
         let Some(f) = (if write { rep.write } else { rep.read }) else {
             return Ok(());
         };
-        let element: usize = signature.iter().map(|&(_, unit, n)| unit * n).sum();
+        let element: usize = self.units.iter().map(|&(_, unit, n)| unit * n).sum();
         if element == 0 {
             return Ok(());
         }
@@ -411,7 +523,7 @@ impl Conversion {
             Ok(())
         };
         'items: loop {
-            for &(_, unit, n) in signature {
+            for &(_, unit, n) in &self.units {
                 for _ in 0..n {
                     if at + unit > file.len() {
                         break 'items;
@@ -428,17 +540,6 @@ impl Conversion {
         }
         flush(piece_item, piece_items, piece_at, at, file)
     }
-}
-
-/// The view's types in a representation: `MPI_ERR_UNSUPPORTED_DATAREP` if one changes size.
-pub(crate) fn check_view_types(
-    datarep: &str,
-    etype: &Datatype,
-    filetype: &Datatype,
-) -> MpiResult<()> {
-    let rep = Representation::lookup(datarep)?;
-    rep.check_same_size(datarep, etype, "the etype")?;
-    rep.check_same_size(datarep, filetype, "the filetype")
 }
 
 #[cfg(test)]
@@ -502,19 +603,32 @@ mod tests {
     }
 
     #[test]
-    fn types_that_change_size_are_refused_and_extents_asked_once() {
+    fn types_that_change_size_are_laid_out_in_file_bytes_and_extents_asked_once() {
         let types = TypeTable::new();
-        let long = types.get(MPI_LONG).unwrap();
-        let e = Representation::External32
-            .check_same_size("external32", long, "the etype")
-            .unwrap_err();
-        assert_eq!(e.class, MPI_ERR_UNSUPPORTED_DATAREP);
+        let ext32 = Representation::External32;
+        assert!(ext32.changes_size(types.get(MPI_LONG).unwrap()).unwrap());
+        assert!(!ext32.changes_size(types.get(MPI_INT).unwrap()).unwrap());
+        assert!(!Representation::Native
+            .changes_size(types.get(MPI_LONG).unwrap())
+            .unwrap());
+        assert_eq!(ext32.layout(&types, MPI_LONG).unwrap().extent, 4);
+        assert_eq!(ext32.layout(&types, MPI_LONG_INT).unwrap().extent, 8);
+        // A pair that keeps its size keeps its memory layout (12 bytes of data, extent 16).
+        let di = ext32.layout(&types, MPI_DOUBLE_INT).unwrap();
+        assert_eq!((di.size, di.extent), (12, 16));
         assert_eq!(
-            Representation::External32
-                .type_extent("external32", long, MPI_LONG)
-                .unwrap(),
-            4
+            file_bytes("external32", &types, MPI_LONG, 10, 80).unwrap(),
+            40
         );
+        assert_eq!(
+            file_bytes("external32", &types, MPI_LONG_INT, 3, 36).unwrap(),
+            24
+        );
+        assert_eq!(
+            file_bytes("external32", &types, MPI_INT, 10, 40).unwrap(),
+            40
+        );
+        assert_eq!(file_bytes("native", &types, MPI_LONG, 10, 80).unwrap(), 80);
         register(
             "unit-test-wide",
             None,
@@ -524,14 +638,54 @@ mod tests {
         )
         .unwrap();
         let wide = Representation::lookup("unit-test-wide").unwrap();
-        let int = types.get(MPI_INT).unwrap();
-        assert_eq!(wide.type_extent("w", int, MPI_INT).unwrap(), 8);
-        assert!(wide.check_same_size("w", int, "the etype").is_err());
+        assert_eq!(wide.layout(&types, MPI_INT).unwrap().extent, 8);
+        assert!(wide.changes_size(types.get(MPI_INT).unwrap()).unwrap());
+        assert_eq!(
+            file_bytes("unit-test-wide", &types, MPI_INT, 5, 20).unwrap(),
+            40
+        );
         assert_eq!(
             EXTENT_CALLS.load(Ordering::Relaxed),
             1,
             "the answer is kept"
         );
+        // Without conversion functions the file would hold the memory's bytes: refused.
+        let m = types.message(5, MPI_INT).unwrap();
+        let e = Conversion::new(
+            "unit-test-wide",
+            &types,
+            MPI_INT,
+            std::ptr::null(),
+            5,
+            &m,
+            true,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.class, MPI_ERR_CONVERSION);
+    }
+
+    #[test]
+    fn a_read_of_values_that_change_size_counts_whole_values() {
+        let types = TypeTable::new();
+        let m = types.message(4, MPI_LONG_INT).unwrap();
+        let Conversion::Buffered(b) = Conversion::new(
+            "external32",
+            &types,
+            MPI_LONG_INT,
+            std::ptr::null(),
+            4,
+            &m,
+            false,
+        )
+        .unwrap() else {
+            panic!("MPI_LONG_INT changes size in external32");
+        };
+        assert_eq!(b.file_bytes(), 32);
+        // 8 file bytes per value (4 + 4), 12 in memory; a cut value counts nothing.
+        for (file, memory) in [(0, 0), (7, 0), (8, 12), (12, 12), (31, 36), (32, 48)] {
+            assert_eq!(b.memory_bytes_of(file), memory, "{file} file bytes");
+        }
     }
 
     #[test]
@@ -547,12 +701,14 @@ mod tests {
         let types = TypeTable::new();
         let n = 3 * PIECE_BYTES / 4 + 5; // ints: three full pieces and a few
         let data: Vec<i32> = (0..n as i32).collect();
+        let m = types.message(n as i32, MPI_INT).unwrap();
         let conv = Conversion::new(
             "unit-test-plus",
             &types,
             MPI_INT,
             data.as_ptr().cast(),
             n,
+            &m,
             true,
         )
         .unwrap();
@@ -579,6 +735,7 @@ mod tests {
             MPI_INT,
             std::ptr::null(),
             n,
+            &m,
             false,
         )
         .unwrap();

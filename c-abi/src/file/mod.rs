@@ -86,6 +86,8 @@ mod sys;
 mod two_phase;
 mod view;
 
+pub(crate) use api::raise_on_file;
+
 use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::datatype::{Message, TypeTable};
@@ -137,6 +139,10 @@ pub(crate) struct OpenFile {
     pub shared: shared::SharedPointer,
     /// The split collective begun on the file and not yet ended (at most one at a time).
     pub split: Option<SplitCollective>,
+    /// The nonblocking collective accesses started on the file (`MPI_File_iwrite_all`, ...)
+    /// that may still run: `MPI_File_close` lets them finish before it frees the file's
+    /// communicator. Pruned of finished ones as new ones start.
+    pub running: Vec<mpich_channel::ReqId>,
 }
 
 /// A split collective access begun (`MPI_File_..._begin`) and not ended yet: one per file
@@ -164,10 +170,11 @@ impl OpenFile {
     }
 
     /// The checks every data access `call` of `count` elements of `datatype` in direction
-    /// `dir` makes first, and its memory side: the access mode allows it (explicit offsets
-    /// and individual pointers are refused on a `SEQUENTIAL` file unless `sequential_ok`:
-    /// the shared-pointer routines), the type is valid and committed, the data is a whole
-    /// number of etypes of the view.
+    /// `dir` makes first, and its size: the access mode allows it (explicit offsets and
+    /// individual pointers are refused on a `SEQUENTIAL` file unless `sequential_ok`: the
+    /// shared-pointer routines), the type is valid and committed, the data is a whole number
+    /// of etypes of the view in the file (where the representation may give a value another
+    /// size than in memory: `datarep::file_bytes`).
     pub fn check_access(
         &self,
         types: &TypeTable,
@@ -176,7 +183,7 @@ impl OpenFile {
         count: c_int,
         datatype: MPI_Datatype,
         sequential_ok: bool,
-    ) -> MpiResult<Message> {
+    ) -> MpiResult<AccessSize> {
         if !sequential_ok {
             amode::not_sequential(self.amode, call)?;
         }
@@ -185,17 +192,26 @@ impl OpenFile {
             Dir::Write => amode::writable(self.amode)?,
         }
         let message = types.message(count, datatype)?;
+        let file_bytes = datarep::file_bytes(
+            &self.datarep,
+            types,
+            datatype,
+            count as usize,
+            message.bytes,
+        )?;
         let etype = self.view.etype_size;
-        if !message.bytes.is_multiple_of(etype) {
+        if !file_bytes.is_multiple_of(etype) {
             return Err(MpiError::new(
                 MPI_ERR_TYPE,
                 format!(
-                    "{call} moves {} bytes, not a whole number of the view's etypes ({etype} bytes)",
-                    message.bytes
+                    "{call} moves {file_bytes} bytes in the file, not a whole number of the view's etypes ({etype} bytes)"
                 ),
             ));
         }
-        Ok(message)
+        Ok(AccessSize {
+            message,
+            file_bytes,
+        })
     }
 
     /// Where a data access goes ([`OpenFile::check_access`]'s arguments): from etype
@@ -212,7 +228,10 @@ impl OpenFile {
         datatype: MPI_Datatype,
         sequential_ok: bool,
     ) -> MpiResult<Placed> {
-        let message = self.check_access(types, call, dir, count, datatype, sequential_ok)?;
+        let AccessSize {
+            message,
+            file_bytes,
+        } = self.check_access(types, call, dir, count, datatype, sequential_ok)?;
         let pos = match offset {
             Some(o) => u64::try_from(o)
                 .map_err(|_| MpiError::arg(format!("the offset is {o}; it must be 0 or more")))?,
@@ -220,25 +239,41 @@ impl OpenFile {
         };
         let runs = self
             .view
-            .runs(pos * self.view.etype_size as u64, message.bytes);
-        Ok(Placed { message, pos, runs })
+            .runs(pos * self.view.etype_size as u64, file_bytes);
+        Ok(Placed {
+            message,
+            file_bytes,
+            pos,
+            runs,
+        })
     }
+}
+
+/// The size of a data access ([`OpenFile::check_access`]).
+pub(crate) struct AccessSize {
+    /// The memory side.
+    pub message: Message,
+    /// Bytes of its data in the file.
+    pub file_bytes: usize,
 }
 
 /// An access placed in the file ([`OpenFile::place`]).
 pub(crate) struct Placed {
     /// The memory side.
     pub message: Message,
+    /// Bytes of its data in the file (`message.bytes` unless the view's representation
+    /// changes a value's size).
+    pub file_bytes: usize,
     /// The first etype position of the view it covers.
     pub pos: u64,
-    /// The file's byte runs it covers, in order.
+    /// The file's byte runs it covers, in order (`file_bytes` long).
     pub runs: Vec<view::Extent>,
 }
 
 impl Placed {
-    /// The individual file pointer after the access, if it moved `bytes` (whole etypes).
-    pub fn pointer_after(&self, bytes: usize, etype_size: usize) -> u64 {
-        self.pos + (bytes / etype_size) as u64
+    /// The individual file pointer after the access, if it moved `file_bytes` (whole etypes).
+    pub fn pointer_after(&self, file_bytes: usize, etype_size: usize) -> u64 {
+        self.pos + (file_bytes / etype_size) as u64
     }
 }
 
@@ -307,6 +342,14 @@ impl FileTable {
         }
     }
 
+    /// The open file whose communicator is `comm`, its handler and label.
+    pub fn of_comm(&self, comm: CommIdx) -> Option<(MPI_File, MPI_Errhandler, String)> {
+        self.open
+            .iter()
+            .find(|(_, f)| f.comm == comm)
+            .map(|(&h, f)| (h as MPI_File, f.errhandler, f.label()))
+    }
+
     /// `MPI_File_c2f`: the Fortran handle of `h` (0 for `MPI_FILE_NULL` and unknown handles).
     pub fn c2f(&self, h: MPI_File) -> MPI_Fint {
         self.open.get(&(h as usize)).map_or(0, |f| f.fint)
@@ -327,11 +370,10 @@ impl FileTable {
     }
 }
 
-/// The handler of the file's own communicator, which errors reported by `MPI_Wait`/`MPI_Test`
-/// on the file's requests (a nonblocking collective access) go to: the file's handler when
-/// it is predefined (so `MPI_ERRORS_RETURN`, the files' default, returns the code from
-/// `MPI_Wait`), else `MPI_ERRORS_RETURN` (a function of the program's set on the file is not
-/// called for them: a communicator cannot hold a file's handler function).
+/// The handler of the file's own communicator: the file's handler when it is predefined,
+/// else `MPI_ERRORS_RETURN`. Errors that `MPI_Wait`/`MPI_Test` report for the file's requests
+/// (a nonblocking collective access) go to the file's handler, function or not
+/// (`api::raise_on_file`); this one only serves when the file is closed by then.
 pub(crate) fn request_errhandler(file_handler: MPI_Errhandler) -> MPI_Errhandler {
     match file_handler {
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => file_handler,
@@ -372,6 +414,7 @@ mod tests {
             hosts: vec![0],
             shared: shared::SharedPointer::new(path, 0, 0),
             split: None,
+            running: Vec::new(),
         }
     }
 

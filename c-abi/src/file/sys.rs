@@ -99,6 +99,23 @@ impl<'a> RangeLock<'a> {
         Ok(RangeLock { file, start, len })
     }
 
+    /// Takes the lock if no other process holds a conflicting one, without waiting: `None`
+    /// if one does.
+    pub fn try_write(file: &'a File, start: u64, len: u64) -> io::Result<Option<RangeLock<'a>>> {
+        match set_lock(
+            file,
+            libc::F_SETLK,
+            libc::F_WRLCK as libc::c_short,
+            start,
+            len,
+        ) {
+            Ok(()) => Ok(Some(RangeLock { file, start, len })),
+            // POSIX allows either errno for "held by another process".
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EACCES)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Waits for and takes a shared lock (readers share it; a writer's lock waits for them,
     /// and they for it). The descriptor must be open for reading.
     pub fn read(file: &'a File, start: u64, len: u64) -> io::Result<RangeLock<'a>> {
@@ -118,7 +135,20 @@ impl Drop for RangeLock<'_> {
     }
 }
 
+/// Waits for and takes (or, with `F_UNLCK`, releases) a lock of `kind` on the bytes.
 fn lock(file: &File, kind: libc::c_short, start: u64, len: u64) -> io::Result<()> {
+    set_lock(file, libc::F_SETLKW, kind, start, len)
+}
+
+/// `fcntl(cmd)` with a lock of `kind` on `len` bytes from `start`, retried when a signal
+/// interrupts it.
+fn set_lock(
+    file: &File,
+    cmd: libc::c_int,
+    kind: libc::c_short,
+    start: u64,
+    len: u64,
+) -> io::Result<()> {
     let mut fl: libc::flock = {
         // SAFETY: `flock` is a plain C struct of integers; all zeroes is a valid value.
         unsafe { std::mem::zeroed() }
@@ -128,9 +158,9 @@ fn lock(file: &File, kind: libc::c_short, start: u64, len: u64) -> io::Result<()
     fl.l_start = start as libc::off_t;
     fl.l_len = len as libc::off_t;
     loop {
-        // SAFETY: fcntl(F_SETLKW) on a descriptor this `File` keeps open, with a pointer to a
-        // `flock` that lives across the call.
-        let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLKW, &mut fl) };
+        // SAFETY: fcntl(F_SETLK or F_SETLKW) on a descriptor this `File` keeps open, with a
+        // pointer to a `flock` that lives across the call.
+        let rc = unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) };
         if rc == 0 {
             return Ok(());
         }

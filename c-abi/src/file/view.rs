@@ -14,6 +14,11 @@
 //! it covers, merged where they touch: a contiguous filetype gives one run however long the
 //! access, so an access of one block is one system call.
 //!
+//! Every byte here is a byte of the file: where the view's data representation gives a type
+//! another size than in memory (`MPI_LONG` in external32), the etype size and the filetype's
+//! runs and extent are those of the file (`datarep::Representation::layout`), and an
+//! access's length is its data's length in the file (`OpenFile::place`).
+//!
 //! Pure arithmetic, no I/O and no MPI handles: the unit tests below cover it.
 
 /// One run of file bytes: `len` bytes from byte `offset` of the file.

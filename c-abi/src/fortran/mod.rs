@@ -32,6 +32,9 @@
 //! entry point names are MPICH's, so a program built by MPICH's `mpif77` runs on this library
 //! too: `build.rs` also names the library `libmpichfort.so.12`.
 //!
+//! **Fortran 2008.** The `mpi_f08` module binds mostly to these same entry points; [`f08`]
+//! has what it needs beyond them (descriptors of choice buffers, its sentinels, `==`).
+//!
 //! Parts: the generated wrappers (`generated`), the hand-written ones ([`special`]: start-up,
 //! MPI-1 `INTEGER` displacements, attribute values), attribute keyvals with Fortran callbacks
 //! and the predefined callbacks (`keyval`), file error handlers and data representations
@@ -71,7 +74,9 @@ macro_rules! twin {
 }
 
 mod convert;
+mod f08;
 mod file;
+mod grequest;
 mod keyval;
 mod special;
 
@@ -125,11 +130,13 @@ pub static mut MPI_F_STATUSES_IGNORE: *mut MPI_Fint =
 
 /// The addresses a Fortran program may pass for each sentinel: the library's copy of the
 /// common block, and the one the program's symbol resolves to.
+/// The first two of `bottom`, ..., `statuses_ignore` are the `mpif.h` ones, the last two the
+/// `mpi_f08` ones ([`f08`]).
 struct Sentinels {
-    bottom: [usize; 2],
-    in_place: [usize; 2],
-    status_ignore: [usize; 2],
-    statuses_ignore: [usize; 2],
+    bottom: [usize; 4],
+    in_place: [usize; 4],
+    status_ignore: [usize; 4],
+    statuses_ignore: [usize; 4],
     unweighted: [usize; 2],
     weights_empty: [usize; 2],
 }
@@ -140,11 +147,22 @@ fn sentinels() -> &'static Sentinels {
         let priv1 = both(c"mpipriv1_", &raw const mpipriv1_ as usize);
         let priv2 = both(c"mpipriv2_", &raw const mpipriv2_ as usize);
         let word = std::mem::size_of::<MPI_Fint>();
+        let [f08_bottom, f08_in_place, f08_status, f08_statuses] = f08::own_sentinels();
+        let join = |a: [usize; 2], b: [usize; 2]| [a[0], a[1], b[0], b[1]];
         Sentinels {
-            bottom: priv1,
-            in_place: priv1.map(|a| a + word),
-            status_ignore: priv1.map(|a| a + 2 * word),
-            statuses_ignore: priv2,
+            bottom: join(priv1, both(c"MPIR_F08_MPI_BOTTOM", f08_bottom)),
+            in_place: join(
+                priv1.map(|a| a + word),
+                both(c"MPIR_F08_MPI_IN_PLACE", f08_in_place),
+            ),
+            status_ignore: join(
+                priv1.map(|a| a + 2 * word),
+                both(c"MPIR_F08_MPI_STATUS_IGNORE_OBJ", f08_status),
+            ),
+            statuses_ignore: join(
+                priv2,
+                both(c"MPIR_F08_MPI_STATUSES_IGNORE_OBJ", f08_statuses),
+            ),
             unweighted: both(c"mpifcmb5_", &raw const mpifcmb5_ as usize),
             weights_empty: both(c"mpifcmb9_", &raw const mpifcmb9_ as usize),
         }

@@ -11,11 +11,13 @@
 //!
 //! Space is allocated first-fit among the messages in flight, kept sorted by offset; sends
 //! mostly complete in order, so the buffer behaves like a ring. `MPI_Buffer_detach` (and
-//! `MPI_Finalize`) wait until every buffered message has been sent.
+//! `MPI_Finalize`) wait until every buffered message has been sent; so does
+//! `MPI_Buffer_flush` (MPI 4.1), which keeps the buffer attached. `MPI_Buffer_iflush` is its
+//! nonblocking form: an engine operation over the sends in flight when it was called.
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use mpich_channel::{Engine, ReqId, SendMode};
+use mpich_channel::{Adi, Engine, Operation, ReqId, SendMode, Status};
 use std::ffi::c_int;
 
 /// Bytes of the buffer each message needs besides its data.
@@ -176,10 +178,40 @@ impl BsendBuffer {
         })
     }
 
+    /// `MPI_Buffer_iflush`: a request that completes once every buffered message in flight
+    /// now has been sent out of the buffer (later ones are not waited for).
+    pub fn iflush(&mut self, engine: &mut Engine) -> MpiResult<ReqId> {
+        self.retire_completed(engine)?;
+        let sends = self
+            .pending
+            .iter()
+            .filter_map(|p| Some((p.req, engine.p2p_ref().generation(p.req)?)))
+            .collect();
+        engine
+            .start(Box::new(Flush { sends }), crate::comm::WORLD)
+            .map_err(MpiError::from)
+    }
+
     /// Waits for the buffered sends, then gives the buffer back (`None` if none is attached).
     pub(crate) fn detach(&mut self, engine: &mut Engine) -> MpiResult<Option<(*mut u8, usize)>> {
         self.drain(engine)?;
         Ok(self.region.take().map(|r| (r.base, r.size)))
+    }
+}
+
+/// The operation of `MPI_Buffer_iflush`: over when each of the buffered sends it was given
+/// is complete, or was retired by the buffer (its request's slot then no longer has the
+/// generation it had: a slot reused exactly 256 times between two turns of the engine would
+/// be mistaken for the send, which cannot happen while this operation is polled every turn).
+struct Flush {
+    sends: Vec<(ReqId, u8)>,
+}
+
+impl Operation for Flush {
+    fn poll(&mut self, p2p: &mut Adi) -> mpich_channel::Result<Option<Status>> {
+        self.sends
+            .retain(|&(id, gen)| p2p.generation(id) == Some(gen) && !p2p.is_complete(id));
+        Ok(self.sends.is_empty().then(Status::default))
     }
 }
 

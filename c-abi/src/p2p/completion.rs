@@ -17,6 +17,7 @@ use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
+use crate::p2p::grequest;
 use crate::p2p::request;
 use crate::p2p::status::Completion;
 use crate::p2p::status::Statuses;
@@ -111,7 +112,17 @@ pub(crate) fn retire(cx: &mut Cx<'_>, handle: &mut MPI_Request, id: ReqId) -> Mp
         *handle = MPI_REQUEST_NULL;
     }
     let comm = r.owner as CommIdx;
-    let detail = r.attachment.and_then(request::outcome_of);
+    let mut attachment = r.attachment;
+    if let Some(g) = grequest::of_attachment(&mut attachment) {
+        // The program's query_fn and free_fn run here, with the request retired already.
+        let (c, detail) = grequest::retired(&g);
+        return Ok(Finished {
+            c,
+            comm: Some(comm),
+            detail,
+        });
+    }
+    let detail = attachment.and_then(request::outcome_of);
     let c = Completion::from_engine(&r.status, cx.comms.get(comm));
     Ok(Finished {
         c,
@@ -224,6 +235,7 @@ impl Failures {
                 detail: format!("{} ({})", e.detail, crate::error::error_string(e.class)),
                 comm: e.comm,
                 win: None,
+                session: None,
             }),
         }
     }

@@ -10,9 +10,11 @@
 //! Modules: [`args`] (argument checks into checked operations), [`blocking`] (blocking
 //! sends and receives), [`nonblocking`] (nonblocking and persistent starts), [`completion`]
 //! (wait and test), [`request`] (handles and what a request keeps), [`status`] (`MPI_Status`),
-//! [`bsend`] (the attached buffer), [`mprobe`] (matched probes); `api`, the C functions:
-//! `api::blocking`, `api::nonblocking`, `api::completion`, `api::mprobe`, `api::status`,
-//! `api::bsend`.
+//! [`bsend`] (the attached buffer, its flush), [`mprobe`] (matched probes), [`grequest`]
+//! (generalized requests: the program's callbacks, called by the completion calls); `api`,
+//! the C functions: `api::blocking`, `api::nonblocking` (with `MPI_Isendrecv`),
+//! `api::completion`, `api::mprobe`, `api::status` (with the `MPI_Status_set_*` setters),
+//! `api::bsend`, `api::grequest`.
 //!
 //! **Owns** no table (requests are the engine's): the attached buffer of buffered sends
 //! ([`bsend`]) and what a request keeps ([`request`]). **Entry:** [`Cx`], the engine and the
@@ -24,6 +26,7 @@ pub(crate) mod args;
 pub(crate) mod blocking;
 pub(crate) mod bsend;
 pub(crate) mod completion;
+pub(crate) mod grequest;
 pub(crate) mod mprobe;
 pub(crate) mod nonblocking;
 pub(crate) mod request;

@@ -1,5 +1,7 @@
 //! Nonblocking and persistent point-to-point: `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`,
-//! `MPI_Irsend`, `MPI_Irecv`, the five `_init` calls, `MPI_Start` and `MPI_Startall`.
+//! `MPI_Irsend`, `MPI_Irecv`, `MPI_Isendrecv(_replace)`, the five `_init` calls, `MPI_Start`
+//! and `MPI_Startall` (which also start other subsystems' persistent requests:
+//! [`crate::p2p::request::Foreign`]).
 //!
 //! Starting an operation ([`start_send`], [`start_recv`]) makes an engine request: a running
 //! send or receive, or, for `MPI_PROC_NULL` and buffered sends, a request born complete. The
@@ -7,16 +9,18 @@
 //! their checked arguments as their request's attachment and run them again at each start.
 //! Scattered data (a non-contiguous derived type) is packed when a send starts, and a receive
 //! of it is posted on a staging buffer; the request owns either until it completes, and a
-//! receive's data is unpacked the moment it does.
+//! receive's data is unpacked the moment it does. `MPI_Isendrecv` starts a send and a receive
+//! and hands the engine one [`Operation`] over both (its request completes when both have,
+//! with the receive's status); `MPI_Isendrecv_replace` sends from a copy it keeps until then.
 
 use crate::abi::*;
 use crate::cptr::{self};
 use crate::error::{MpiError, MpiResult};
-use crate::p2p::args::{RecvOp, SendKind, SendOp};
+use crate::p2p::args::{Outgoing, RecvOp, SendKind, SendOp};
 use crate::p2p::request::{self, Persistent, PersistentKind, Staging};
 use crate::p2p::status::Completion;
 use crate::p2p::Cx;
-use mpich_channel::{ReqId, Status};
+use mpich_channel::{Adi, Operation, ReqId, Status};
 use std::ffi::c_int;
 
 /// The engine status of an operation complete at its start: `c` seen from `comm`.
@@ -177,12 +181,13 @@ pub(crate) fn startable(
     let id = request::lookup(cx.engine, handle)?;
     let comm = request::comm_of(cx.engine, id);
     let inactive = cx.engine.p2p_ref().standing(id) == Some(mpich_channel::Standing::Inactive);
-    let kind = cx
-        .engine
-        .p2p()
-        .attachment(id)
-        .and_then(|a| a.as_any_mut().downcast_mut::<Persistent>())
-        .map(|p| p.kind.clone());
+    let kind = cx.engine.p2p().attachment(id).and_then(|a| {
+        let a = a.as_any_mut();
+        if a.is::<request::Foreign>() {
+            return Some(PersistentKind::Foreign);
+        }
+        a.downcast_mut::<Persistent>().map(|p| p.kind.clone())
+    });
     match kind {
         Some(kind) if inactive => Ok((id, kind)),
         Some(_) => Err(MpiError::new(
@@ -215,6 +220,16 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
     let (id, kind) = startable(cx, handle)?;
     let comm = request::comm_of(cx.engine, id);
     let started = match &kind {
+        PersistentKind::Foreign => {
+            let starter = cx
+                .engine
+                .p2p()
+                .attachment(id)
+                .and_then(|a| a.as_any_mut().downcast_mut::<request::Foreign>())
+                .map(|f| f.0.starter())
+                .expect("a foreign persistent request keeps its attachment");
+            return starter(cx.engine, id).map_err(|e| e.on(comm));
+        }
         PersistentKind::Send(op, mode) => match op.dest {
             None => cx
                 .engine
@@ -272,4 +287,68 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
         },
     };
     started.map_err(|e| MpiError::from(e).on(comm))
+}
+
+/// The two halves of an `MPI_Isendrecv`, one operation of the engine: over when both are,
+/// with the receive's status. `MPI_Isendrecv_replace` sends from a copy of the outgoing data,
+/// kept here until the send is over.
+struct SendRecvRun {
+    send: ReqId,
+    recv: ReqId,
+    _copy: Option<Outgoing>,
+}
+
+impl Operation for SendRecvRun {
+    fn poll(&mut self, p2p: &mut Adi) -> mpich_channel::Result<Option<Status>> {
+        if !(p2p.is_complete(self.send) && p2p.is_complete(self.recv)) {
+            return Ok(None);
+        }
+        p2p.take(self.send)?;
+        p2p.take(self.recv)
+    }
+}
+
+/// `MPI_Isendrecv` (and, with `replace`, `MPI_Isendrecv_replace`, whose receive lands where
+/// the outgoing data was: that data is copied first): starts the send and the receive, and
+/// returns the one request that completes when both have.
+pub(crate) fn isendrecv(
+    cx: &mut Cx<'_>,
+    s: &SendOp,
+    r: &RecvOp,
+    replace: bool,
+) -> MpiResult<ReqId> {
+    let (send, copy) = if replace && s.dest.is_some() {
+        let outgoing = s.outgoing()?;
+        let copy = if outgoing.is_owned() {
+            outgoing
+        } else {
+            Outgoing::owned(outgoing.bytes().to_vec())
+        };
+        let from_copy = SendOp {
+            buf: copy.ptr(),
+            bytes: copy.len(),
+            scattered: None,
+            ..s.clone()
+        };
+        (start_send(cx, &from_copy, SendKind::Standard)?, Some(copy))
+    } else {
+        (start_send(cx, s, SendKind::Standard)?, None)
+    };
+    let recv = match start_recv(cx, r) {
+        Ok(recv) => recv,
+        Err(e) => {
+            // Too many requests: take the send back rather than leave it unowned.
+            let _ = cx.engine.p2p().cancel(send);
+            let _ = cx.engine.p2p().request_free(send);
+            return Err(e);
+        }
+    };
+    let run = SendRecvRun {
+        send,
+        recv,
+        _copy: copy,
+    };
+    cx.engine
+        .start(Box::new(run), r.comm)
+        .map_err(|e| MpiError::from(e).on(r.comm))
 }

@@ -17,7 +17,10 @@
 //!   receive of it lands in, unpacked into the user's buffer the moment the engine completes
 //!   it (also for a request the program freed: nothing is leaked or freed early);
 //! * [`Persistent`]: a persistent request's checked arguments (and its staging, while it runs);
-//! * [`Outcome`]: where a nonblocking collective leaves the error it ended with.
+//! * [`Outcome`]: where a nonblocking collective leaves the error it ended with;
+//! * [`Foreign`]: another subsystem's persistent request (partitioned communication,
+//!   persistent collectives), whose runs `MPI_Start` asks it for ([`ForeignRun`]);
+//! * a generalized request's callbacks (`crate::p2p::grequest`).
 
 use crate::abi::*;
 use crate::comm::CommIdx;
@@ -117,6 +120,33 @@ impl Attachment for Staging {
 pub(crate) enum PersistentKind {
     Send(SendOp, SendKind),
     Recv(RecvOp),
+    /// Another subsystem's persistent request ([`Foreign`]: a partitioned send or receive, a
+    /// persistent collective).
+    Foreign,
+}
+
+/// How `MPI_Start` starts the next run of another subsystem's persistent request.
+pub(crate) type Starter = Box<dyn FnOnce(&mut Engine, ReqId) -> MpiResult<()>>;
+
+/// A persistent request of a subsystem above point-to-point (partitioned communication,
+/// persistent collectives):
+/// `MPI_Start`, `MPI_Startall` and the completion calls treat it like any persistent
+/// request, and its run is the subsystem's own.
+pub(crate) trait ForeignRun: Any {
+    /// The next run, to start on the request: a closure holding what it needs (so that the
+    /// request's attachment is no longer borrowed when it runs).
+    fn starter(&mut self) -> Starter;
+    /// For the subsystem to reach its state.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// The attachment of another subsystem's persistent request.
+pub(crate) struct Foreign(pub Box<dyn ForeignRun>);
+
+impl Attachment for Foreign {
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
 }
 
 /// A persistent request's arguments, and the staging of its current run.

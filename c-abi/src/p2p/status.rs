@@ -180,6 +180,18 @@ pub(crate) fn decode(s: &MPI_Status) -> (u64, bool) {
     )
 }
 
+/// Writes byte count `bytes` into a status, keeping its cancelled flag.
+pub(crate) fn set_byte_count(s: &mut MPI_Status, bytes: u64) {
+    s.count_lo = bytes as u32 as c_int;
+    s.count_hi_and_cancelled =
+        (((bytes >> 32) << 1) as u32 | (s.count_hi_and_cancelled as u32 & 1)) as c_int;
+}
+
+/// Sets or clears a status's cancelled flag, keeping its byte count.
+pub(crate) fn set_cancelled(s: &mut MPI_Status, cancelled: bool) {
+    s.count_hi_and_cancelled = (s.count_hi_and_cancelled & !1) | cancelled as c_int;
+}
+
 pub(crate) fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
     if std::ptr::eq(status, MPI_STATUS_IGNORE) {
         return Err(MpiError::arg(

@@ -17,7 +17,8 @@
 //!
 //! **Errors and panics.** The body returns an [`MpiResult`]; an error goes to the error handler
 //! of the communicator it names (`raise`, which looks it up in the running state and hands the
-//! error to `errhandler::handle`), which returns an error code of its class or ends
+//! error to `errhandler::handle`; the handler of the session, of the window, or of the file
+//! whose own communicator it names, when it is about one), which returns an error code of its class or ends
 //! the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
 //! caught here and reported as `MPI_ERR_INTERN` the same way.
 //!
@@ -77,13 +78,26 @@ fn raise(func: &'static str, e: MpiError) -> c_int {
     // SAFETY: called by `call` after the call's body returned; its reference to the state is
     // gone, so this is the only one.
     let st = unsafe { global::state() };
+    let e = match (st.runtime_ref(), e.session) {
+        (Some(rt), Some(_)) => {
+            let rank = rt.comms.get(crate::comm::WORLD).rank;
+            match crate::session::raise_on_session(func, e, &rt.sessions, &rt.errhandlers, rank) {
+                Ok(code) => return code,
+                Err(e) => e,
+            }
+        }
+        _ => e,
+    };
     match st.runtime_ref() {
         Some(rt) => match e.win.and_then(|w| rt.wins.errhandler(w).map(|h| (w, h))) {
             Some((w, (handler, label))) => {
                 let rank = rt.comms.get(crate::comm::WORLD).rank;
                 errhandler::handle_object(func, e, w, handler, &label, rank, &rt.errhandlers)
             }
-            None => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
+            None => match crate::file::raise_on_file(func, e, rt) {
+                Ok(code) => code,
+                Err(e) => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
+            },
         },
         None => errhandler::fatal(func, None, None, &e),
     }

@@ -1,6 +1,12 @@
 //! The life cycle: `MPI_Init`, `MPI_Init_thread`, `MPI_Query_thread`, `MPI_Is_thread_main`,
 //! `MPI_Finalize`, `MPI_Initialized`, `MPI_Finalized`, `MPI_Abort`.
 //!
+//! **Two models.** The world model (`MPI_Init` .. `MPI_Finalize`, tracked by `runtime::World`)
+//! and the sessions (`MPI_Session_init` .. `MPI_Session_finalize`, in `session`) share one
+//! library: [`bring_up`] starts it at the first of `MPI_Init` / `MPI_Session_init`, and
+//! [`shut_down`] ends it after the last of `MPI_Finalize` / `MPI_Session_finalize`.
+//! `MPI_Initialized` and `MPI_Finalized` report the world model only.
+//!
 //! **Thread level.** The engine is not thread safe and the state is reached without a lock
 //! (see [`crate::runtime::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
 //! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends. The
@@ -23,7 +29,7 @@ use crate::op::OpTable;
 use crate::p2p::bsend::BsendBuffer;
 use crate::runtime::export::mpi_fn;
 use crate::runtime::progress;
-use crate::runtime::{Mpi, Phase, Runtime};
+use crate::runtime::{Mpi, Phase, Runtime, World};
 use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
 use std::io::Write;
@@ -31,22 +37,42 @@ use std::io::Write;
 /// The highest thread level the library provides.
 const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
 
-/// Starts MPI with thread level `level`.
+/// Starts the world model with thread level `level` (and the library, unless a session has
+/// started it already).
 fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
-    match st.phase {
-        Phase::NotStarted => {}
-        Phase::Running(_) => {
+    match st.world {
+        World::NotStarted => {}
+        World::Running => {
             return Err(MpiError::new(
                 MPI_ERR_OTHER,
                 "MPI is initialized already (MPI_Init was called before)",
             ))
         }
-        Phase::Finalized => {
+        World::Finalized => {
             return Err(MpiError::new(
                 MPI_ERR_OTHER,
                 "MPI cannot be initialized again after MPI_Finalize",
             ))
         }
+    }
+    if !matches!(st.phase, Phase::Running(_)) {
+        bring_up(st, level)?;
+    }
+    st.world = World::Running;
+    st.thread_level = level;
+    st.main_thread = Some(std::thread::current().id());
+    Ok(())
+}
+
+/// Brings the library up (the engine and every table) for the first of `MPI_Init` and
+/// `MPI_Session_init`, with thread level `level`. Once it has gone down it does not come up
+/// again (the launcher has been told this process finished).
+pub(crate) fn bring_up(st: &mut Mpi, level: c_int) -> MpiResult<()> {
+    if matches!(st.phase, Phase::Finalized) {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI cannot be started again once it has been finalized (by MPI_Finalize or the last MPI_Session_finalize); keep a session open for as long as the program uses MPI",
+        ));
     }
     nic_model::placement::bind_from_env(); // ranks mpirun started on other hosts bind here
     let engine = Engine::init().map_err(|e| {
@@ -86,9 +112,9 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         coll_spare: None,
         universe_size: size as c_int,
         wins: crate::win::WinTable::new(),
+        sessions: crate::session::SessionTable::new(),
     }));
     st.thread_level = level;
-    st.main_thread = Some(std::thread::current().id());
     Ok(())
 }
 
@@ -147,30 +173,52 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// `MPI_Finalize`: waits for the buffered sends, then leaves the job.
+    /// `MPI_Finalize`: ends the world model; unless a session is still open, waits for the
+    /// buffered sends, then leaves the job.
     fn MPI_Finalize / PMPI_Finalize() |st| {
+        let world = st.world;
         let rt = st.runtime()?;
-        // Before anything is torn down; the rest runs as it does without the thread.
-        progress::stop();
+        if world != World::Running {
+            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init was not called: this program uses sessions only, which MPI_Session_finalize ends"));
+        }
         crate::attr::comm_attrs::finalize(&mut rt.comms, &rt.keyvals)?;
-        rt.bsend.drain(&mut rt.engine)?;
-        let live = rt.engine.p2p_ref().requests_live();
-        if live > 0 {
-            tracing::warn!(requests = live, "MPI_Finalize with requests never completed or freed");
+        let sessions_open = !rt.sessions.is_empty();
+        st.world = World::Finalized;
+        if sessions_open {
+            return Ok(());
         }
-        let Phase::Running(mut rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
-            unreachable!("checked running above")
-        };
-        // Info objects outlive MPI (MPI 4.0 §10.1).
-        st.idle_infos = Some(std::mem::replace(&mut rt.infos, InfoTable::new(1)));
-        write_counters(rt.engine.p2p_ref());
-        rt.engine.finalize()?;
-        // A PMI launcher (mpirun, Hydra, Slurm) is told this rank finished cleanly.
-        if let Err(e) = nic_model::net::launcher::finalize() {
-            tracing::warn!(error = %e, "the launcher did not take MPI_Finalize's goodbye");
-        }
-        Ok(())
+        shut_down(st)
     }
+}
+
+/// Takes the library down: after `MPI_Finalize` with no session open, or after the last
+/// `MPI_Session_finalize` outside the world model. Waits for the buffered sends, then leaves
+/// the job.
+pub(crate) fn shut_down(st: &mut Mpi) -> MpiResult<()> {
+    let rt = st.runtime()?;
+    // Before anything is torn down; the rest runs as it does without the thread.
+    progress::stop();
+    rt.bsend.drain(&mut rt.engine)?;
+    let live = rt.engine.p2p_ref().requests_live();
+    if live > 0 {
+        tracing::warn!(
+            requests = live,
+            "MPI_Finalize with requests never completed or freed"
+        );
+    }
+    let Phase::Running(mut rt) = std::mem::replace(&mut st.phase, Phase::Finalized) else {
+        unreachable!("checked running above")
+    };
+    // Info objects outlive MPI (MPI 4.0 §10.1).
+    st.idle_infos = Some(std::mem::replace(&mut rt.infos, InfoTable::new(1)));
+    write_counters(rt.engine.p2p_ref());
+    st.last_readings = Some(crate::tool::readings::Readings::of(rt.engine.p2p_ref()));
+    rt.engine.finalize()?;
+    // A PMI launcher (mpirun, Hydra, Slurm) is told this rank finished cleanly.
+    if let Err(e) = nic_model::net::launcher::finalize() {
+        tracing::warn!(error = %e, "the launcher did not take MPI_Finalize's goodbye");
+    }
+    Ok(())
 }
 
 /// With `MPI_COUNTERS=<path>` set, writes this rank's counters (the engine's, its channel's
@@ -194,7 +242,7 @@ fn write_counters(adi: &Adi) {
 mpi_fn! {
     /// `MPI_Initialized`: whether `MPI_Init` has been called (may be called at any time).
     fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) |st| {
-        Out::new(flag, "flag")?.set(!matches!(st.phase, Phase::NotStarted) as c_int);
+        Out::new(flag, "flag")?.set((st.world != World::NotStarted) as c_int);
         Ok(())
     }
 }
@@ -202,7 +250,7 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Finalized`: whether `MPI_Finalize` has completed (may be called at any time).
     fn MPI_Finalized / PMPI_Finalized(flag: *mut c_int) |st| {
-        Out::new(flag, "flag")?.set(matches!(st.phase, Phase::Finalized) as c_int);
+        Out::new(flag, "flag")?.set((st.world == World::Finalized) as c_int);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!   Mpi.phase: NotStarted ──MPI_Init──▶ Running(Runtime) ──MPI_Finalize──▶ Finalized
+//!              (or the first MPI_Session_init / the last MPI_Session_finalize: `World`)
 //!                                           │
 //!          Runtime: engine (progress, requests, point-to-point) · comms · types · bsend buffer
 //! ```
@@ -45,9 +46,21 @@ pub(crate) enum Phase {
     Finalized,
 }
 
+/// Where the world model (`MPI_Init` .. `MPI_Finalize`) is. The library itself runs while
+/// the world model or a session (`MPI_Session_init` .. `MPI_Session_finalize`) needs it:
+/// it comes up at the first of them and goes down after the last ([`Phase`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum World {
+    NotStarted,
+    Running,
+    Finalized,
+}
+
 /// The process-wide MPI state (one, in [`crate::runtime::global`]).
 pub(crate) struct Mpi {
     pub phase: Phase,
+    /// The world model's own life cycle (`MPI_Initialized`, `MPI_Finalized`).
+    pub world: World,
     /// The thread level granted by `MPI_Init` / `MPI_Init_thread`.
     pub thread_level: c_int,
     /// The thread that called `MPI_Init` (`MPI_Is_thread_main`).
@@ -56,6 +69,9 @@ pub(crate) struct Mpi {
     /// `MPI_Init` and after `MPI_Finalize`): `MPI_Init` moves them into the running state,
     /// `MPI_Finalize` back here, so a handle made before stays valid in and after.
     pub idle_infos: Option<InfoTable>,
+    /// The engine's last counters, kept by `MPI_Finalize` for the tool interface (`MPI_T`
+    /// performance variables stay readable after it).
+    pub last_readings: Option<crate::tool::readings::Readings>,
 }
 
 /// Everything that exists between `MPI_Init` and `MPI_Finalize`.
@@ -81,15 +97,19 @@ pub(crate) struct Runtime {
     pub universe_size: c_int,
     /// One-sided windows.
     pub wins: crate::win::WinTable,
+    /// The sessions the program has open (`MPI_Session_init`).
+    pub sessions: crate::session::SessionTable,
 }
 
 impl Mpi {
     pub const fn new() -> Mpi {
         Mpi {
             phase: Phase::NotStarted,
+            world: World::NotStarted,
             thread_level: MPI_THREAD_SINGLE,
             main_thread: None,
             idle_infos: None,
+            last_readings: None,
         }
     }
 

@@ -1,7 +1,6 @@
 //! The neighbours of a process in its communicator's topology, in MPI's order, for the
 //! neighbourhood collectives.
 
-use super::cart::{coords_of, rank_of};
 use super::graph::graph_neighbours;
 use super::Topology;
 use crate::abi::*;
@@ -14,20 +13,26 @@ use std::ffi::c_int;
 /// Cartesian: for each dimension, the ranks one step back and one step forward (both lists
 /// alike); graph: the neighbours of this node (both lists alike); distributed graph: its in-
 /// and out-neighbours. `MPI_ERR_TOPOLOGY` if `c` has no topology.
-#[allow(dead_code)] // for the neighbourhood collectives of crate::coll
 pub(crate) fn neighbours(c: &Comm) -> MpiResult<(Vec<c_int>, Vec<c_int>)> {
     match c.topo.as_deref() {
         Some(Topology::Cart { dims, periods }) => {
-            let me = coords_of(dims, c.rank as c_int);
+            // Row-major grid: dimension d's coordinate of a rank is (rank / stride) % size,
+            // with stride the product of the later dimensions; a step moves by one stride
+            // (computed without building coordinate vectors: this runs on every call).
+            let me = c.rank as c_int;
             let mut list = Vec::with_capacity(2 * dims.len());
-            for d in 0..dims.len() {
+            let mut stride: c_int = dims.iter().product();
+            for (d, &size) in dims.iter().enumerate() {
+                stride /= size;
+                let at = me / stride % size;
                 for step in [-1, 1] {
-                    let mut at = me.clone();
-                    at[d] += step;
-                    list.push(if !periods[d] && !(0..dims[d]).contains(&at[d]) {
-                        MPI_PROC_NULL
+                    let to = at + step;
+                    list.push(if (0..size).contains(&to) {
+                        me + step * stride
+                    } else if periods[d] {
+                        me + (to.rem_euclid(size) - at) * stride
                     } else {
-                        rank_of(dims, periods, &at)?
+                        MPI_PROC_NULL
                     });
                 }
             }
@@ -61,5 +66,13 @@ mod tests {
         let (s, d) = neighbours(&c).unwrap();
         assert_eq!(s, vec![1, MPI_PROC_NULL, 3, 5]);
         assert_eq!(s, d);
+        // Periodic dimensions of size 2 and 1: the same rank both ways.
+        let mut c = Comm::new(String::new(), (4, 5), 2, Members::All, 6, None);
+        c.topo = Some(Rc::new(Topology::Cart {
+            dims: vec![2, 1, 3],
+            periods: vec![true, true, true],
+        }));
+        let (s, _) = neighbours(&c).unwrap();
+        assert_eq!(s, vec![5, 5, 2, 2, 1, 0]);
     }
 }

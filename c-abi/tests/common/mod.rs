@@ -63,11 +63,7 @@ pub fn source_dir() -> PathBuf {
 pub fn library_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("mpi-tools-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        let dir = mpi_staging::private_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "mpi-tools");
         stage_build(&dir, &["mpicc"]);
         dir
     })
@@ -349,6 +345,67 @@ pub fn run_ok(name: &str, ranks: usize, channel: Option<&str>) -> JobRun {
     );
     assert_ok(&run, name);
     run
+}
+
+/// Builds `name` with our mpicc and runs it as a job of each of `sizes` ranks, asserting each
+/// passed.
+pub fn run_ok_at(name: &str, sizes: &[usize]) {
+    for &ranks in sizes {
+        run_ok(name, ranks, None);
+    }
+}
+
+/// The Fortran programs built so far in this run, by file name.
+static FORTRAN_BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+
+/// `tests/f/<file>` compiled with this build's `mpifort` (staged once per test binary with
+/// this build's library, `mpif.h`, `mpi.mod` and `mpi_f08.mod`), once per run; its path.
+/// Fails with a clear message when gfortran is missing (CI installs it).
+pub fn fortran_program(file: &str) -> PathBuf {
+    // One build at a time, as for the C programs; a second test wanting it waits.
+    let mut built = FORTRAN_BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(path) = built.get(file) {
+        return path.clone();
+    }
+    let found = Command::new("gfortran")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "gfortran is not installed: the Fortran tests need it (Debian: apt-get install gfortran)"
+    );
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = mpi_staging::private_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "f-programs");
+        stage_build(&dir, &["mpifort"]);
+        dir
+    });
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("f");
+    let exe = dir.join(Path::new(file).file_stem().expect("a file name"));
+    // -I: the programs' shared include file; -J keeps gfortran's .mod files of the programs
+    // out of the source tree.
+    let out = Command::new(dir.join("mpifort"))
+        .env_remove("MPICH_FC")
+        .arg("-I")
+        .arg(&sources)
+        .args(["-O1", "-Wall", "-J"])
+        .arg(dir)
+        .arg(sources.join(file))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run mpifort");
+    assert!(
+        out.status.success(),
+        "mpifort failed to build tests/f/{file}:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    built.insert(file.to_string(), exe.clone());
+    exe
 }
 
 /// The path of `tool` if it is installed (found on `PATH`).

@@ -744,6 +744,15 @@ impl Adi {
         unsafe { self.start_recv(id, buf, cap, src, tag, ctx) }
     }
 
+    /// Starts inactive persistent request `id` as an external request: the layer above
+    /// completes this run with [`Adi::complete_external`] (a persistent collective, whose
+    /// operation the progress engine advances: `Engine::start_persistent`).
+    pub fn start_persistent_external(&mut self, id: ReqId) -> Result<()> {
+        self.check_inactive(id)?;
+        self.st.reqs.get_mut(id).expect("checked live").op = Op::External;
+        Ok(())
+    }
+
     /// Makes inactive persistent request `id` complete at once with `status` (a run to
     /// `MPI_PROC_NULL`, a buffered send).
     pub fn start_persistent_done(&mut self, id: ReqId, status: Status) -> Result<()> {

@@ -126,5 +126,34 @@ pub fn stage_build(dir: &Path, tools: &[&str]) {
     }
 }
 
+/// A fresh private directory `<base>/<prefix>-<pid>` for this test process (emptied if it
+/// exists). Test binaries make one per run under cargo's `CARGO_TARGET_TMPDIR`, which cargo
+/// never empties, so first the directories `<prefix>-<N>` of earlier runs whose process `N`
+/// is gone are removed: what a run stages (copies of the tools and the library, hundreds of
+/// megabytes) does not pile up run after run, and a run still going keeps its own.
+pub fn private_dir(base: &Path, prefix: &str) -> PathBuf {
+    if let Ok(entries) = std::fs::read_dir(base) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| n.strip_prefix('-'))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !Path::new("/proc").join(pid.to_string()).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = base.join(format!("{prefix}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
+
 pub mod netns;
 pub mod slurm;

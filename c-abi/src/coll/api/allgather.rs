@@ -1,7 +1,7 @@
 //! `MPI_Allgather`, `MPI_Allgatherv` and their nonblocking forms.
 
 use super::checks::{aliased, checked, on, part, unless_in_place, v_blocks, RECV, SEND};
-use super::{begin, builder};
+use super::{begin, builder, inter};
 use crate::abi::*;
 use crate::coll::allgather;
 use crate::coll::sched::Schedule;
@@ -12,7 +12,7 @@ use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
 #[allow(clippy::too_many_arguments)]
-fn allgather_s(
+pub(super) fn allgather_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -22,6 +22,11 @@ fn allgather_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::allgather(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+        );
+    }
     let (idx, (mine, recv)) = checked(cx, comm, |cx, idx| {
         let size = cx.comms.get(idx).size;
         let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;
@@ -45,7 +50,7 @@ collective! {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgatherv_s(
+pub(super) fn allgatherv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -56,6 +61,11 @@ fn allgatherv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::allgatherv(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+        );
+    }
     let (idx, (mine, (blocks, lay))) = checked(cx, comm, |cx, idx| {
         let size = cx.comms.get(idx).size;
         let mine = unless_in_place(cx, true, sendbuf, sendcount, sendtype, 1, &SEND)?;

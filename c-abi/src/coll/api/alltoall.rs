@@ -1,10 +1,10 @@
 //! `MPI_Alltoall`, `MPI_Alltoallv`, `MPI_Alltoallw` and their nonblocking forms.
 
 use super::checks::{
-    aliased, checked, counts, data, in_place, ints, on, part, typed, unless_in_place, v_blocks,
-    RECV, SEND,
+    aliased, checked, counts, in_place, ints, on, part, typed, types, unless_in_place, v_blocks,
+    w_blocks, RECV, SEND,
 };
-use super::{begin, builder};
+use super::{begin, builder, inter};
 use crate::abi::*;
 use crate::coll::alltoall::{self, Block};
 use crate::coll::buf::Layout;
@@ -12,13 +12,12 @@ use crate::coll::sched::Builder;
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
 use crate::cptr::Out;
-use crate::error::MpiError;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
 #[allow(clippy::too_many_arguments)]
-fn alltoall_s(
+pub(super) fn alltoall_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -28,6 +27,11 @@ fn alltoall_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::alltoall(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+        );
+    }
     let (idx, (send, recv)) = checked(cx, comm, |cx, idx| {
         let size = cx.comms.get(idx).size;
         let recv = part(cx, recvbuf, recvcount, recvtype, size, &RECV)?;
@@ -96,7 +100,7 @@ fn in_place_copy(b: &mut Builder, blocks: &[Block]) -> Vec<Block> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv_s(
+pub(super) fn alltoallv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -108,6 +112,11 @@ fn alltoallv_s(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::alltoallv(
+            cx, idx, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+        );
+    }
     let (idx, (sblocks, rblocks)) = checked(cx, comm, |cx, idx| {
         let size = cx.comms.get(idx).size;
         let rblocks = typed(v_blocks(
@@ -139,40 +148,8 @@ collective! {
     alltoallv_s(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
-/// The datatypes of an alltoallw, one per process: `MPI_ERR_ARG` if NULL.
-fn types<'a>(p: *const MPI_Datatype, n: usize, what: &str) -> MpiResult<&'a [MPI_Datatype]> {
-    if p.is_null() {
-        return Err(MpiError::arg(format!("the {what} array is NULL")));
-    }
-    // SAFETY: one datatype per process (MPI's contract for this argument).
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
 #[allow(clippy::too_many_arguments)]
-fn w_blocks(
-    cx: &Cx<'_>,
-    buf: *const c_void,
-    counts_: &[usize],
-    displs: &[c_int],
-    tys: &[MPI_Datatype],
-    what: &str,
-) -> MpiResult<Vec<Block>> {
-    (0..counts_.len())
-        .map(|i| {
-            let lay = data(cx, buf, counts_[i], tys[i], what)?;
-            Ok((
-                buf.cast::<u8>()
-                    .cast_mut()
-                    .wrapping_offset(displs[i] as isize),
-                counts_[i],
-                lay,
-            ))
-        })
-        .collect()
-}
-
-#[allow(clippy::too_many_arguments)]
-fn alltoallw_s(
+pub(super) fn alltoallw_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -184,6 +161,12 @@ fn alltoallw_s(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::alltoallw(
+            cx, idx, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+            recvtypes,
+        );
+    }
     let (idx, (sblocks, rblocks)) = checked(cx, comm, |cx, idx| {
         let size = cx.comms.get(idx).size;
         let rc = counts(recvcounts, size, RECV.counts)?;

@@ -1,7 +1,7 @@
 //! `MPI_Barrier`, `MPI_Ibarrier`, `MPI_Bcast`, `MPI_Ibcast`.
 
 use super::checks::{checked, count, data, intra, on, root};
-use super::{begin, builder};
+use super::{begin, builder, inter};
 use crate::abi::*;
 use crate::coll::buf::Layout;
 use crate::coll::sched::Schedule;
@@ -13,7 +13,10 @@ use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
-fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
+pub(super) fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::barrier(cx, idx);
+    }
     let idx = intra(cx, comm)?;
     let mut b = builder(cx, idx);
     bcast::barrier(&mut b);
@@ -22,6 +25,9 @@ fn barrier_s(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<Schedule> {
 
 /// Blocking `MPI_Barrier` without a schedule ([`direct::barrier`]).
 fn barrier_direct(cx: &mut Cx<'_>, comm: MPI_Comm) -> MpiResult<bool> {
+    if inter::inter(cx, comm)?.is_some() {
+        return Ok(false);
+    }
     let idx = intra(cx, comm)?;
     on(idx, direct::barrier(cx.engine, cx.comms, idx)).map(|()| true)
 }
@@ -35,7 +41,7 @@ collective! {
     fast barrier_direct
 }
 
-fn bcast_s(
+pub(super) fn bcast_s(
     cx: &mut Cx<'_>,
     buffer: *mut c_void,
     n: c_int,
@@ -43,6 +49,9 @@ fn bcast_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::bcast(cx, idx, buffer, n, datatype, r);
+    }
     let (idx, (n, lay, r)) = bcast_checked(cx, buffer, n, datatype, r, comm)?;
     let mut b = builder(cx, idx);
     bcast::bcast(&mut b, buffer.cast(), n, &lay, r);
@@ -75,6 +84,9 @@ fn bcast_direct(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<bool> {
+    if inter::inter(cx, comm)?.is_some() {
+        return Ok(false);
+    }
     let (idx, (n, lay, r)) = bcast_checked(cx, buffer, n, datatype, r, comm)?;
     if !direct::bcast_fits(n, &lay, cx.comms.get(idx).size) {
         return Ok(false);

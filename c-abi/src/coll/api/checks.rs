@@ -20,7 +20,7 @@ pub(super) fn intra(cx: &Cx<'_>, comm: MPI_Comm) -> MpiResult<CommIdx> {
     if c.is_inter() {
         return Err(MpiError::new(
             MPI_ERR_COMM,
-            format!("{} is an intercommunicator; this library has collectives on intracommunicators only (MPI_Intercomm_merge makes one)", c.name),
+            format!("{} is an intercommunicator; MPI defines this collective (MPI_Scan, MPI_Exscan) on intracommunicators only (MPI_Intercomm_merge makes one)", c.label()),
         )
         .on(idx));
     }
@@ -209,4 +209,40 @@ pub(super) fn checked<T>(
 ) -> MpiResult<(CommIdx, T)> {
     let idx = intra(cx, comm)?;
     Ok((idx, on(idx, check(cx, idx))?))
+}
+
+/// The datatypes of an alltoallw, one per process: `MPI_ERR_ARG` if NULL.
+pub(super) fn types<'a>(
+    p: *const MPI_Datatype,
+    n: usize,
+    what: &str,
+) -> MpiResult<&'a [MPI_Datatype]> {
+    if p.is_null() {
+        return Err(MpiError::arg(format!("the {what} array is NULL")));
+    }
+    // SAFETY: one datatype per process (MPI's contract for this argument).
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn w_blocks(
+    cx: &Cx<'_>,
+    buf: *const c_void,
+    counts_: &[usize],
+    displs: &[c_int],
+    tys: &[MPI_Datatype],
+    what: &str,
+) -> MpiResult<Vec<Block>> {
+    (0..counts_.len())
+        .map(|i| {
+            let lay = data(cx, buf, counts_[i], tys[i], what)?;
+            Ok((
+                buf.cast::<u8>()
+                    .cast_mut()
+                    .wrapping_offset(displs[i] as isize),
+                counts_[i],
+                lay,
+            ))
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 use super::checks::{
     aliased, checked, in_place, on, part, rooted, unless_in_place, v_blocks, RECV, SEND,
 };
-use super::{begin, builder};
+use super::{begin, builder, inter};
 use crate::abi::*;
 use crate::coll::gather::{self, Part};
 use crate::coll::sched::Schedule;
@@ -14,7 +14,7 @@ use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
 #[allow(clippy::too_many_arguments)]
-fn gather_s(
+pub(super) fn gather_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -25,6 +25,11 @@ fn gather_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::gather(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r,
+        );
+    }
     let (idx, (mine, recv, r)) = checked(cx, comm, |cx, idx| {
         let (r, me, size) = rooted(cx, idx, r)?;
         let recv = (me == r)
@@ -61,7 +66,7 @@ collective! {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn gatherv_s(
+pub(super) fn gatherv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -73,6 +78,11 @@ fn gatherv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::gatherv(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, r,
+        );
+    }
     let (idx, (mine, recv, r)) = checked(cx, comm, |cx, idx| {
         let (r, me, size) = rooted(cx, idx, r)?;
         let recv = (me == r)
@@ -100,7 +110,7 @@ collective! {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatter_s(
+pub(super) fn scatter_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcount: c_int,
@@ -111,6 +121,11 @@ fn scatter_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::scatter(
+            cx, idx, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, r,
+        );
+    }
     let (idx, (send, mine, r)) = checked(cx, comm, |cx, idx| {
         let (r, me, size) = rooted(cx, idx, r)?;
         let send = (me == r)
@@ -136,7 +151,7 @@ collective! {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatterv_s(
+pub(super) fn scatterv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     sendcounts: *const c_int,
@@ -148,6 +163,11 @@ fn scatterv_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::scatterv(
+            cx, idx, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, r,
+        );
+    }
     let (idx, (send, mine, r)) = checked(cx, comm, |cx, idx| {
         let (r, me, size) = rooted(cx, idx, r)?;
         let send = (me == r)

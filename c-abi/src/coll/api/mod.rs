@@ -3,21 +3,25 @@
 //!
 //! Each collective has one function that checks its arguments and builds its schedule; the
 //! `collective!` macro makes the blocking and the nonblocking entry point from it, so the
-//! two cannot drift apart. Checks follow MPICH's classes: an intercommunicator or invalid
-//! communicator is `MPI_ERR_COMM`, a negative count `MPI_ERR_COUNT`, an invalid or uncommitted
-//! datatype `MPI_ERR_TYPE`, a root out of range `MPI_ERR_ROOT`, an operation not defined on the
-//! type `MPI_ERR_OP`, a NULL buffer with data, `MPI_IN_PLACE` where the standard does not allow
-//! it, or a send buffer that is the receive buffer `MPI_ERR_BUFFER`. Every check happens before
-//! anything is sent, and a failed call consumes no collective sequence number, so the library
-//! stays usable after an error returned by `MPI_ERRORS_RETURN`.
+//! two cannot drift apart. An intercommunicator goes to [`inter`] (its own checks and
+//! schedules) before anything else. Checks follow MPICH's classes: an invalid communicator
+//! (or an intercommunicator for `MPI_Scan`/`MPI_Exscan`) is `MPI_ERR_COMM`, a negative count
+//! `MPI_ERR_COUNT`, an invalid or uncommitted datatype `MPI_ERR_TYPE`, a root out of range
+//! `MPI_ERR_ROOT`, an operation not defined on the type `MPI_ERR_OP`, a NULL buffer with
+//! data, `MPI_IN_PLACE` where the standard does not allow it, or a send buffer that is the
+//! receive buffer `MPI_ERR_BUFFER`. Every check happens before anything is sent, and a failed
+//! call consumes no collective sequence number, so the library stays usable after an error
+//! returned by `MPI_ERRORS_RETURN`.
 
 //!
 //! The functions are grouped by family: [`bcast`] (barrier, broadcast), [`gather`] (gather,
-//! scatter and their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (the reductions);
-//! [`checks`] has the argument checks they share.
+//! scatter and their `v` forms), [`allgather`], [`alltoall`], [`reduce`] (the reductions),
+//! [`inter`] (all of them on intercommunicators);
+//! [`checks`] has the argument checks they share; `neighbor` has the neighbourhood
+//! collectives (same macro), and `persistent` makes every `MPI_*_init` from the same builders.
 
 use crate::abi::*;
-use crate::coll::sched::{Builder, Schedule};
+use crate::coll::sched::{Builder, Reducer, Schedule};
 use crate::coll::Cx;
 use crate::comm::CommIdx;
 use crate::cptr::Out;
@@ -26,6 +30,29 @@ use checks::on;
 
 pub(super) fn builder(cx: &mut Cx<'_>, idx: CommIdx) -> Builder {
     cx.builder(idx)
+}
+
+/// The reduction `op` on `dt`, its error raised on communicator `idx`.
+pub(super) fn reduction(
+    cx: &Cx<'_>,
+    idx: CommIdx,
+    op: MPI_Op,
+    dt: MPI_Datatype,
+) -> MpiResult<crate::op::Reduction> {
+    on(idx, crate::op::Reduction::new(cx.ops, cx.types, op, dt))
+}
+
+/// The schedule builder of a reduction with `op` on `dt`.
+pub(super) fn reducer(
+    cx: &mut Cx<'_>,
+    idx: CommIdx,
+    op: MPI_Op,
+    dt: MPI_Datatype,
+) -> MpiResult<Builder> {
+    let r = reduction(cx, idx, op, dt)?;
+    let mut b = builder(cx, idx);
+    b.set_reducer(Reducer::Op(r));
+    Ok(b)
 }
 
 /// Starts a nonblocking collective and stores its request in `request`.
@@ -82,4 +109,7 @@ mod alltoall;
 mod bcast;
 mod checks;
 mod gather;
+mod inter;
+mod neighbor;
+mod persistent;
 mod reduce;

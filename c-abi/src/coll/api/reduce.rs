@@ -1,12 +1,12 @@
 //! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Reduce_scatter(_block)`, `MPI_Scan`, `MPI_Exscan` and
 //! their nonblocking forms.
 
-use super::checks::{aliased, checked, count, counts, data, in_place, intra, on, rooted};
-use super::{begin, builder};
+use super::checks::{aliased, checked, count, counts, data, in_place, on, rooted};
+use super::{begin, inter, reducer, reduction};
 use crate::abi::*;
 use crate::coll::buf::{check_op, Layout};
+use crate::coll::sched::Builder;
 use crate::coll::sched::Schedule;
-use crate::coll::sched::{Builder, Reducer};
 use crate::coll::Cx;
 use crate::coll::{direct, reduce};
 use crate::comm::CommIdx;
@@ -70,24 +70,6 @@ fn red(
     })
 }
 
-/// The reduction `op` on `dt`, its error raised on communicator `idx`.
-fn reduction(
-    cx: &Cx<'_>,
-    idx: CommIdx,
-    op: MPI_Op,
-    dt: MPI_Datatype,
-) -> MpiResult<crate::op::Reduction> {
-    on(idx, crate::op::Reduction::new(cx.ops, cx.types, op, dt))
-}
-
-/// The schedule builder of a reduction with `op` on `dt`.
-fn reducer(cx: &mut Cx<'_>, idx: CommIdx, op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Builder> {
-    let r = reduction(cx, idx, op, dt)?;
-    let mut b = builder(cx, idx);
-    b.set_reducer(Reducer::Op(r));
-    Ok(b)
-}
-
 /// Checks a reduction whose result every process receives (`MPI_IN_PLACE` allowed) and
 /// starts its schedule.
 fn red_everywhere(
@@ -120,7 +102,7 @@ fn red_everywhere_checked(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_s(
+pub(super) fn reduce_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -130,6 +112,9 @@ fn reduce_s(
     r: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::reduce(cx, idx, sendbuf, recvbuf, n, datatype, op, r);
+    }
     let (idx, (x, r)) = checked(cx, comm, |cx, idx| {
         let (r, me, _) = rooted(cx, idx, r)?;
         let at_root = me == r;
@@ -161,7 +146,7 @@ collective! {
     reduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm
 }
 
-fn allreduce_s(
+pub(super) fn allreduce_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -170,6 +155,9 @@ fn allreduce_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
+    if let Some(idx) = inter::inter(cx, comm)? {
+        return inter::allreduce(cx, idx, sendbuf, recvbuf, n, datatype, op);
+    }
     let (x, mut b) = red_everywhere(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
     let send = (!x.in_place).then_some(x.send);
     reduce::allreduce(&mut b, send, recvbuf.cast(), x.n, &x.lay, x.commutative);
@@ -187,6 +175,9 @@ fn allreduce_direct(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<bool> {
+    if inter::inter(cx, comm)?.is_some() {
+        return Ok(false);
+    }
     let (idx, x) = red_everywhere_checked(cx, sendbuf, recvbuf, n, datatype, op, comm)?;
     if !direct::allreduce_fits(x.n, &x.lay) {
         return Ok(false);
@@ -253,7 +244,7 @@ fn reduce_scatter_counts(
     b.finish()
 }
 
-fn reduce_scatter_s(
+pub(super) fn reduce_scatter_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -262,9 +253,11 @@ fn reduce_scatter_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(cx, comm)?;
-    let size = cx.comms.get(idx).size;
-    let rc = counts(recvcounts, size, "recvcounts");
+    let (idx, c) = cx.comms.lookup(comm)?;
+    let rc = counts(recvcounts, c.size, "recvcounts");
+    if c.is_inter() {
+        return inter::reduce_scatter(cx, idx, sendbuf, recvbuf, rc, datatype, op);
+    }
     reduce_scatter_counts(cx, idx, sendbuf, recvbuf, rc, datatype, op)
 }
 
@@ -277,7 +270,7 @@ collective! {
     reduce_scatter_s(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
 }
 
-fn reduce_scatter_block_s(
+pub(super) fn reduce_scatter_block_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -286,9 +279,11 @@ fn reduce_scatter_block_s(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
-    let idx = intra(cx, comm)?;
-    let size = cx.comms.get(idx).size;
-    let rc = count(recvcount, "recvcount").map(|c| vec![c; size]);
+    let (idx, c) = cx.comms.lookup(comm)?;
+    let rc = count(recvcount, "recvcount").map(|n| vec![n; c.size]);
+    if c.is_inter() {
+        return inter::reduce_scatter(cx, idx, sendbuf, recvbuf, rc, datatype, op);
+    }
     reduce_scatter_counts(cx, idx, sendbuf, recvbuf, rc, datatype, op)
 }
 
@@ -324,7 +319,7 @@ fn scan_any(
     b.finish()
 }
 
-fn scan_s(
+pub(super) fn scan_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -336,7 +331,7 @@ fn scan_s(
     scan_any(cx, sendbuf, recvbuf, count, datatype, op, comm, false)
 }
 
-fn exscan_s(
+pub(super) fn exscan_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,

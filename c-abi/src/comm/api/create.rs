@@ -58,8 +58,8 @@ mpi_fn! {
 /// Nonblocking (`create::idup`): the call returns at once, and the new communicator's
 /// handle is written to `*newcomm` before it returns, as MPICH does; the standard lets the
 /// program use it only once the request has completed (MPI 3.1 §6.4.2), and only then does it
-/// work (its contexts arrive with the completion). An intercommunicator's duplicate is made
-/// at once (blocking), with a complete request.
+/// work (its contexts arrive with the completion). On an intercommunicator the agreement
+/// spans both groups (`coll::band_u64_schedule` over the two groups), in the engine too.
 fn idup_handle(
     rt: &mut Runtime,
     comm: MPI_Comm,
@@ -76,25 +76,6 @@ fn idup_handle(
         )),
         None => None,
     };
-    if rt.comms.get(idx).is_inter() {
-        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
-        if let Some(hints) = hints {
-            rt.comms.get_mut(new).hints = hints;
-        }
-        let status = mpich_channel::Status {
-            source: MPI_ANY_SOURCE,
-            tag: MPI_ANY_TAG,
-            ..Default::default()
-        };
-        let done = rt
-            .engine
-            .p2p()
-            .completed(status, idx)
-            .map_err(|e| MpiError::from(e).on(idx))?;
-        req.set(crate::p2p::request::handle(&rt.engine, done));
-        out.set(h);
-        return Ok(());
-    }
     let (h, id) = idup(&mut rt.comm(), idx, hints).map_err(|e| e.on(idx))?;
     req.set(crate::p2p::request::handle(&rt.engine, id));
     out.set(h);

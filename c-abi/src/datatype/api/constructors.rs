@@ -244,7 +244,14 @@ mpi_fn! {
     fn MPI_Type_dup / PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) |st| {
         let rt = st.runtime()?;
         let out = Out::new(newtype, "newtype")?;
-        out.set(rt.types.dup(oldtype)?);
+        let new = rt.types.dup(oldtype)?;
+        // The attributes go to the copy through their copy callbacks; if one fails, so does
+        // the call, and the copy is freed again.
+        if let Err(e) = rt.keyvals.copy_type_attrs(oldtype, new) {
+            rt.types.release(new);
+            return Err(e);
+        }
+        out.set(new);
         Ok(())
     }
 }
@@ -273,7 +280,12 @@ mpi_fn! {
                 format!("{} is a predefined datatype, which cannot be freed", rt.types.get(dt)?.name),
             ));
         }
-        rt.types.release(dt);
+        // Its attributes are deleted first (their callbacks may refuse, failing the call).
+        rt.keyvals.delete_type_attrs(dt)?;
+        // A type of MPI_Type_create_f90_* stays for the next call that asks for it.
+        if !rt.types.is_f90(dt) {
+            rt.types.release(dt);
+        }
         out.set(MPI_DATATYPE_NULL);
         Ok(())
     }

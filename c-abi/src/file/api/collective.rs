@@ -46,18 +46,19 @@ pub(super) fn prepare(
     let f = t.get(fh)?;
     let placed = f.place(&rt.types, call, dir, offset, count, datatype, false)?;
     let m = placed.message.clone();
-    let pointer_after = placed.pointer_after(m.bytes, f.view.etype_size);
+    let pointer_after = placed.pointer_after(placed.file_bytes, f.view.etype_size);
     let file = f
         .file
         .try_clone()
         .map_err(|e| crate::file::sys::io_error(&format!("dup of {:?}", f.path), &e))?;
     let count = count as usize;
-    let conversion = Conversion::new(
+    let mut conversion = Conversion::new(
         &f.datarep,
         &rt.types,
         datatype,
         buf,
         count,
+        &m,
         dir == Dir::Write,
     )?;
     // One block of native bytes: the access works in the caller's buffer itself.
@@ -68,9 +69,12 @@ pub(super) fn prepare(
         // access completes (the MPI call's contract; see `Data::caller`).
         (_, Some(at)) => (unsafe { Data::caller(at, m.bytes) }, None),
         // SAFETY: `buf` holds `count` elements of `datatype` (the caller's contract); the
-        // data is only read, and copied.
+        // data is only read, and copied (unless the conversion made its own: taken as is).
         (Dir::Write, None) => (
-            Data::Owned(unsafe { memory::with_data(buf, count, &m, &conversion, |d| d.to_vec()) }),
+            Data::Owned(match conversion.take_converted() {
+                Some(converted) => converted,
+                None => unsafe { memory::with_data(buf, count, &m, &conversion, |d| d.to_vec()) },
+            }),
             None,
         ),
         (Dir::Read, None) => (
@@ -96,7 +100,8 @@ pub(super) fn prepare(
         path: f.path.clone(),
         runs: placed.runs,
         data,
-        bytes: m.bytes,
+        bytes: placed.file_bytes,
+        memory_bytes: m.bytes,
         destination,
         peers,
         settings: hints::collective(&f.hints, &f.hosts),
@@ -142,6 +147,14 @@ fn nonblocking(
     let out = Out::new(request, "request")?;
     let id = start(rt, call, dir, fh, offset, buf, count, datatype)?;
     out.set(crate::p2p::request::handle(&rt.engine, id));
+    // Remembered for MPI_File_close, which lets it finish.
+    let p2p = rt.engine.p2p_ref();
+    let mut t = files();
+    let f = t.get(fh)?;
+    let comm = f.comm;
+    f.running
+        .retain(|&r| p2p.is_pending(r) && p2p.owner(r) == Some(comm));
+    f.running.push(id);
     Ok(())
 }
 

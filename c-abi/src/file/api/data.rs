@@ -9,15 +9,19 @@
 //! One independent access: the memory side is the caller's buffer as bytes (in place if one block,
 //! packed or unpacked otherwise: `file::memory`); the file side is the view's byte runs from
 //! the position (`View::runs`), done by `file::access` (one system call per run, or data
-//! sieving). The status's count is the bytes actually moved (`MPI_Get_count` and
-//! `MPI_Get_elements` on it): a read that meets the end of the file is short, down to 0.
+//! sieving). The status's count is the memory bytes actually moved (`MPI_Get_count` and
+//! `MPI_Get_elements` on it): a read that meets the end of the file is short, down to 0 (in a
+//! representation that changes a value's size, the whole values read: a value cut by the end
+//! of the file counts nothing). The individual file pointer moves by the etypes of the file
+//! data moved.
 
 use super::file_fn;
 use crate::abi::*;
 use crate::error::MpiResult;
 use crate::file::datarep::Conversion;
+use crate::file::memory::{self, Moved};
 use crate::file::sys::io_error;
-use crate::file::{access, files, hints, memory, Dir};
+use crate::file::{access, files, hints, Dir};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
@@ -82,18 +86,23 @@ fn access(
         let op = if dir == Dir::Read { "read" } else { "write" };
         io_error(&format!("{op} of {:?}", f.path), e)
     };
+    let conversion = Conversion::new(
+        &f.datarep,
+        &rt.types,
+        datatype,
+        buf,
+        count,
+        m,
+        dir == Dir::Write,
+    )?;
     let moved = match dir {
         Dir::Read => {
             let sieve = hints::read_sieve(&f.hints);
             // SAFETY: `buf` holds `count` elements of `datatype` (the caller's contract).
             unsafe {
-                memory::with_room(
-                    buf,
-                    count,
-                    m,
-                    &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, false)?,
-                    |room| access::read(&f.file, runs, room, sieve, f.atomic),
-                )
+                memory::with_room(buf, count, m, &conversion, |room| {
+                    access::read(&f.file, runs, room, sieve, f.atomic)
+                })
             }
             .map_err(|e| what(&e, f))?
         }
@@ -101,23 +110,22 @@ fn access(
             let sieve = hints::write_sieve(&f.hints).filter(|_| f.can_read);
             // SAFETY: as above; the data is only read.
             unsafe {
-                memory::with_data(
-                    buf,
-                    count,
-                    m,
-                    &Conversion::new(&f.datarep, &rt.types, datatype, buf, count, true)?,
-                    |data| access::write(&f.file, runs, data, sieve, f.atomic),
-                )
+                memory::with_data(buf, count, m, &conversion, |data| {
+                    access::write(&f.file, runs, data, sieve, f.atomic)
+                })
             }
             .map_err(|e| what(&e, f))?;
-            m.bytes
+            Moved {
+                file: placed.file_bytes,
+                memory: m.bytes,
+            }
         }
     };
     if offset.is_none() {
-        f.pointer = placed.pointer_after(moved, f.view.etype_size);
+        f.pointer = placed.pointer_after(moved.file, f.view.etype_size);
     }
     status.set(&Completion {
-        bytes: moved,
+        bytes: moved.memory,
         ..Completion::EMPTY
     });
     Ok(())

@@ -132,6 +132,7 @@ fn open(
                 hosts,
                 shared,
                 split: None,
+                running: Vec::new(),
             });
             out.set(h);
             Ok(())
@@ -234,6 +235,23 @@ fn barrier(rt: &mut Runtime, comm: CommIdx) -> MpiResult<()> {
     gather(rt, comm, 0).map(drop)
 }
 
+/// Waits until the accesses `running` started on the file's communicator `comm` are done
+/// (ids whose request is gone or belongs to another communicator are skipped).
+fn finish_running(
+    rt: &mut Runtime,
+    comm: CommIdx,
+    running: &[mpich_channel::ReqId],
+) -> MpiResult<()> {
+    for &id in running {
+        rt.engine.block_on(|e| {
+            let p = e.p2p_ref();
+            let runs = p.owner(id) == Some(comm) && p.is_pending(id);
+            Ok::<_, MpiError>((!runs).then_some(()))
+        })?;
+    }
+    Ok(())
+}
+
 file_fn! {
     /// `MPI_File_close`: closes the file on every process (collective); deletes it after if
     /// it was opened `MPI_MODE_DELETE_ON_CLOSE`. `*fh` becomes `MPI_FILE_NULL`.
@@ -241,7 +259,7 @@ file_fn! {
         let out = Out::new(fh, "fh")?;
         let h = out.get();
         *route = h;
-        let comm = {
+        let (comm, running) = {
             let mut t = files();
             let f = t.get(h)?;
             if let Some(s) = f.split {
@@ -251,8 +269,12 @@ file_fn! {
                     format!("MPI_File_close: a split collective is begun on the file; end it with {} first", s.end),
                 ));
             }
-            f.comm
+            (f.comm, std::mem::take(&mut f.running))
         };
+        // Closing with a nonblocking collective access still running is erroneous (MPI 3.1
+        // §13.2.2); rather than free the communicator under it, let it finish (every process
+        // started it and is here, so it will). Its request stays valid for MPI_Wait/MPI_Test.
+        finish_running(rt, comm, &running)?;
         barrier(rt, comm)?;
         let _ = files().get(h)?.shared.discard(rt.comms.get(comm).rank == 0); // side file gone
         let f = files().remove(h).expect("checked open above");

@@ -70,6 +70,29 @@ pub(super) fn run(
     }
 }
 
+/// Where an error raised by a function that is not a file function (`MPI_Wait`, `MPI_Test`,
+/// ... on the request of a nonblocking collective access) goes when it names a file's own
+/// communicator: to that file's error handler, as the file's own calls' errors do (the
+/// program's function gets the file handle). The code to return, or `e` back when it is not
+/// about an open file's communicator.
+#[cold]
+pub(crate) fn raise_on_file(
+    func: &'static str,
+    e: MpiError,
+    rt: &Runtime,
+) -> Result<c_int, MpiError> {
+    let Some((fh, handler, label)) = e.comm.and_then(|c| files().of_comm(c)) else {
+        return Err(e);
+    };
+    let rank = rt.comms.get(WORLD).rank;
+    Ok(
+        match judge_file(func, e, handler, &label, rank, &rt.errhandlers) {
+            FileVerdict::Return(c) => c,
+            FileVerdict::Call(f, c) => call_file_user(f, fh, c),
+        },
+    )
+}
+
 /// Defines a file function under its `PMPI_` and `MPI_` names: `|rt, route| body`, where
 /// `rt` is the running state and `route` the file the body's errors go to.
 macro_rules! file_fn {

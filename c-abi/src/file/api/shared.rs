@@ -89,7 +89,7 @@ fn pointer_error(f: &OpenFile, what: &str, e: &std::io::Error) -> MpiError {
 }
 
 /// Checks an access of `count` elements of `datatype` through the shared pointer of `f`:
-/// its size in etypes of the view.
+/// its size in etypes of the view (of its data in the file).
 fn etypes_of(
     rt: &Runtime,
     f: &OpenFile,
@@ -100,7 +100,7 @@ fn etypes_of(
 ) -> MpiResult<u64> {
     let bytes = f
         .check_access(&rt.types, call, dir, count, datatype, true)?
-        .bytes;
+        .file_bytes;
     let etype = f.view.etype_size;
     Ok((bytes / etype) as u64)
 }

@@ -4,10 +4,14 @@
 //!
 //! Data representations (`file::datarep`): `native` and `internal` (the same here: the
 //! memory's bytes), `external32`, and the names the program registers with
-//! `MPI_Register_datarep` (also here); another name is `MPI_ERR_UNSUPPORTED_DATAREP`, and so
-//! is a view whose etype or filetype holds a type of another size in the representation than
-//! in memory (see `file::datarep`). `MPI_File_get_type_extent` answers in the file's
-//! representation.
+//! `MPI_Register_datarep` (also here); another name is `MPI_ERR_UNSUPPORTED_DATAREP`. The
+//! view is in file bytes of its representation (MPI 3.1 §13.5.1): the displacement is taken
+//! as is, and where the etype or filetype holds a type of another size in the file than in
+//! memory (`MPI_LONG` in external32, a registered representation's extents) their layout is
+//! rebuilt with the file's sizes (`datatype::relayout`: element strides scale, byte
+//! displacements stay). Positions (`MPI_File_get_byte_offset`, seek, the file pointers,
+//! `MPI_SEEK_END`) count the view's etypes in file bytes. `MPI_File_get_type_extent`
+//! answers in the file's representation.
 //!
 //! The view holds its etype and filetype (`TypeTable::hold`), so the program may free its
 //! handles after `MPI_File_set_view`; `MPI_File_get_view` hands out new copies of derived
@@ -31,19 +35,24 @@ use crate::info::read_c_string;
 use crate::runtime::Runtime;
 use std::ffi::{c_char, c_int, c_void};
 
-/// The view a `set_view` call describes.
+/// The view a `set_view` call describes, in file bytes of the representation `rep`: the
+/// etype's size and the filetype's runs and extent as they are in the file
+/// (`Representation::layout`).
 fn make_view(
     rt: &Runtime,
+    rep: &Representation,
     disp: MPI_Offset,
     etype: MPI_Datatype,
     filetype: MPI_Datatype,
 ) -> MpiResult<View> {
     let disp = u64::try_from(disp)
         .map_err(|_| MpiError::arg(format!("the displacement is {disp}; it must be 0 or more")))?;
-    let e = rt.types.committed(etype)?;
-    let ft = rt.types.committed(filetype)?;
-    let runs: Vec<(isize, usize)> = ft.runs().iter().map(|r| (r.offset, r.len)).collect();
-    View::new(disp, e.size(), &runs, ft.extent()).map_err(|b| {
+    rt.types.committed(etype)?;
+    rt.types.committed(filetype)?;
+    let e = rep.layout(&rt.types, etype)?;
+    let ft = rep.layout(&rt.types, filetype)?;
+    let runs: Vec<(isize, usize)> = ft.runs.iter().map(|r| (r.offset, r.len)).collect();
+    View::new(disp, e.size, &runs, ft.extent).map_err(|b| {
         let why = match b {
             BadView::EmptyEtype => "the etype has no data".to_string(),
             BadView::NotEtypes { tile_size, etype_size } => format!(
@@ -94,10 +103,9 @@ file_fn! {
         let comm = files().get(fh)?.comm;
         let made = (|| {
             let rep = read_c_string(datarep, MPI_MAX_DATAREP_STRING as usize, "datarep")?;
-            Representation::lookup(&rep)?;
+            let representation = Representation::lookup(&rep)?;
             let disp = displacement(fh, disp)?;
-            let view = make_view(rt, disp, etype, filetype)?;
-            datarep::check_view_types(&rep, rt.types.get(etype)?, rt.types.get(filetype)?)?;
+            let view = make_view(rt, &representation, disp, etype, filetype)?;
             rt.infos.hints(info)?;
             Ok((rep, view))
         })();
@@ -144,8 +152,7 @@ file_fn! {
 file_fn! {
     /// `MPI_File_get_type_extent`: the extent of a type in the file's data representation
     /// (for a predefined type, its size there: 4 for `MPI_LONG` in external32; for a derived
-    /// type, its memory extent, which it keeps in every representation this library accepts
-    /// in a view).
+    /// type, its extent laid out with those sizes: `Representation::layout`).
     fn MPI_File_get_type_extent / PMPI_File_get_type_extent(
         fh: MPI_File,
         datatype: MPI_Datatype,
@@ -154,8 +161,7 @@ file_fn! {
         *route = fh;
         let out = Out::new(extent, "extent")?;
         let name = files().get(fh)?.datarep.clone();
-        let t = rt.types.get(datatype)?;
-        out.set(Representation::lookup(&name)?.type_extent(&name, t, datatype)?);
+        out.set(Representation::lookup(&name)?.layout(&rt.types, datatype)?.extent as MPI_Aint);
         Ok(())
     }
 }

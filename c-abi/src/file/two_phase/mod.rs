@@ -58,7 +58,9 @@
 //! the data) is taken when it starts: the file table is never touched while it runs. The
 //! data is the caller's buffer itself when it is one block of native bytes (no copy either
 //! way: [`Data`]), else the packed and converted copy (a write) or room unpacked into the
-//! caller's buffer at the end (a read).
+//! caller's buffer at the end (a read). What travels to and from the aggregators is file
+//! bytes (in the view's data representation): the process that owns the memory converts
+//! them, so the status count is in memory bytes (the whole values a short read got).
 //!
 //! **Trace.** With `MPI_FILE_TRACE=1` in the environment, each collective access prints one
 //! line to stderr per process: two-phase or independent, aggregators, rounds, pieces this
@@ -140,7 +142,11 @@ pub(crate) struct Setup {
     /// Write: the data (the caller's block, or packed and converted). Read: where it lands
     /// (the caller's block, or room of the access's own, made for `bytes` when empty).
     pub data: Data,
+    /// Bytes of the data in the file.
     pub bytes: usize,
+    /// Bytes of the data in memory (`bytes` unless the view's representation changes a
+    /// value's size): a write's status count.
+    pub memory_bytes: usize,
     /// Read: where the data goes.
     pub destination: Option<Destination>,
     pub peers: Peers,
@@ -767,14 +773,18 @@ impl Access {
             // SAFETY: the caller's buffer holds `count` elements of the message's type and is
             // the program's to fill until the access completes (the MPI call's contract).
             // (A conversion function of the program that fails is the read's error.)
-            unsafe {
+            let placed = unsafe {
                 memory::with_room(d.buf, d.count, &d.message, &d.conversion, |room| {
                     room[..moved].copy_from_slice(&staging[..moved]);
                     Ok::<usize, MpiError>(moved)
                 })
             }?;
+            return Ok(placed.memory);
         }
-        Ok(moved)
+        Ok(match self.s.dir {
+            Dir::Write => self.s.memory_bytes,
+            Dir::Read => moved,
+        })
     }
 
     fn judge(&mut self) -> MpiResult<usize> {

@@ -1,5 +1,7 @@
-//! The C entry points of the buffered-send buffer: `MPI_Buffer_attach`, `MPI_Buffer_detach`.
+//! The C entry points of the buffered-send buffer: `MPI_Buffer_attach`, `MPI_Buffer_detach`,
+//! `MPI_Buffer_flush`, `MPI_Buffer_iflush`.
 
+use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::MpiError;
 use crate::runtime::export::mpi_fn;
@@ -25,6 +27,27 @@ mpi_fn! {
         let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
         addr_out.set(base.cast());
         size_out.set(len as c_int);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Buffer_flush` (MPI 4.1): waits until every buffered send has left the attached
+    /// buffer; the buffer stays attached. With no buffer attached, returns at once.
+    fn MPI_Buffer_flush / PMPI_Buffer_flush() |st| {
+        let rt = st.runtime()?;
+        rt.bsend.drain(&mut rt.engine)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Buffer_iflush` (MPI 4.1): a request that completes when every buffered send in
+    /// flight now has left the attached buffer.
+    fn MPI_Buffer_iflush / PMPI_Buffer_iflush(request: *mut MPI_Request) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(request, "request")?;
+        let id = rt.bsend.iflush(&mut rt.engine)?;
+        out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }
 }

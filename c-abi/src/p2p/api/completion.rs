@@ -1,5 +1,6 @@
 //! The C entry points that complete requests: `MPI_Wait`, `MPI_Test` and their
-//! `all`/`any`/`some` forms, `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`.
+//! `all`/`any`/`some` forms, `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`
+//! (which call a generalized request's callbacks: `crate::p2p::grequest`).
 
 use crate::abi::*;
 use crate::cptr::{Array, Out};
@@ -8,6 +9,7 @@ use crate::p2p::completion::{
     any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, resolve,
     resolve_in, retire, retire_into, running, some, Failures, How,
 };
+use crate::p2p::grequest;
 use crate::p2p::request;
 use crate::p2p::status::{Completion, StatusOut, Statuses};
 use crate::runtime::export::mpi_fn;
@@ -241,6 +243,11 @@ mpi_fn! {
         if is_collective(cx, id) && !cx.engine.p2p_ref().is_complete(id) {
             return Err(collective_request("free").on(comm));
         }
+        if grequest::is_grequest(cx.engine, id) {
+            // Its free_fn may run now (the program's code, which may call MPI).
+            handle.set(MPI_REQUEST_NULL);
+            return grequest::free(cx.engine, id).map_err(|e| e.on(comm));
+        }
         cx.engine.p2p().request_free(id).map_err(|e| MpiError::from(e).on(comm))?;
         handle.set(MPI_REQUEST_NULL);
         Ok(())
@@ -272,6 +279,10 @@ mpi_fn! {
                 flag.set(0);
                 return Ok(());
             }
+            Some(Standing::Complete) if grequest::is_grequest(cx.engine, id) => {
+                // What the program's query_fn says (it may call MPI).
+                grequest::peek(cx.engine, id).expect("a generalized request").map_err(|e| e.on(comm))?
+            }
             Some(Standing::Complete) => {
                 let s = cx.engine.p2p_ref().peek_status(id).expect("a complete request has a status");
                 Completion::from_engine(&s, cx.comms.get(comm))
@@ -296,6 +307,10 @@ mpi_fn! {
         let comm = request::comm_of(cx.engine, id);
         if is_collective(cx, id) {
             return Err(collective_request("cancel").on(comm));
+        }
+        if grequest::is_grequest(cx.engine, id) {
+            // The program's cancel_fn (it may call MPI_Grequest_complete).
+            return grequest::cancel(cx.engine, id).map_err(|e| e.on(comm));
         }
         cx.engine.p2p().cancel(id).map_err(|e| MpiError::from(e).on(comm))
     }

@@ -1,12 +1,14 @@
 //! The C entry points of nonblocking and persistent point-to-point: `MPI_Isend`, `MPI_Issend`,
-//! `MPI_Ibsend`, `MPI_Irsend`, `MPI_Irecv`, the five `_init` calls, `MPI_Start` and
-//! `MPI_Startall`.
+//! `MPI_Ibsend`, `MPI_Irsend`, `MPI_Irecv`, `MPI_Isendrecv(_replace)`, the five `_init` calls,
+//! `MPI_Start` and `MPI_Startall`.
 
 use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::MpiError;
 use crate::p2p::args::{self, SendKind};
-use crate::p2p::nonblocking::{persistent, record, start, start_recv, start_send, startable};
+use crate::p2p::nonblocking::{
+    isendrecv, persistent, record, start, start_recv, start_send, startable,
+};
 use crate::p2p::request::PersistentKind;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
@@ -161,6 +163,57 @@ mpi_fn! {
         for i in 0..requests.len() {
             start(cx, requests.get(i))?;
         }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Isendrecv`: a nonblocking `MPI_Sendrecv`; the request completes when both the
+    /// send and the receive have, with the receive's status.
+    fn MPI_Isendrecv / PMPI_Isendrecv(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let s = args::send_op(cx, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
+        let id = isendrecv(cx, &s, &r, false)?;
+        out.set(record(cx, id));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Isendrecv_replace`: a nonblocking `MPI_Sendrecv_replace` (the outgoing data is
+    /// copied at the call; the buffer receives).
+    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(
+        buf: *mut c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) |st| {
+        let cx = &mut st.runtime()?.p2p();
+        let s = args::send_op(cx, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, buf, count, datatype, source, recvtag, comm)?;
+        let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
+        let id = isendrecv(cx, &s, &r, true)?;
+        out.set(record(cx, id));
         Ok(())
     }
 }

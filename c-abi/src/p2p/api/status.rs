@@ -1,11 +1,13 @@
 //! The C entry points that read statuses: `MPI_Get_count`, `MPI_Get_elements(_x)`,
-//! `MPI_Test_cancelled`.
+//! `MPI_Test_cancelled`; and those that write them, for a generalized request's query
+//! function: `MPI_Status_set_elements(_x)`, `MPI_Status_set_cancelled`.
 
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::datatype::Datatype;
+use crate::error::MpiError;
 use crate::error::MpiResult;
-use crate::p2p::status::{as_int_count, decode, status_in};
+use crate::p2p::status::{as_int_count, decode, set_byte_count, set_cancelled, status_in};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
 use std::ffi::c_int;
@@ -68,6 +70,82 @@ mpi_fn! {
         st.runtime()?;
         let s = status_in(status)?;
         Out::new(flag, "flag")?.set(decode(&s).1 as c_int);
+        Ok(())
+    }
+}
+
+/// A status to write into (not `MPI_STATUS_IGNORE`).
+fn status_out(status: *mut MPI_Status) -> MpiResult<Out<MPI_Status>> {
+    if std::ptr::eq(status, MPI_STATUS_IGNORE) {
+        return Err(MpiError::arg(
+            "the status is MPI_STATUS_IGNORE; pass a status to set",
+        ));
+    }
+    Out::new(status, "status")
+}
+
+/// `MPI_Status_set_elements(_x)`: the status says `count` elements of `datatype` arrived
+/// (`count` times its size in bytes, as MPICH records it).
+fn set_elements(
+    st: &mut Mpi,
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: i64,
+) -> MpiResult<()> {
+    let rt = st.runtime()?;
+    let size = rt.types.get(datatype)?.size() as u64;
+    let count = u64::try_from(count).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("the count is {count}; it must be 0 or more"),
+        )
+    })?;
+    let bytes = count
+        .checked_mul(size)
+        .filter(|b| *b < 1 << 62)
+        .ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_COUNT,
+                format!("{count} elements of {size} bytes are more than a status can hold"),
+            )
+        })?;
+    let out = status_out(status)?;
+    let mut s = out.get();
+    set_byte_count(&mut s, bytes);
+    out.set(s);
+    Ok(())
+}
+
+mpi_fn! {
+    /// `MPI_Status_set_elements`: makes `MPI_Get_elements(status, datatype)` answer `count`.
+    fn MPI_Status_set_elements / PMPI_Status_set_elements(
+        status: *mut MPI_Status,
+        datatype: MPI_Datatype,
+        count: c_int,
+    ) |st| {
+        set_elements(st, status, datatype, i64::from(count))
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Status_set_elements_x`: `MPI_Status_set_elements` with an `MPI_Count`.
+    fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(
+        status: *mut MPI_Status,
+        datatype: MPI_Datatype,
+        count: MPI_Count,
+    ) |st| {
+        set_elements(st, status, datatype, count)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Status_set_cancelled`: makes `MPI_Test_cancelled(status)` answer `flag != 0`.
+    fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) |st| {
+        st.runtime()?;
+        let out = status_out(status)?;
+        let mut s = out.get();
+        set_cancelled(&mut s, flag != 0);
+        out.set(s);
         Ok(())
     }
 }

@@ -23,7 +23,11 @@
  *  6. MPI_File_get_info reports the hints in force (cb_nodes, cb_buffer_size, romio_cb_*).
  *  7. The one aggregator's write fails (a file size limit on rank 0: EFBIG): every rank's
  *     write_all fails with the same class; so does MPI_Wait on an iwrite_all (the file's
- *     handler, MPI_ERRORS_RETURN, not MPI_COMM_WORLD's).
+ *     handler, MPI_ERRORS_RETURN, not MPI_COMM_WORLD's); with a handler function set on
+ *     the file, MPI_Wait calls it once with the file's handle and the error.
+ *  8. MPI_File_close while an iwrite_all and an iread_at_all still run (erroneous, so no
+ *     program should, but nothing may be lost or hang): the close lets them finish, the
+ *     requests complete afterwards with their counts, the data is in the file.
  *
  * Deviations of Debian's MPICH 4.0.2 (tolerated): ROMIO's two-phase read reports the whole
  * request as the count even when the file ends before it (section 3); the holes a two-phase
@@ -31,12 +35,14 @@
  * not cleared where the file has no bytes yet; section 2); two nonblocking collective reads
  * of one file in flight at once, completed by polling MPI_Testall, fail or read wrong data
  * (MPI_Waitall is used under MPICH; section 4); a file with a split collective begun closes
- * (section 5); MPI_Wait on a failed iwrite_all returns success (section 7).
+ * (section 5); MPI_Wait on a failed iwrite_all returns success and calls no handler
+(section 7); section 8 is not run under MPICH (closing with accesses running is erroneous).
  */
 #define TEST_NAME "file_collective"
 #include "mpitest.h"
 #include "file_util.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -481,6 +487,17 @@ static void section_info(void)
         CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* What section 7's file error handler function saw. */
+static int file_errors, error_code;
+static MPI_File error_file;
+
+static void count_file_error(MPI_File *fh, int *code, ...)
+{
+    file_errors++;
+    error_file = *fh;
+    error_code = *code;
+}
+
 /* Section 7: the aggregator's write fails (its file size limit: EFBIG); every rank of the
  * call gets the error, of the same class, and nobody hangs. */
 static void section_aggregator_error(void)
@@ -545,6 +562,29 @@ static void section_aggregator_error(void)
     if (!tolerated("MPICH", "MPI_Wait on a failed nonblocking collective write returns success"))
         CHECK(rc != MPI_SUCCESS && error_class_of(rc) == class,
               "MPI_Wait on the failed iwrite_all returned %s", error_text(rc));
+    /* Again with a handler function on the file: MPI_Wait calls it, with this file. */
+    MPI_Errhandler counting;
+    CHECK_MPI(MPI_File_create_errhandler(count_file_error, &counting));
+    CHECK_MPI(MPI_File_set_errhandler(fh, counting));
+    file_errors = 0;
+    if (test_rank == 0) {
+        struct rlimit small = old;
+        small.rlim_cur = 4096;
+        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
+    }
+    CHECK_MPI(MPI_File_iwrite_all(fh, data, EACH, MPI_BYTE, &req));
+    rc = MPI_Wait(&req, &st);
+    if (test_rank == 0)
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    if (!tolerated("MPICH", "MPI_Wait on a failed nonblocking collective write calls no handler")) {
+        CHECK(rc != MPI_SUCCESS && error_class_of(rc) == class,
+              "MPI_Wait on the failed iwrite_all (handler function) returned %s", error_text(rc));
+        CHECK(file_errors == 1, "the file's handler function ran %d times", file_errors);
+        CHECK(error_file == fh, "the file's handler got another file");
+        CHECK(error_class_of(error_code) == class, "the handler got %s", error_text(error_code));
+    }
+    CHECK_MPI(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    CHECK_MPI(MPI_Errhandler_free(&counting));
     CHECK_MPI(MPI_File_close(&fh));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (test_rank == 0)
@@ -553,6 +593,71 @@ static void section_aggregator_error(void)
     CHECK_MPI(MPI_Type_free(&tile));
     CHECK_MPI(MPI_Info_free(&info));
     free(data);
+}
+
+/* Section 8: MPI_File_close with two nonblocking collective accesses running. */
+static void section_close_running(void)
+{
+    enum { N = 50000 };
+    MPI_Info info = hints("romio_cb_write", "enable", "romio_cb_read", "enable");
+    char name[64];
+    snprintf(name, sizeof name, "close_running_%d.dat", test_size);
+    const char *path = test_path(name);
+    MPI_File fh;
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    int *mine = test_malloc(N * sizeof(int)), *back = test_malloc(N * sizeof(int));
+    for (int k = 0; k < N; k++)
+        mine[k] = nb_value(test_rank, k, 3);
+    /* Rank r writes ints [r*N, (r+1)*N) and, at the same time, reads them as rank r-1
+     * wrote them in an earlier write: first make that earlier file content. */
+    CHECK_MPI(MPI_File_write_at_all(fh, (MPI_Offset)test_rank * N * 4, mine, N, MPI_INT,
+                                    MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_File_sync(fh));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_File_sync(fh));
+    MPI_Request req[2];
+    MPI_Status st[2];
+    int left = (test_rank + test_size - 1) % test_size;
+    CHECK_MPI(MPI_File_iread_at_all(fh, (MPI_Offset)left * N * 4, back, N, MPI_INT, &req[0]));
+    CHECK_MPI(MPI_File_iwrite_at_all(fh, ((MPI_Offset)test_size + test_rank) * N * 4, mine, N,
+                                     MPI_INT, &req[1]));
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK(fh == MPI_FILE_NULL, "the closed file's handle is not MPI_FILE_NULL");
+    /* A new communicator (it may get the closed file's context) with wildcard receives:
+     * nothing of the accesses may reach it. */
+    MPI_Comm other;
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &other));
+    for (int round = 0; round < 3; round++) {
+        int token = test_rank * 100 + round, got = -1;
+        MPI_Status rs;
+        CHECK_MPI(MPI_Sendrecv(&token, 1, MPI_INT, (test_rank + 1) % test_size, round, &got, 1,
+                               MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, other, &rs));
+        CHECK(got == left * 100 + round && rs.MPI_TAG == round && rs.MPI_SOURCE == left,
+              "after the close, a wildcard receive got %d (tag %d from %d)", got, rs.MPI_TAG,
+              rs.MPI_SOURCE);
+    }
+    CHECK_MPI(MPI_Comm_free(&other));
+    CHECK_MPI(MPI_Waitall(2, req, st));
+    CHECK(moved_bytes(&st[0]) == N * 4, "the iread_at_all moved %d bytes", moved_bytes(&st[0]));
+    CHECK(moved_bytes(&st[1]) == N * 4, "the iwrite_at_all moved %d bytes", moved_bytes(&st[1]));
+    for (int k = 0; k < N; k++)
+        CHECK(back[k] == nb_value(left, k, 3), "close_running: int %d read is %d, want %d", k,
+              back[k], nb_value(left, k, 3));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    /* The written half, read by POSIX means. */
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0, "open %s", path);
+    CHECK(pread(fd, back, N * 4, ((off_t)test_size + test_rank) * N * 4) == N * 4, "pread");
+    close(fd);
+    for (int k = 0; k < N; k++)
+        CHECK(back[k] == mine[k], "close_running: int %d in the file is %d, want %d", k, back[k],
+              mine[k]);
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (test_rank == 0)
+        CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
+    CHECK_MPI(MPI_Info_free(&info));
+    free(mine);
+    free(back);
 }
 
 int main(int argc, char **argv)
@@ -567,6 +672,8 @@ int main(int argc, char **argv)
     section_nonblocking();
     section_info();
     section_aggregator_error();
+    if (!library_is("MPICH"))
+        section_close_running();
     test_ok();
     CHECK_MPI(MPI_Finalize());
     return 0;

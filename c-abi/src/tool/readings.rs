@@ -1,0 +1,26 @@
+//! What the interface reads of the engine: its counters, its channel and its eager limit.
+//!
+//! The entry points take these from the running engine when a call needs them (nothing is
+//! read or copied on the communication path), and `MPI_Finalize` leaves the last ones in the
+//! process's state so that the counters can still be read after it.
+
+use mpich_channel::adi::AdiCounters;
+
+/// A snapshot of the engine, for one `MPI_T` call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Readings {
+    /// Every layer's counters.
+    pub counters: AdiCounters,
+    /// The eager limit the engine uses (longer messages take the rendezvous protocol).
+    pub eager_max: usize,
+}
+
+impl Readings {
+    /// The snapshot of a running engine.
+    pub fn of(adi: &mpich_channel::Adi) -> Readings {
+        Readings {
+            counters: adi.counters(),
+            eager_max: adi.eager_max(),
+        }
+    }
+}
