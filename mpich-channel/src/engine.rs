@@ -154,8 +154,8 @@ impl Engine {
     }
 
     /// Starts `op` as the next run of inactive persistent request `id` (a persistent
-    /// collective); its first steps run now, and the request completes when `op` is over,
-    /// then becomes inactive again when retired.
+    /// collective, a partitioned request's round); its first steps run now, and the request
+    /// completes when `op` is over, then becomes inactive again when retired.
     pub fn start_persistent(&mut self, id: ReqId, mut op: Box<dyn Operation>) -> Result<()> {
         self.adi.start_persistent_external(id)?;
         match op.poll(&mut self.adi) {

@@ -18,8 +18,8 @@
 //! **Errors and panics.** The body returns an [`MpiResult`]; an error goes to the error handler
 //! of the communicator it names (`raise`, which looks it up in the running state and hands the
 //! error to `errhandler::handle`; the handler of the session, of the window, or of the file
-//! whose own communicator it names, when it is about one), which returns an error code of its class or ends
-//! the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
+//! whose own communicator it names, when it is about one), which returns an error code of its
+//! class or ends the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
 //! caught here and reported as `MPI_ERR_INTERN` the same way.
 //!
 //! **The progress thread's lock.** With `MPI_ASYNC_PROGRESS=1` a thread of the library turns

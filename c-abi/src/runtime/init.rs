@@ -178,8 +178,14 @@ mpi_fn! {
     fn MPI_Finalize / PMPI_Finalize() |st| {
         let world = st.world;
         let rt = st.runtime()?;
-        if world != World::Running {
-            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init was not called: this program uses sessions only, which MPI_Session_finalize ends"));
+        match world {
+            World::Running => {}
+            World::Finalized => {
+                return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Finalize was called already"));
+            }
+            World::NotStarted => {
+                return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Init was not called: this program uses sessions only, which MPI_Session_finalize ends"));
+            }
         }
         crate::attr::comm_attrs::finalize(&mut rt.comms, &rt.keyvals)?;
         let sessions_open = !rt.sessions.is_empty();
