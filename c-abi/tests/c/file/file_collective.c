@@ -487,6 +487,36 @@ static void section_info(void)
         CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* Rank 0 (the one aggregator of section 7) may write at most 4096 bytes to a file while
+ * `on` is set (RLIMIT_FSIZE: its writes past that fail with EFBIG); off restores its limit. */
+static void limit_rank0_file_size(int on)
+{
+    static struct rlimit old;
+    if (test_rank != 0)
+        return;
+    if (on) {
+        signal(SIGXFSZ, SIG_IGN);
+        CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0, "getrlimit");
+        struct rlimit small = old;
+        small.rlim_cur = 4096;
+        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
+    } else {
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    }
+}
+
+/* MPI_File_iwrite_all of `n` bytes with rank 0 limited, and MPI_Wait: the wait's result. */
+static int iwrite_all_past_limit(MPI_File fh, const void *data, int n)
+{
+    MPI_Request req;
+    MPI_Status st;
+    limit_rank0_file_size(1);
+    CHECK_MPI(MPI_File_iwrite_all(fh, data, n, MPI_BYTE, &req));
+    int rc = MPI_Wait(&req, &st);
+    limit_rank0_file_size(0);
+    return rc;
+}
+
 /* What section 7's file error handler function saw. */
 static int file_errors, error_code;
 static MPI_File error_file;
@@ -518,18 +548,10 @@ static void section_aggregator_error(void)
                                 MPI_INFO_NULL));
     unsigned char *data = test_malloc(EACH);
     fill_pattern(data, EACH, 5);
-    struct rlimit old;
-    if (test_rank == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0, "getrlimit");
-        struct rlimit small = old;
-        small.rlim_cur = 4096;
-        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
-    }
+    limit_rank0_file_size(1);
     MPI_Status st;
     int rc = MPI_File_write_all(fh, data, EACH, MPI_BYTE, &st);
-    if (test_rank == 0)
-        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    limit_rank0_file_size(0);
     CHECK(rc != MPI_SUCCESS, "write_all past the aggregator's file size limit succeeded");
     int class = error_class_of(rc);
     int classes[2] = {class, -class};
@@ -549,16 +571,7 @@ static void section_aggregator_error(void)
     }
     /* The same through MPI_File_iwrite_all: MPI_Wait returns the error, as the file's handler
      * (MPI_ERRORS_RETURN) says, instead of the job ending by MPI_COMM_WORLD's. */
-    if (test_rank == 0) {
-        struct rlimit small = old;
-        small.rlim_cur = 4096;
-        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
-    }
-    MPI_Request req;
-    CHECK_MPI(MPI_File_iwrite_all(fh, data, EACH, MPI_BYTE, &req));
-    rc = MPI_Wait(&req, &st);
-    if (test_rank == 0)
-        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    rc = iwrite_all_past_limit(fh, data, EACH);
     if (!tolerated("MPICH", "MPI_Wait on a failed nonblocking collective write returns success"))
         CHECK(rc != MPI_SUCCESS && error_class_of(rc) == class,
               "MPI_Wait on the failed iwrite_all returned %s", error_text(rc));
@@ -567,15 +580,7 @@ static void section_aggregator_error(void)
     CHECK_MPI(MPI_File_create_errhandler(count_file_error, &counting));
     CHECK_MPI(MPI_File_set_errhandler(fh, counting));
     file_errors = 0;
-    if (test_rank == 0) {
-        struct rlimit small = old;
-        small.rlim_cur = 4096;
-        CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0, "setrlimit");
-    }
-    CHECK_MPI(MPI_File_iwrite_all(fh, data, EACH, MPI_BYTE, &req));
-    rc = MPI_Wait(&req, &st);
-    if (test_rank == 0)
-        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0, "setrlimit back");
+    rc = iwrite_all_past_limit(fh, data, EACH);
     if (!tolerated("MPICH", "MPI_Wait on a failed nonblocking collective write calls no handler")) {
         CHECK(rc != MPI_SUCCESS && error_class_of(rc) == class,
               "MPI_Wait on the failed iwrite_all (handler function) returned %s", error_text(rc));
