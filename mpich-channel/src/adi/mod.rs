@@ -984,8 +984,30 @@ impl Adi {
                 req.tag = env.tag;
                 self.st.outbox.push_back((dest, req));
                 self.flush()?;
+                if dest == self.rank {
+                    self.settle_cancel_to_self(id)?;
+                }
             }
             Op::Idle | Op::External | Op::Free => {}
+        }
+        Ok(())
+    }
+
+    /// Finishes the cancellation of a send to this very process before `cancel` returns, as
+    /// MPICH does: the message, the request to drop it and the answer all go through this
+    /// process's own queues, so a few turns of progress settle it without anyone else. Then
+    /// `MPI_Request_get_status` or `MPI_Test` right after `MPI_Cancel` already tell whether it
+    /// was cancelled, and a program that receives the message when it was not (mpi4py's
+    /// `testProbeCancel`) does not wait for a message the cancellation removed.
+    fn settle_cancel_to_self(&mut self, id: ReqId) -> Result<()> {
+        const MAX_TURNS: usize = 1024;
+        for _ in 0..MAX_TURNS {
+            match self.st.reqs.get(id) {
+                Some(q) if q.waiting & wait::CANCEL != 0 => {
+                    self.progress()?;
+                }
+                _ => break,
+            }
         }
         Ok(())
     }

@@ -72,8 +72,8 @@ pub(super) fn allgatherv_s(
         let recv = v_blocks(
             cx, recvbuf, recvcounts, displs, "displs", recvtype, size, &RECV,
         )?;
-        if mine.is_some() {
-            aliased(sendbuf, recvbuf, 1)?;
+        if let Some(m) = &mine {
+            aliased(sendbuf, recvbuf, m.count)?;
         }
         Ok((mine, recv))
     })?;

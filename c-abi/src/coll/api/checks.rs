@@ -75,8 +75,12 @@ pub(super) fn data(
     Ok(lay)
 }
 
+/// `MPI_ERR_BUFFER` when the send and receive buffers are one (`MPI_IN_PLACE` is the way to
+/// say that), judged only when `n`, the elements sent, is not zero and the buffer is not
+/// `MPI_BOTTOM`: with zero counts nothing is read or written (mpi4py passes one empty
+/// buffer for both), and with `MPI_BOTTOM` the addresses are in the datatypes.
 pub(super) fn aliased(send: *const c_void, recv: *const c_void, n: usize) -> MpiResult<()> {
-    if n > 0 && std::ptr::eq(send, recv) {
+    if n > 0 && !send.is_null() && std::ptr::eq(send, recv) {
         return Err(MpiError::new(
             MPI_ERR_BUFFER,
             "the send and receive buffers are the same; pass MPI_IN_PLACE as the send buffer to work in place",

@@ -55,6 +55,52 @@ int main(int argc, char **argv)
     EXPECT_CLASS(MPI_Ibcast(a, 1, MPI_INT, size, MPI_COMM_WORLD, &q), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Iallreduce(a, b, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD, &q), MPI_ERR_OP);
     EXPECT_CLASS(MPI_Ialltoall(a, -1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD, &q), MPI_ERR_COUNT);
+    /* Not errors: one buffer for both sides when nothing is sent (mpi4py passes one empty
+     * buffer, or NULL, for both), and MPI_BOTTOM for both with the addresses in the types. */
+    {
+        int *counts = calloc(size, sizeof(int)), *displs = calloc(size, sizeof(int));
+        int *ones = malloc(size * sizeof(int));
+        MPI_Datatype *stypes = malloc(size * sizeof(MPI_Datatype));
+        MPI_Datatype *rtypes = malloc(size * sizeof(MPI_Datatype));
+        int *src = malloc(size * sizeof(int)), *dst = malloc(size * sizeof(int));
+        CHECK(counts && displs && ones && stypes && rtypes && src && dst, "out of memory");
+        CHECK_MPI(MPI_Allgatherv(b, 0, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD));
+        CHECK_MPI(MPI_Allgatherv(NULL, 0, MPI_INT, NULL, counts, displs, MPI_INT, MPI_COMM_WORLD));
+        CHECK_MPI(MPI_Allgather(b, 0, MPI_INT, b, 0, MPI_INT, MPI_COMM_WORLD));
+        CHECK_MPI(MPI_Alltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD));
+        for (int r = 0; r < size; r++) {
+            MPI_Aint s_at, d_at;
+            src[r] = rank * 1000 + r;
+            dst[r] = -1;
+            ones[r] = 1;
+            CHECK_MPI(MPI_Get_address(&src[r], &s_at));
+            CHECK_MPI(MPI_Get_address(&dst[r], &d_at));
+            int one = 1;
+            CHECK_MPI(MPI_Type_create_struct(1, &one, &s_at, (MPI_Datatype[]){MPI_INT}, &stypes[r]));
+            CHECK_MPI(MPI_Type_create_struct(1, &one, &d_at, (MPI_Datatype[]){MPI_INT}, &rtypes[r]));
+            CHECK_MPI(MPI_Type_commit(&stypes[r]));
+            CHECK_MPI(MPI_Type_commit(&rtypes[r]));
+        }
+        int *zeros = calloc(size, sizeof(int));
+        CHECK(zeros, "out of memory");
+        CHECK_MPI(MPI_Alltoallw(MPI_BOTTOM, ones, zeros, stypes, MPI_BOTTOM, ones, zeros, rtypes,
+                                MPI_COMM_WORLD));
+        for (int r = 0; r < size; r++) {
+            CHECK(dst[r] == r * 1000 + rank, "alltoallw at MPI_BOTTOM: from %d got %d, want %d", r,
+                  dst[r], r * 1000 + rank);
+            CHECK_MPI(MPI_Type_free(&stypes[r]));
+            CHECK_MPI(MPI_Type_free(&rtypes[r]));
+        }
+        free(zeros);
+        free(counts);
+        free(displs);
+        free(ones);
+        free(stypes);
+        free(rtypes);
+        free(src);
+        free(dst);
+        still_works();
+    }
     /* A count mismatch that overflows the receive buffer: truncation where the root's data
      * arrives (rank 1 gets it from the root itself; ranks fed by a truncated rank may not see
      * more than fits), and every rank finishes the call. */
