@@ -100,8 +100,8 @@ impl TypeTable {
             )));
         };
         let ints = match kind {
-            F90Kind::Integer => vec![r],
-            _ => vec![p, r],
+            F90Kind::Integer => vec![MPI_Count::from(r)],
+            _ => vec![MPI_Count::from(p), MPI_Count::from(r)],
         };
         let mut ty = self.get(base)?.clone();
         ty.contents = Contents {

@@ -24,6 +24,7 @@ use super::layout::{resized, Leaf, Run};
 use super::{Contents, Datatype, TypeTable};
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
+use std::ffi::c_int;
 use std::iter::{once, repeat_n};
 
 /// A type's layout in a file's representation: its data runs from an element's start, its
@@ -123,22 +124,25 @@ impl TypeTable {
                         .map(|&x| x as usize)
                         .collect()
                 };
-                let fortran = c.ints[1 + 3 * n] == MPI_ORDER_FORTRAN;
+                let fortran = c.ints[1 + 3 * n] == MPI_Count::from(MPI_ORDER_FORTRAN);
                 subarray(&inner(0)?, &dims(0), &dims(1), &dims(2), fortran, none())
             }
             MPI_COMBINER_DARRAY => {
-                let (size, rank, n) = (c.ints[0], c.ints[1], int(2));
+                // Every integer but the global sizes came from an int argument.
+                let narrow = |v: MPI_Count| v as c_int;
+                let (size, rank, n) = (narrow(c.ints[0]), narrow(c.ints[1]), int(2));
                 let arr = |k: usize| &c.ints[3 + k * n..3 + (k + 1) * n];
-                let order = c.ints[3 + 4 * n];
+                let ints = |k: usize| arr(k).iter().map(|&v| narrow(v)).collect::<Vec<_>>();
+                let order = narrow(c.ints[3 + 4 * n]);
                 let old = inner(0)?;
                 darray_of(
                     &old,
                     size,
                     rank,
                     arr(0),
-                    arr(1),
-                    arr(2),
-                    arr(3),
+                    &ints(1),
+                    &ints(2),
+                    &ints(3),
                     order,
                     c.types[0],
                 )?

@@ -36,12 +36,21 @@ pub(super) fn access_call(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     access(
-        rt, call, dir, fh, offset, buf, count, datatype, status, false,
+        rt,
+        call,
+        dir,
+        fh,
+        offset,
+        buf,
+        count.into(),
+        datatype,
+        status,
+        false,
     )
 }
 
@@ -55,12 +64,23 @@ pub(super) fn shared_access_call(
     fh: MPI_File,
     offset: u64,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     let at = Some(offset as MPI_Offset);
-    access(rt, call, dir, fh, at, buf, count, datatype, status, true)
+    access(
+        rt,
+        call,
+        dir,
+        fh,
+        at,
+        buf,
+        count.into(),
+        datatype,
+        status,
+        true,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -71,7 +91,7 @@ fn access(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
     sequential_ok: bool,
@@ -142,13 +162,14 @@ pub(super) fn collective_call(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     // Two-phase I/O (`file::two_phase`), run to its end here.
     let status = StatusOut::new(status)?;
-    let (access, _) = super::collective::prepare(rt, call, dir, fh, offset, buf, count, datatype)?;
+    let (access, _) =
+        super::collective::prepare(rt, call, dir, fh, offset, buf, count.into(), datatype)?;
     let moved = crate::file::two_phase::run(&mut rt.engine, access)?;
     status.set(&Completion {
         bytes: moved,
@@ -159,64 +180,72 @@ pub(super) fn collective_call(
 
 file_fn! {
     /// `MPI_File_read_at`: reads at an explicit offset (etypes of the view).
-    fn MPI_File_read_at / PMPI_File_read_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_at / PMPI_File_read_at, large MPI_File_read_at_c / PMPI_File_read_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read_at", Dir::Read, fh, Some(offset), buf, count, datatype, status)
+        access_call(rt, "MPI_File_read_at", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_at_all`: `MPI_File_read_at`, collective (see the module documentation).
-    fn MPI_File_read_at_all / PMPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_at_all / PMPI_File_read_at_all, large MPI_File_read_at_all_c / PMPI_File_read_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_at`: writes at an explicit offset (etypes of the view).
-    fn MPI_File_write_at / PMPI_File_write_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_at / PMPI_File_write_at, large MPI_File_write_at_c / PMPI_File_write_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
+        access_call(rt, "MPI_File_write_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_at_all`: `MPI_File_write_at`, collective (see the module documentation).
-    fn MPI_File_write_at_all / PMPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_at_all / PMPI_File_write_at_all, large MPI_File_write_at_all_c / PMPI_File_write_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read`: reads at the individual file pointer, and moves it past the data read.
-    fn MPI_File_read / PMPI_File_read(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read / PMPI_File_read, large MPI_File_read_c / PMPI_File_read_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read", Dir::Read, fh, None, buf, count, datatype, status)
+        access_call(rt, "MPI_File_read", Dir::Read, fh, None, buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_all`: `MPI_File_read`, collective (see the module documentation).
-    fn MPI_File_read_all / PMPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_all / PMPI_File_read_all, large MPI_File_read_all_c / PMPI_File_read_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write`: writes at the individual file pointer, and moves it past the data.
-    fn MPI_File_write / PMPI_File_write(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write / PMPI_File_write, large MPI_File_write_c / PMPI_File_write_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
+        access_call(rt, "MPI_File_write", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_all`: `MPI_File_write`, collective (see the module documentation).
-    fn MPI_File_write_all / PMPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_all / PMPI_File_write_all, large MPI_File_write_all_c / PMPI_File_write_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
     }
 }
