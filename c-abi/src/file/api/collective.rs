@@ -127,7 +127,7 @@ fn start(
     count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<ReqId> {
-    let (access, comm) = prepare(rt, call, dir, fh, offset, buf, count.into(), datatype)?;
+    let (access, comm) = prepare(rt, call, dir, fh, offset, buf, count, datatype)?;
     two_phase::start(&mut rt.engine, access, comm)
 }
 
@@ -145,7 +145,7 @@ fn nonblocking(
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
     let out = Out::new(request, "request")?;
-    let id = start(rt, call, dir, fh, offset, buf, count.into(), datatype)?;
+    let id = start(rt, call, dir, fh, offset, buf, count, datatype)?;
     out.set(crate::p2p::request::handle(&rt.engine, id));
     // Remembered for MPI_File_close, which lets it finish.
     let p2p = rt.engine.p2p_ref();
@@ -172,7 +172,7 @@ fn begin(
     datatype: MPI_Datatype,
 ) -> MpiResult<()> {
     not_split(files().get(fh)?, call)?;
-    let id = start(rt, call, dir, fh, offset, buf, count.into(), datatype)?;
+    let id = start(rt, call, dir, fh, offset, buf, count, datatype)?;
     files().get(fh)?.split = Some(SplitCollective {
         end,
         progress: SplitProgress::Running(id),

@@ -41,16 +41,7 @@ pub(super) fn access_call(
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     access(
-        rt,
-        call,
-        dir,
-        fh,
-        offset,
-        buf,
-        count.into(),
-        datatype,
-        status,
-        false,
+        rt, call, dir, fh, offset, buf, count, datatype, status, false,
     )
 }
 
@@ -69,18 +60,7 @@ pub(super) fn shared_access_call(
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     let at = Some(offset as MPI_Offset);
-    access(
-        rt,
-        call,
-        dir,
-        fh,
-        at,
-        buf,
-        count.into(),
-        datatype,
-        status,
-        true,
-    )
+    access(rt, call, dir, fh, at, buf, count, datatype, status, true)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -168,8 +148,7 @@ pub(super) fn collective_call(
 ) -> MpiResult<()> {
     // Two-phase I/O (`file::two_phase`), run to its end here.
     let status = StatusOut::new(status)?;
-    let (access, _) =
-        super::collective::prepare(rt, call, dir, fh, offset, buf, count.into(), datatype)?;
+    let (access, _) = super::collective::prepare(rt, call, dir, fh, offset, buf, count, datatype)?;
     let moved = crate::file::two_phase::run(&mut rt.engine, access)?;
     status.set(&Completion {
         bytes: moved,

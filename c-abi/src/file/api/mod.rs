@@ -113,7 +113,9 @@ macro_rules! file_fn {
         $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) |$rt:ident, $route:ident| $body:block
     ) => {
         // One module per form, as `mpi_fn!`'s large form makes them.
-        #[allow(non_snake_case)]
+        // The body widens its counts (`MPI_Count::from`, `into()`): the identity in the `_c`
+        // form, which clippy would otherwise call useless there.
+        #[allow(non_snake_case, clippy::useless_conversion)]
         mod $module {
             #[allow(unused_imports)]
             use super::*;

@@ -79,17 +79,7 @@ fn start(
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
     complete_now(rt, fh, request, |rt, status| {
-        data::access_call(
-            rt,
-            call,
-            dir,
-            fh,
-            offset,
-            buf,
-            count.into(),
-            datatype,
-            status,
-        )
+        data::access_call(rt, call, dir, fh, offset, buf, count, datatype, status)
     })
 }
 

@@ -126,7 +126,7 @@ fn shared_access(
             .fetch_add(n)
             .map_err(|e| pointer_error(f, "moving", &e))?
     };
-    data::shared_access_call(rt, call, dir, fh, at, buf, count.into(), datatype, status)
+    data::shared_access_call(rt, call, dir, fh, at, buf, count, datatype, status)
 }
 
 /// The error of a collective step that failed on rank `rank` with `word`'s class: this
