@@ -573,7 +573,6 @@ pub(crate) fn wanted(name: &str) -> bool {
         && !name.ends_with("_f2f08")
         && !name.ends_with("_f082c")
         && !name.ends_with("_c2f08")
-        && !name.ends_with("_c")
         && !HAND_WRITTEN.contains(&name)
 }
 
