@@ -10,8 +10,9 @@
 //! * `big_transfers` (2 ranks): messages above 2 GiB end to end, one phase per job, one job
 //!   at a time (each phase holds 2 x 2.2 GB at most): `MPI_Send_c`/`MPI_Recv_c` of 2200 MiB,
 //!   600M ints through the int API, `MPI_Bcast_c`, `MPI_Allreduce_c`, `MPI_Put_c`/`MPI_Get_c`,
-//!   `MPI_File_write_at_c`/`MPI_File_read_at_c`, all checked word for word. Rank 0 prints
-//!   each phase's GB/s (`NOTE` lines; speed is not asserted).
+//!   `MPI_File_write_at_c`/`MPI_File_read_at_c`, all checked word for word; the send also
+//!   over the `bip` and `fm` channels, the one-sided phase also by messages instead of the
+//!   direct copy. Rank 0 prints each phase's GB/s (`NOTE` lines; speed is not asserted).
 //! * `every_mpich_c_function_is_exported`: every `_c` prototype of MPICH's `mpi_proto.h` and
 //!   `mpio.h` (ours, `include/mpi.h`, when MPICH's headers are not installed) is a symbol of
 //!   `libmpi.so`, with its `PMPI_` twin.
@@ -29,12 +30,22 @@ use std::sync::Mutex;
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn run(name: &str, ranks: usize, env: Vec<(&str, std::ffi::OsString)>) -> common::JobRun {
+    run_on(name, ranks, None, env)
+}
+
+fn run_on(
+    name: &str,
+    ranks: usize,
+    channel: Option<&str>,
+    env: Vec<(&str, std::ffi::OsString)>,
+) -> common::JobRun {
     let exe = program(&format!("large/{name}"));
     let _turn = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let job = mpirun(
         &exe,
         &Launch {
             ranks,
+            channel,
             env,
             ..Launch::default()
         },
@@ -67,24 +78,30 @@ fn every_c_function_of_data_on_1_2_4_ranks() {
 #[test]
 fn transfers_above_2_gib_on_2_ranks() {
     let dir = Scratch::new("large", "big");
-    for phase in [
-        "send_c",
-        "send_int",
-        "bcast_c",
-        "allreduce_c",
-        "rma_c",
-        "file_c",
-    ] {
-        let job = run(
-            "big_transfers",
-            2,
-            vec![
-                ("BIG_PHASE", phase.into()),
-                ("LARGE_TEST_DIR", dir.0.as_os_str().to_owned()),
-            ],
-        );
+    // (phase, channel, extra environment): every phase on the default channel; the send
+    // through the other channels' wire formats too (BIP, and FM's streams), and the one-sided
+    // phase through the message path instead of the direct copy into a shared window.
+    let no_direct_rma = [("MPI_WIN_DIRECT", "0"), ("MPI_RMA_VMMC", "0")];
+    let runs: &[(&str, Option<&str>, &[(&str, &str)])] = &[
+        ("send_c", None, &[]),
+        ("send_int", None, &[]),
+        ("bcast_c", None, &[]),
+        ("allreduce_c", None, &[]),
+        ("rma_c", None, &[]),
+        ("file_c", None, &[]),
+        ("send_c", Some("bip"), &[]),
+        ("send_c", Some("fm"), &[]),
+        ("rma_c", Some("bip"), &no_direct_rma),
+    ];
+    for &(phase, channel, extra) in runs {
+        let mut env = vec![
+            ("BIG_PHASE", phase.into()),
+            ("LARGE_TEST_DIR", dir.0.as_os_str().to_owned()),
+        ];
+        env.extend(extra.iter().map(|&(k, v)| (k, v.into())));
+        let job = run_on("big_transfers", 2, channel, env);
         for line in job.stdout.lines().filter(|l| l.starts_with("NOTE")) {
-            println!("{line}");
+            println!("{line} (channel {})", channel.unwrap_or("default"));
         }
     }
     let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
