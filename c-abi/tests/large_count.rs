@@ -75,6 +75,9 @@ fn every_c_function_of_data_on_1_2_4_ranks() {
     }
 }
 
+/// A job of `big_transfers`: its phase, channel (`None`: the default) and extra environment.
+type Run<'a> = (&'a str, Option<&'a str>, &'a [(&'a str, &'a str)]);
+
 #[test]
 fn transfers_above_2_gib_on_2_ranks() {
     let dir = Scratch::new("large", "big");
@@ -82,7 +85,7 @@ fn transfers_above_2_gib_on_2_ranks() {
     // through the other channels' wire formats too (BIP, and FM's streams), and the one-sided
     // phase through the message path instead of the direct copy into a shared window.
     let no_direct_rma = [("MPI_WIN_DIRECT", "0"), ("MPI_RMA_VMMC", "0")];
-    let runs: &[(&str, Option<&str>, &[(&str, &str)])] = &[
+    let runs: &[Run] = &[
         ("send_c", None, &[]),
         ("send_int", None, &[]),
         ("bcast_c", None, &[]),
