@@ -6,8 +6,8 @@
  *
  * Checked against MPICH 4.0.2 (mpicc.mpich, MPIR_CVAR_DEVICE_COLLECTIVES=none): it passes on
  * 4 ranks; on 1 and 2 ranks, where a ring process is both neighbours of another, MPICH's
- * MPI_Neighbor_alltoallv_c pairs the two blocks the other way round from its own
- * MPI_Neighbor_alltoall (ours pairs both as MPI_Neighbor_alltoall does).
+ * MPI_Neighbor_alltoallv_c pairs the two blocks the other way round (ours pairs block k with
+ * block k^1, as MPI 4.0's erratum says and as the int forms here do: see README).
  */
 #define TEST_NAME "every_c_comm"
 #include "mpitest.h"
