@@ -563,7 +563,14 @@ pub(crate) fn classify(f: &Function) -> Result<Vec<Param>, String> {
     Ok(params)
 }
 
-/// Whether `name` gets a Fortran binding at all.
+/// The large-count functions whose callbacks have the large-count form
+/// (`MPI_User_function_c`, `MPI_Datarep_conversion_function_c`): no Fortran binding (their
+/// f08 forms would need those callbacks' Fortran interfaces); C programs have them.
+pub(crate) const LARGE_COUNT_CALLBACK_FORMS: &[&str] =
+    &["MPI_Op_create_c", "MPI_Register_datarep_c"];
+
+/// Whether `name` gets a Fortran binding at all (the large-count `_c` functions too: the
+/// `mpi_f08` module makes them overloads of their int forms, see `generate_f08.rs`).
 pub(crate) fn wanted(name: &str) -> bool {
     name.starts_with("MPI_")
         && !name.starts_with("MPI_T_")
@@ -573,8 +580,8 @@ pub(crate) fn wanted(name: &str) -> bool {
         && !name.ends_with("_f2f08")
         && !name.ends_with("_f082c")
         && !name.ends_with("_c2f08")
-        && !name.ends_with("_c")
         && !HAND_WRITTEN.contains(&name)
+        && !LARGE_COUNT_CALLBACK_FORMS.contains(&name)
 }
 
 /// The Rust source of every generated entry point.

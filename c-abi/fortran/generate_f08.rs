@@ -475,6 +475,9 @@ pub fn generate(
     );
     let mut procedures = Vec::new();
     let mut skipped = Vec::new();
+    // The generated interface bodies, by function, put together after the loop (a function
+    // and its large-count twin become one generic: see `large_count_generics`).
+    let mut bodies: Vec<(String, String)> = Vec::new();
     for f in functions {
         if !implemented.contains(&f.name) || NOT_IN_F08.contains(&f.name.as_str()) {
             continue;
@@ -500,13 +503,14 @@ pub fn generate(
                 if let Some(mpi) = mpi_module_interface(f, &text) {
                     mpi_interfaces.push_str(&mpi);
                 }
-                interfaces.push_str(&text);
+                bodies.push((f.name.clone(), text));
                 rust.push_str(&entry);
                 procedures.push(f.name.clone());
             }
             Err(why) => skipped.push(format!("{} ({why})", f.name)),
         }
     }
+    interfaces.push_str(&large_count_generics(&bodies));
     // The hand-written ones for functions outside `src/` scanning (the status conversions).
     for (name, text) in HAND_WRITTEN_F08 {
         if name.starts_with("MPI_Status_f") && !procedures.iter().any(|p| p == name) {
@@ -536,6 +540,65 @@ pub fn generate(
         module: module_text(constants, &interfaces),
         rust,
     }
+}
+
+/// The interface bodies of `bodies` (in the module's one unnamed interface block), with each
+/// function and its large-count twin (`MPI_Send`, `MPI_Send_c`) made one generic procedure
+/// (MPI 4.0 §19.2: `MPI_Send` with an `INTEGER(KIND=MPI_COUNT_KIND)` count resolves to
+/// `MPI_Send_c`): the unnamed block is closed, a generic block named after the function holds
+/// both bodies (a generic may share its name with one of its specific procedures), and the
+/// unnamed block reopens. Twins a compiler cannot tell apart (their arguments differ only
+/// between `MPI_ADDRESS_KIND` and `MPI_COUNT_KIND`, both 8 bytes: `MPI_Type_get_extent_c`)
+/// stay two specific procedures under their own names.
+fn large_count_generics(bodies: &[(String, String)]) -> String {
+    let text_of = |name: &str| bodies.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    let mut out = String::new();
+    for (name, text) in bodies {
+        if let Some(base) = name.strip_suffix("_c") {
+            if text_of(base).is_some_and(|b| distinguishable(b, text)) {
+                continue; // in its base's generic
+            }
+            out.push_str(text);
+            continue;
+        }
+        match text_of(&format!("{name}_c")) {
+            Some(large) if distinguishable(text, large) => {
+                writeln!(
+                    out,
+                    "end interface
+interface {name}"
+                )
+                .unwrap();
+                out.push_str(text);
+                out.push_str(large);
+                writeln!(
+                    out,
+                    "end interface {name}
+interface"
+                )
+                .unwrap();
+            }
+            _ => out.push_str(text),
+        }
+    }
+    out
+}
+
+/// Whether two interface bodies differ in the type, kind or number of their dummy arguments
+/// (with the 8-byte kinds taken as one), which generic resolution needs.
+fn distinguishable(a: &str, b: &str) -> bool {
+    let shape = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim().split_once(" :: ").map(|(decl, _)| decl.to_owned()))
+            .filter(|decl| !decl.starts_with("import"))
+            .map(|decl| {
+                let ty = decl.split(", ").next().unwrap_or("").to_owned();
+                ty.replace("MPI_COUNT_KIND", "MPI_ADDRESS_KIND")
+                    .replace("MPI_OFFSET_KIND", "MPI_ADDRESS_KIND")
+            })
+            .collect()
+    };
+    shape(a) != shape(b)
 }
 
 fn indent(text: &str) -> String {
@@ -1064,6 +1127,8 @@ fn compile(source: &Path, include: &Path) {
 /// which `mpif.h` declares.
 fn mpi_module_interface(f: &Function, f08: &str) -> Option<String> {
     if f08.contains("bind(C")
+        // The large-count forms are `mpi_f08`'s only (MPI 4.0 §19.1.2).
+        || f.name.ends_with("_c")
         || f08.contains("weights")
         || matches!(f.name.as_str(), "MPI_Wtime" | "MPI_Wtick")
     {

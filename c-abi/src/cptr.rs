@@ -44,7 +44,7 @@ impl<T: Copy> Out<T> {
 }
 
 #[cold]
-fn null_argument(what: &str) -> MpiError {
+pub(crate) fn null_argument(what: &str) -> MpiError {
     MpiError::arg(format!(
         "the {what} argument is NULL; pass the address of a variable"
     ))

@@ -43,7 +43,8 @@
 //! `MPI_Alloc_mem`), `win` (one-sided communication), `file` (MPI-IO), `session` (MPI 4.0
 //! sessions and communicators made from groups), `tool` (MPI_T: the settings as control
 //! variables, the layers' counters as performance variables). Below them: [`abi`] (the header, via bindgen), `handle` (the handle table
-//! of every kind of object), `cptr` (the C caller's pointers), `error`. Above them: `runtime`
+//! of every kind of object), `cptr` (the C caller's pointers), `count` (counts and
+//! displacements of the int and the large-count `_c` forms), `error`. Above them: `runtime`
 //! (the `Runtime` aggregate of the engine and every table, which makes the contexts; the
 //! process-wide state cell; the `MPI_`/`PMPI_` entry-point macro and the raise path to the
 //! error handlers). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
@@ -76,6 +77,7 @@ pub mod abi;
 mod attr;
 mod coll;
 mod comm;
+mod count;
 mod cptr;
 mod datatype;
 mod env;

@@ -767,3 +767,12 @@ fn isendrecv_and_generalized_requests_from_fortran() {
 fn f08_generalized_requests_on_1_2_4_ranks() {
     run_f08_on_1_2_4("f08_grequest.f90");
 }
+
+/// The large-count overloads of `mpi_f08` (`f08_large_count.f90`): `MPI_Send`, `MPI_Recv`,
+/// `MPI_Isend`/`MPI_Irecv`, `MPI_Get_count`, `MPI_Bcast`, `MPI_Allreduce`, `MPI_Type_size`,
+/// `MPI_Type_contiguous` with `INTEGER(KIND=MPI_COUNT_KIND)` counts resolve to the `_c`
+/// procedures; a 3 GiB type's `INTEGER` size is `MPI_UNDEFINED`.
+#[test]
+fn f08_large_count_overloads_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_large_count.f90");
+}

@@ -9,15 +9,16 @@
 use super::layout::{resized, Builder};
 use super::{negative_count, Contents, Datatype, TypeTable};
 use crate::abi::*;
+use crate::count::CountArray;
 use crate::cptr::input_array;
 use crate::error::{MpiError, MpiResult};
 use std::ffi::c_int;
 
-pub(crate) fn count_arg(count: c_int) -> MpiResult<usize> {
+pub(crate) fn count_arg(count: MPI_Count) -> MpiResult<usize> {
     usize::try_from(count).map_err(|_| negative_count(count))
 }
 
-pub(crate) fn blocklength_arg(len: c_int) -> MpiResult<usize> {
+pub(crate) fn blocklength_arg(len: MPI_Count) -> MpiResult<usize> {
     usize::try_from(len).map_err(|_| {
         MpiError::new(
             MPI_ERR_COUNT,
@@ -26,9 +27,11 @@ pub(crate) fn blocklength_arg(len: c_int) -> MpiResult<usize> {
     })
 }
 
+/// The arguments a constructor records (in the int form's layout; `large` when the `_c`
+/// form made the type: see [`Contents`]).
 pub(crate) fn contents(
     combiner: c_int,
-    ints: Vec<c_int>,
+    ints: Vec<MPI_Count>,
     aints: Vec<MPI_Aint>,
     types: Vec<MPI_Datatype>,
 ) -> Contents {
@@ -37,6 +40,7 @@ pub(crate) fn contents(
         ints,
         aints,
         types,
+        large: false,
     }
 }
 
@@ -57,8 +61,8 @@ pub(crate) fn blocks(
 /// A vector whose stride is in bytes.
 pub(crate) fn hvector(
     types: &TypeTable,
-    count: c_int,
-    blocklength: c_int,
+    count: MPI_Count,
+    blocklength: MPI_Count,
     stride_bytes: isize,
     oldtype: MPI_Datatype,
     c: Contents,
@@ -71,25 +75,25 @@ pub(crate) fn hvector(
 }
 
 /// Blocks of varying lengths at displacements given in units of `unit` bytes.
-pub(crate) fn indexed<D: Copy + Into<i64>>(
+pub(crate) fn indexed(
     types: &TypeTable,
-    count: c_int,
-    lens: *const c_int,
-    disps: *const D,
+    count: MPI_Count,
+    lens: CountArray,
+    disps: CountArray,
     unit_is_extent: bool,
     oldtype: MPI_Datatype,
     combiner: c_int,
-) -> MpiResult<(Datatype, Vec<c_int>, Vec<D>)> {
+) -> MpiResult<(Datatype, Vec<MPI_Count>, Vec<MPI_Count>)> {
     let n = count_arg(count)?;
-    let lens = input_array(lens, n, "array_of_blocklengths")?;
-    let disps = input_array(disps, n, "array_of_displacements")?;
+    let lens = lens.read(n, "array_of_blocklengths")?;
+    let disps = disps.read(n, "array_of_displacements")?;
     let lens_usize = lens
         .iter()
         .map(|&l| blocklength_arg(l))
         .collect::<MpiResult<Vec<_>>>()?;
     let old = types.get(oldtype)?;
     let unit = if unit_is_extent { old.extent() } else { 1 };
-    let d = disps.iter().map(|&d| d.into() as isize * unit);
+    let d = disps.iter().map(|&d| d as isize * unit);
     let ty = blocks(
         old,
         lens_usize.into_iter(),
@@ -99,15 +103,15 @@ pub(crate) fn indexed<D: Copy + Into<i64>>(
             ..Contents::default()
         },
     );
-    Ok((ty, lens.to_vec(), disps.to_vec()))
+    Ok((ty, lens, disps))
 }
 
 /// `MPI_Type_create_hindexed` and `MPI_Type_hindexed`.
 pub(crate) fn hindexed(
     types: &TypeTable,
-    count: c_int,
-    lens: *const c_int,
-    disps: *const MPI_Aint,
+    count: MPI_Count,
+    lens: CountArray,
+    disps: CountArray,
     oldtype: MPI_Datatype,
 ) -> MpiResult<Datatype> {
     let (mut t, lens, disps) = indexed(
@@ -126,22 +130,22 @@ pub(crate) fn hindexed(
 }
 
 /// Blocks of one length at displacements in units of the old extent or bytes.
-pub(crate) fn indexed_block<D: Copy + Into<i64>>(
+pub(crate) fn indexed_block(
     types: &TypeTable,
-    count: c_int,
-    blocklength: c_int,
-    disps: *const D,
+    count: MPI_Count,
+    blocklength: MPI_Count,
+    disps: CountArray,
     unit_is_extent: bool,
     oldtype: MPI_Datatype,
-) -> MpiResult<(Datatype, Vec<D>)> {
+) -> MpiResult<(Datatype, Vec<MPI_Count>)> {
     let n = count_arg(count)?;
     let len = blocklength_arg(blocklength)?;
-    let disps = input_array(disps, n, "array_of_displacements")?;
+    let disps = disps.read(n, "array_of_displacements")?;
     let old = types.get(oldtype)?;
     let unit = if unit_is_extent { old.extent() } else { 1 };
-    let d = disps.iter().map(|&d| d.into() as isize * unit);
+    let d = disps.iter().map(|&d| d as isize * unit);
     let ty = blocks(old, (0..n).map(|_| len), d, Contents::default());
-    Ok((ty, disps.to_vec()))
+    Ok((ty, disps))
 }
 
 /// `MPI_Type_create_struct` and `MPI_Type_struct`: blocks of different types, padded to the
@@ -149,14 +153,14 @@ pub(crate) fn indexed_block<D: Copy + Into<i64>>(
 /// every block has the same type, which MPICH builds as an hindexed type).
 pub(crate) fn structure(
     types: &TypeTable,
-    count: c_int,
-    lens: *const c_int,
-    disps: *const MPI_Aint,
+    count: MPI_Count,
+    lens: CountArray,
+    disps: CountArray,
     olds: *const MPI_Datatype,
 ) -> MpiResult<Datatype> {
     let n = count_arg(count)?;
-    let lens = input_array(lens, n, "array_of_blocklengths")?;
-    let disps = input_array(disps, n, "array_of_displacements")?;
+    let lens = lens.read(n, "array_of_blocklengths")?;
+    let disps = disps.read(n, "array_of_displacements")?;
     let olds = input_array(olds, n, "array_of_types")?;
     let mut parts = Vec::with_capacity(n);
     for i in 0..n {
@@ -169,8 +173,8 @@ pub(crate) fn structure(
     }
     let c = contents(
         MPI_COMBINER_STRUCT,
-        [vec![count], lens.to_vec()].concat(),
-        disps.to_vec(),
+        [vec![count], lens].concat(),
+        disps,
         olds.to_vec(),
     );
     let all_same = olds.windows(2).all(|w| w[0] == w[1]);
@@ -194,9 +198,9 @@ pub(crate) fn struct_of(
 /// Checks a subarray's shape: `ndims` dimensions of sizes, subsizes and starts.
 pub(crate) fn subarray_shape(
     ndims: c_int,
-    sizes: *const c_int,
-    subsizes: *const c_int,
-    starts: *const c_int,
+    sizes: CountArray,
+    subsizes: CountArray,
+    starts: CountArray,
     order: c_int,
 ) -> MpiResult<(Vec<usize>, Vec<usize>, Vec<usize>)> {
     if ndims < 1 {
@@ -210,9 +214,9 @@ pub(crate) fn subarray_shape(
         )));
     }
     let n = ndims as usize;
-    let sizes = input_array(sizes, n, "array_of_sizes")?;
-    let subsizes = input_array(subsizes, n, "array_of_subsizes")?;
-    let starts = input_array(starts, n, "array_of_starts")?;
+    let sizes = sizes.read(n, "array_of_sizes")?;
+    let subsizes = subsizes.read(n, "array_of_subsizes")?;
+    let starts = starts.read(n, "array_of_starts")?;
     for i in 0..n {
         let (size, sub, start) = (sizes[i], subsizes[i], starts[i]);
         if size < 1 || sub < 1 || sub > size || start < 0 || start > size - sub {
@@ -221,8 +225,8 @@ pub(crate) fn subarray_shape(
             )));
         }
     }
-    let v = |a: &[c_int]| a.iter().map(|&x| x as usize).collect::<Vec<_>>();
-    Ok((v(sizes), v(subsizes), v(starts)))
+    let v = |a: &[MPI_Count]| a.iter().map(|&x| x as usize).collect::<Vec<_>>();
+    Ok((v(&sizes), v(&subsizes), v(&starts)))
 }
 
 /// The subarray type: rows of the fastest dimension as blocks, in memory order, then resized
@@ -344,7 +348,7 @@ pub(crate) fn darray(
     size: c_int,
     rank: c_int,
     ndims: c_int,
-    gsizes: *const c_int,
+    gsizes: CountArray,
     distribs: *const c_int,
     dargs: *const c_int,
     psizes: *const c_int,
@@ -361,11 +365,11 @@ pub(crate) fn darray(
         )));
     }
     let n = ndims as usize;
-    let gs = input_array(gsizes, n, "array_of_gsizes")?;
+    let gs = gsizes.read(n, "array_of_gsizes")?;
     let ds = input_array(distribs, n, "array_of_distribs")?;
     let da = input_array(dargs, n, "array_of_dargs")?;
     let ps = input_array(psizes, n, "array_of_psizes")?;
-    darray_of(old, size, rank, gs, ds, da, ps, order, oldtype)
+    darray_of(old, size, rank, &gs, ds, da, ps, order, oldtype)
 }
 
 /// The darray of `old` (handle `oldtype`, recorded in the contents) once its arrays are read:
@@ -375,7 +379,7 @@ pub(crate) fn darray_of(
     old: &Datatype,
     size: c_int,
     rank: c_int,
-    gs: &[c_int],
+    gs: &[MPI_Count],
     ds: &[c_int],
     da: &[c_int],
     ps: &[c_int],
@@ -450,13 +454,14 @@ pub(crate) fn darray_of(
             break;
         }
     }
+    let wide = |a: &[c_int]| a.iter().map(|&x| MPI_Count::from(x)).collect::<Vec<_>>();
     let ints = [
-        vec![size, rank, ndims],
+        wide(&[size, rank, ndims]),
         gs.to_vec(),
-        ds.to_vec(),
-        da.to_vec(),
-        ps.to_vec(),
-        vec![order],
+        wide(ds),
+        wide(da),
+        wide(ps),
+        vec![MPI_Count::from(order)],
     ]
     .concat();
     let t = b.finish(Contents::default(), false);

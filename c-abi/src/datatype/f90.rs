@@ -100,8 +100,8 @@ impl TypeTable {
             )));
         };
         let ints = match kind {
-            F90Kind::Integer => vec![r],
-            _ => vec![p, r],
+            F90Kind::Integer => vec![MPI_Count::from(r)],
+            _ => vec![MPI_Count::from(p), MPI_Count::from(r)],
         };
         let mut ty = self.get(base)?.clone();
         ty.contents = Contents {
@@ -154,7 +154,7 @@ mod tests {
         let ty = t.get(a).unwrap();
         assert_eq!(ty.size(), 4);
         assert_eq!(ty.contents.combiner, MPI_COMBINER_F90_REAL);
-        assert_eq!(ty.contents.ints, vec![6, MPI_UNDEFINED]);
+        assert_eq!(ty.contents.ints, vec![6, MPI_Count::from(MPI_UNDEFINED)]);
         assert!(t.is_f90(a));
         assert_eq!(
             t.f90(F90Kind::Integer, 0, 40).unwrap_err().class,

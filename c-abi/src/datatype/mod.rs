@@ -63,12 +63,55 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 /// How a type was made (`MPI_Type_get_envelope` / `MPI_Type_get_contents`).
+///
+/// The arguments are kept in the int form's layout (`ints`, `aints`) with the integers
+/// widened, whichever form made the type; `large` says a large-count constructor (`_c`) did,
+/// and [`Contents::large_layout`] then moves its count arguments to the large-count array
+/// that `MPI_Type_get_contents_c` reports (MPI 4.0 §5.1.13).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Contents {
     pub combiner: c_int,
-    pub ints: Vec<c_int>,
+    pub ints: Vec<MPI_Count>,
     pub aints: Vec<MPI_Aint>,
     pub types: Vec<MPI_Datatype>,
+    pub large: bool,
+}
+
+impl Contents {
+    /// The arguments as `MPI_Type_get_contents_c` reports them: (integers, addresses, large
+    /// counts). A type an int constructor made has no large counts; one a `_c` constructor
+    /// made has its counts, block lengths, displacements, sizes and bounds there, in
+    /// argument order, and keeps only its other integers (`ndims`, `order`, ...) as integers.
+    pub fn large_layout(&self) -> (Vec<MPI_Count>, Vec<MPI_Aint>, Vec<MPI_Count>) {
+        if !self.large {
+            return (self.ints.clone(), self.aints.clone(), Vec::new());
+        }
+        let (i, a) = (&self.ints, &self.aints);
+        let all = || [i.clone(), a.clone()].concat();
+        match self.combiner {
+            MPI_COMBINER_SUBARRAY => {
+                // ndims, sizes, subsizes, starts, order
+                let n = i[0] as usize;
+                (vec![i[0], i[1 + 3 * n]], vec![], i[1..1 + 3 * n].to_vec())
+            }
+            MPI_COMBINER_DARRAY => {
+                // size, rank, ndims, gsizes, distribs, dargs, psizes, order
+                let n = i[2] as usize;
+                let ints = [&i[..3], &i[3 + n..]].concat();
+                (ints, vec![], i[3..3 + n].to_vec())
+            }
+            MPI_COMBINER_CONTIGUOUS
+            | MPI_COMBINER_VECTOR
+            | MPI_COMBINER_HVECTOR
+            | MPI_COMBINER_INDEXED
+            | MPI_COMBINER_HINDEXED
+            | MPI_COMBINER_INDEXED_BLOCK
+            | MPI_COMBINER_HINDEXED_BLOCK
+            | MPI_COMBINER_STRUCT
+            | MPI_COMBINER_RESIZED => (vec![], vec![], all()),
+            _ => (i.clone(), a.clone(), Vec::new()),
+        }
+    }
 }
 
 /// A datatype: its flattened type map, bounds and how it was made.
@@ -420,13 +463,17 @@ impl TypeTable {
     /// `MPI_ERR_TYPE` for an invalid or uncommitted type. Predefined types decode without a
     /// table search or a reference count.
     #[inline(always)]
-    pub fn message(&self, count: c_int, dt: MPI_Datatype) -> MpiResult<Message> {
+    /// The count is an `MPI_Count` for the int and the large-count (`_c`) functions alike.
+    pub fn message(&self, count: MPI_Count, dt: MPI_Datatype) -> MpiResult<Message> {
         if count < 0 {
             return Err(negative_count(count));
         }
         if let Some(size) = builtin_size(dt as u32) {
+            let bytes = (count as usize)
+                .checked_mul(size)
+                .ok_or_else(|| too_big(count as usize))?;
             return Ok(Message {
-                bytes: count as usize * size,
+                bytes,
                 offset: 0,
                 scattered: None,
                 derived: false,
@@ -669,7 +716,7 @@ fn uncommitted(datatype: MPI_Datatype) -> MpiError {
 }
 
 #[cold]
-pub(crate) fn negative_count(count: c_int) -> MpiError {
+pub(crate) fn negative_count(count: MPI_Count) -> MpiError {
     MpiError::new(
         MPI_ERR_COUNT,
         format!("the count is {count}; it must be 0 or more"),

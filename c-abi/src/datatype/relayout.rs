@@ -24,6 +24,7 @@ use super::layout::{resized, Leaf, Run};
 use super::{Contents, Datatype, TypeTable};
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
+use std::ffi::c_int;
 use std::iter::{once, repeat_n};
 
 /// A type's layout in a file's representation: its data runs from an element's start, its
@@ -123,22 +124,25 @@ impl TypeTable {
                         .map(|&x| x as usize)
                         .collect()
                 };
-                let fortran = c.ints[1 + 3 * n] == MPI_ORDER_FORTRAN;
+                let fortran = c.ints[1 + 3 * n] == MPI_Count::from(MPI_ORDER_FORTRAN);
                 subarray(&inner(0)?, &dims(0), &dims(1), &dims(2), fortran, none())
             }
             MPI_COMBINER_DARRAY => {
-                let (size, rank, n) = (c.ints[0], c.ints[1], int(2));
+                // Every integer but the global sizes came from an int argument.
+                let narrow = |v: MPI_Count| v as c_int;
+                let (size, rank, n) = (narrow(c.ints[0]), narrow(c.ints[1]), int(2));
                 let arr = |k: usize| &c.ints[3 + k * n..3 + (k + 1) * n];
-                let order = c.ints[3 + 4 * n];
+                let ints = |k: usize| arr(k).iter().map(|&v| narrow(v)).collect::<Vec<_>>();
+                let order = narrow(c.ints[3 + 4 * n]);
                 let old = inner(0)?;
                 darray_of(
                     &old,
                     size,
                     rank,
                     arr(0),
-                    arr(1),
-                    arr(2),
-                    arr(3),
+                    &ints(1),
+                    &ints(2),
+                    &ints(3),
                     order,
                     c.types[0],
                 )?
@@ -209,9 +213,9 @@ mod tests {
 
     fn vector(
         types: &mut TypeTable,
-        n: i32,
-        bl: i32,
-        stride: i32,
+        n: MPI_Count,
+        bl: MPI_Count,
+        stride: MPI_Count,
         old: MPI_Datatype,
     ) -> MPI_Datatype {
         let ext = types.get(old).unwrap().extent();
@@ -250,12 +254,12 @@ mod tests {
     #[test]
     fn a_struct_keeps_its_displacements_and_resized_its_bounds() {
         let mut types = TypeTable::new();
-        let (lens, disps, olds) = ([2, 1], [0 as MPI_Aint, 24], [MPI_LONG, MPI_INT]);
+        let (lens, disps, olds) = ([2 as c_int, 1], [0 as MPI_Aint, 24], [MPI_LONG, MPI_INT]);
         let s = super::super::constructors::structure(
             &types,
             2,
-            lens.as_ptr(),
-            disps.as_ptr(),
+            lens.as_ptr().into(),
+            disps.as_ptr().into(),
             olds.as_ptr(),
         )
         .unwrap();
@@ -292,16 +296,16 @@ mod tests {
     fn subarray_and_darray_of_longs_scale() {
         let mut types = TypeTable::new();
         // A 4x6 C array of longs, the 2x3 block from (1, 2).
-        let (sizes, subsizes, starts) = ([4, 6], [2, 3], [1, 2]);
+        let (sizes, subsizes, starts) = ([4 as c_int, 6], [2 as c_int, 3], [1 as c_int, 2]);
         let (sz, sub, st) = subarray_shape(
             2,
-            sizes.as_ptr(),
-            subsizes.as_ptr(),
-            starts.as_ptr(),
+            sizes.as_ptr().into(),
+            subsizes.as_ptr().into(),
+            starts.as_ptr().into(),
             MPI_ORDER_C,
         )
         .unwrap();
-        let ints = vec![2, 4, 6, 2, 3, 1, 2, MPI_ORDER_C];
+        let ints = vec![2, 4, 6, 2, 3, 1, 2, MPI_Count::from(MPI_ORDER_C)];
         let c = contents(MPI_COMBINER_SUBARRAY, ints, vec![], vec![MPI_LONG]);
         let t = subarray(types.get(MPI_LONG).unwrap(), &sz, &sub, &st, false, c);
         let t = types.insert(t).unwrap();
@@ -311,7 +315,7 @@ mod tests {
 
         // 8 longs cyclic over 2 processes, rank 1: longs 1, 3, 5, 7.
         let (gs, ds, da, ps) = (
-            [8],
+            [8 as c_int],
             [MPI_DISTRIBUTE_CYCLIC],
             [MPI_DISTRIBUTE_DFLT_DARG],
             [2],
@@ -321,7 +325,7 @@ mod tests {
             2,
             1,
             1,
-            gs.as_ptr(),
+            gs.as_ptr().into(),
             ds.as_ptr(),
             da.as_ptr(),
             ps.as_ptr(),
@@ -343,12 +347,12 @@ mod tests {
         let l = types.layout_in(v, &wide).unwrap();
         assert_eq!(runs(&l), vec![(0, 24), (32, 24)]);
         assert_eq!((l.extent, l.size), (56, 48));
-        let (lens, disps) = ([1, 2], [5, 0]);
+        let (lens, disps) = ([1 as c_int, 2], [5 as c_int, 0]);
         let (t, _, _) = super::super::constructors::indexed(
             &types,
             2,
-            lens.as_ptr(),
-            disps.as_ptr(),
+            lens.as_ptr().into(),
+            disps.as_ptr().into(),
             true,
             MPI_INT,
             MPI_COMBINER_INDEXED,

@@ -67,14 +67,57 @@ pub(crate) const PIECE_BYTES: usize = 64 * 1024;
 /// A representation registered by the program.
 pub(crate) struct UserRep {
     pub name: String,
-    read: MPI_Datarep_conversion_function,
-    write: MPI_Datarep_conversion_function,
+    read: Option<ConversionFn>,
+    write: Option<ConversionFn>,
     extent: MPI_Datarep_extent_function,
     /// The program's `extra_state` pointer, passed back to its functions (kept as an address:
     /// the library never dereferences it).
     extra_state: usize,
     /// File extents the extent function gave, by predefined type.
     extents: Mutex<HashMap<MPI_Datatype, MPI_Aint>>,
+}
+
+/// A conversion function of the program: `MPI_Register_datarep`'s (an `int` count) or
+/// `MPI_Register_datarep_c`'s (an `MPI_Count`).
+#[derive(Clone, Copy)]
+pub(crate) enum ConversionFn {
+    Int(
+        unsafe extern "C" fn(
+            *mut c_void,
+            MPI_Datatype,
+            std::ffi::c_int,
+            *mut c_void,
+            MPI_Offset,
+            *mut c_void,
+        ) -> std::ffi::c_int,
+    ),
+    Large(
+        unsafe extern "C" fn(
+            *mut c_void,
+            MPI_Datatype,
+            MPI_Count,
+            *mut c_void,
+            MPI_Offset,
+            *mut c_void,
+        ) -> std::ffi::c_int,
+    ),
+}
+
+/// A conversion function argument of either form, as the library keeps it.
+pub(crate) trait ConversionArg {
+    fn conversion(self) -> Option<ConversionFn>;
+}
+
+impl ConversionArg for MPI_Datarep_conversion_function {
+    fn conversion(self) -> Option<ConversionFn> {
+        self.map(ConversionFn::Int)
+    }
+}
+
+impl ConversionArg for MPI_Datarep_conversion_function_c {
+    fn conversion(self) -> Option<ConversionFn> {
+        self.map(ConversionFn::Large)
+    }
 }
 
 /// Every registered representation, in order of registration.
@@ -88,8 +131,8 @@ fn registered() -> std::sync::MutexGuard<'static, Vec<Arc<UserRep>>> {
 /// predefined representation or an earlier registration).
 pub(crate) fn register(
     name: &str,
-    read: MPI_Datarep_conversion_function,
-    write: MPI_Datarep_conversion_function,
+    read: Option<ConversionFn>,
+    write: Option<ConversionFn>,
     extent: MPI_Datarep_extent_function,
     extra_state: *mut c_void,
 ) -> MpiResult<()> {
@@ -496,19 +539,20 @@ impl Buffered {
                 return Ok(());
             }
             let count = i32::try_from(n).expect("a piece has at most PIECE_BYTES items");
+            let (buf, pos, extra) = (
+                file[from..to].as_mut_ptr().cast(),
+                first as MPI_Offset,
+                rep.extra_state as *mut c_void,
+            );
             // SAFETY: the program registered `f` as an MPI_Datarep_conversion_function. It
             // gets the caller's buffer (holding the access's elements of `datatype`, the MPI
             // call's contract), `count` items of file data at `file[from..to]` (ours, that
             // long), the position of the first item, and its own extra_state.
             let rc = unsafe {
-                f(
-                    userbuf,
-                    *datatype,
-                    count,
-                    file[from..to].as_mut_ptr().cast(),
-                    first as MPI_Offset,
-                    rep.extra_state as *mut c_void,
-                )
+                match f {
+                    ConversionFn::Int(f) => f(userbuf, *datatype, count, buf, pos, extra),
+                    ConversionFn::Large(f) => f(userbuf, *datatype, count.into(), buf, pos, extra),
+                }
             };
             if rc != MPI_SUCCESS {
                 return Err(rep.failed(
@@ -693,7 +737,7 @@ mod tests {
         register(
             "unit-test-plus",
             None,
-            Some(plus_one),
+            Some(ConversionFn::Int(plus_one)),
             None,
             std::ptr::null_mut(),
         )
@@ -701,7 +745,7 @@ mod tests {
         let types = TypeTable::new();
         let n = 3 * PIECE_BYTES / 4 + 5; // ints: three full pieces and a few
         let data: Vec<i32> = (0..n as i32).collect();
-        let m = types.message(n as i32, MPI_INT).unwrap();
+        let m = types.message(n as MPI_Count, MPI_INT).unwrap();
         let conv = Conversion::new(
             "unit-test-plus",
             &types,

@@ -180,7 +180,7 @@ impl OpenFile {
         types: &TypeTable,
         call: &str,
         dir: Dir,
-        count: c_int,
+        count: MPI_Count,
         datatype: MPI_Datatype,
         sequential_ok: bool,
     ) -> MpiResult<AccessSize> {
@@ -224,7 +224,7 @@ impl OpenFile {
         call: &str,
         dir: Dir,
         offset: Option<MPI_Offset>,
-        count: c_int,
+        count: MPI_Count,
         datatype: MPI_Datatype,
         sequential_ok: bool,
     ) -> MpiResult<Placed> {

@@ -1,7 +1,8 @@
 //! The C entry points of reduction operations: `MPI_Op_create`, `MPI_Op_free`,
-//! `MPI_Op_commutative`, `MPI_Reduce_local`.
+//! `MPI_Op_commutative`, `MPI_Reduce_local`, and the large-count `MPI_Op_create_c` and
+//! `MPI_Reduce_local_c`.
 
-use super::user::UserOp;
+use super::user::{UserFunction, UserOp};
 use super::{bad_buffer, bad_op, check, is_commutative, kind_of, predefined, reduce};
 use crate::abi::*;
 use crate::cptr::Out;
@@ -22,7 +23,26 @@ mpi_fn! {
         let Some(func) = user_fn else {
             return Err(MpiError::arg("the user function is NULL; pass the function that combines two vectors"));
         };
-        let handle = rt.ops.insert(UserOp { func, commute: commute != 0 })?;
+        let handle = rt.ops.insert(UserOp { func: UserFunction::Int(func), commute: commute != 0 })?;
+        out.set(handle);
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Op_create_c`: `MPI_Op_create` of a large-count function (its length argument is
+    /// an `MPI_Count`, so the library calls it once for any count).
+    fn MPI_Op_create_c / PMPI_Op_create_c(
+        user_fn: MPI_User_function_c,
+        commute: c_int,
+        op: *mut MPI_Op,
+    ) |st| {
+        let rt = st.runtime()?;
+        let out = Out::new(op, "op")?;
+        let Some(func) = user_fn else {
+            return Err(MpiError::arg("the user function is NULL; pass the function that combines two vectors"));
+        };
+        let handle = rt.ops.insert(UserOp { func: UserFunction::Large(func), commute: commute != 0 })?;
         out.set(handle);
         Ok(())
     }
@@ -52,14 +72,16 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Reduce_local`: `inoutbuf[i] = inbuf[i] (op) inoutbuf[i]` for `count` elements.
-    fn MPI_Reduce_local / PMPI_Reduce_local(
+    fn MPI_Reduce_local / PMPI_Reduce_local, large MPI_Reduce_local_c / PMPI_Reduce_local_c
+    where [Count = c_int | MPI_Count] (
         inbuf: *const c_void,
         inoutbuf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         op: MPI_Op,
     ) |st| {
         let rt = st.runtime()?;
+        let count = MPI_Count::from(count);
         if predefined(op).is_none() && rt.ops.user(op).is_none() {
             return Err(bad_op(op));
         }

@@ -500,34 +500,39 @@ unsafe fn reduce_gathered(
     });
 }
 
-/// Calls a user function on the whole buffer, in pieces of at most `INT_MAX` elements (its
-/// length argument is a C `int`).
+/// Calls a user function on the whole buffer: a large-count one (`MPI_Op_create_c`) at once,
+/// an int one in pieces of at most `INT_MAX` elements (its length argument is a C `int`).
 ///
 /// # Safety
 /// As for [`reduce`]; `extent` is `dt`'s.
 unsafe fn call_user(
-    func: user::UserFn,
+    func: user::UserFunction,
     extent: isize,
     dt: MPI_Datatype,
     inbuf: *const u8,
     inoutbuf: *mut u8,
     count: usize,
 ) {
+    let piece = match func {
+        user::UserFunction::Int(_) => c_int::MAX as usize,
+        user::UserFunction::Large(_) => MPI_Count::MAX as usize,
+    };
     let mut done = 0;
     while done < count {
-        let n = (count - done).min(c_int::MAX as usize);
-        let mut len = n as c_int;
+        let n = (count - done).min(piece);
         let mut ty = dt;
         let off = done as isize * extent;
+        let (a, b) = (
+            inbuf.wrapping_offset(off).cast_mut().cast::<c_void>(),
+            inoutbuf.wrapping_offset(off).cast::<c_void>(),
+        );
         // SAFETY: elements done..done+n of both buffers (the caller's contract); the function
-        // gets them as MPI_User_function says, and len / ty are live locals.
+        // gets them as MPI_User_function(_c) says, and the length / ty are live locals.
         unsafe {
-            func(
-                inbuf.offset(off).cast_mut().cast::<c_void>(),
-                inoutbuf.offset(off).cast::<c_void>(),
-                &mut len,
-                &mut ty,
-            )
+            match func {
+                user::UserFunction::Int(f) => f(a, b, &mut (n as c_int), &mut ty),
+                user::UserFunction::Large(f) => f(a, b, &mut (n as MPI_Count), &mut ty),
+            }
         };
         done += n;
     }

@@ -24,10 +24,22 @@ use std::ffi::{c_int, c_void};
 pub(crate) type UserFn =
     unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
 
+/// The C function of a large-count user operation (`MPI_User_function_c *`,
+/// `MPI_Op_create_c`): its length argument is an `MPI_Count`.
+pub(crate) type LargeUserFn =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+
+/// A user operation's function, of either form.
+#[derive(Clone, Copy)]
+pub(crate) enum UserFunction {
+    Int(UserFn),
+    Large(LargeUserFn),
+}
+
 /// One user-defined operation.
 #[derive(Clone, Copy)]
 pub(crate) struct UserOp {
-    pub func: UserFn,
+    pub func: UserFunction,
     pub commute: bool,
 }
 
@@ -99,7 +111,7 @@ mod tests {
     fn handles_are_mpich_direct_handles_and_freed_ones_stay_reachable_inside() {
         let mut t = OpTable::new();
         let u = UserOp {
-            func: nothing,
+            func: UserFunction::Int(nothing),
             commute: true,
         };
         let a = t.insert(u).unwrap();

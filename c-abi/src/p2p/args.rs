@@ -309,7 +309,7 @@ fn data_at(buf: *const c_void, m: &Message) -> *const u8 {
 pub(crate) fn send_op(
     cx: &Cx<'_>,
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -325,7 +325,7 @@ pub(crate) fn send_op_in(
     comms: &CommTable,
     types: &TypeTable,
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -342,7 +342,7 @@ fn send_checks(
     types: &TypeTable,
     idx: CommIdx,
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -370,7 +370,7 @@ fn send_checks(
 pub(crate) fn recv_op(
     cx: &Cx<'_>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -386,7 +386,7 @@ pub(crate) fn recv_op_in(
     comms: &CommTable,
     types: &TypeTable,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -403,7 +403,7 @@ fn recv_checks(
     types: &TypeTable,
     idx: CommIdx,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     source: c_int,
     tag: c_int,
@@ -458,7 +458,7 @@ pub(crate) fn probe_op(
 #[inline(always)]
 pub(crate) fn message(
     types: &TypeTable,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<Message> {
     if count == 0 && datatype == MPI_DATATYPE_NULL {

@@ -131,7 +131,7 @@ pub(crate) fn deliver(
     cx: &Cx<'_>,
     message: Held,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<Completion> {
     let m = crate::p2p::args::message(cx.types, count, datatype)?;

@@ -201,13 +201,6 @@ pub(crate) fn status_in(status: *const MPI_Status) -> MpiResult<MPI_Status> {
     read(status, "status")
 }
 
-/// `Some(n)` as a C int, `None` as `MPI_UNDEFINED`; counts above `INT_MAX` are `MPI_UNDEFINED`
-/// too (MPI's rule for the `int` versions).
-pub(crate) fn as_int_count(n: Option<usize>) -> c_int {
-    n.and_then(|n| c_int::try_from(n).ok())
-        .unwrap_or(MPI_UNDEFINED)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,7 +252,5 @@ mod tests {
         );
         let p = Completion::PROC_NULL.to_status();
         assert_eq!((p.MPI_SOURCE, p.MPI_TAG), (MPI_PROC_NULL, MPI_ANY_TAG));
-        assert_eq!(as_int_count(None), MPI_UNDEFINED);
-        assert_eq!(as_int_count(Some(1 << 40)), MPI_UNDEFINED);
     }
 }

@@ -13,13 +13,13 @@ use crate::runtime::Runtime;
 use mpich_channel::ANY_SOURCE;
 use std::ffi::{c_int, c_void};
 
-/// The partition count and the total element count (which must fit a C int, like every
+/// The partition count and the total element count (an `MPI_Count`, like every
 /// point-to-point count here), checked.
 fn counts(
     partitions: c_int,
     count: MPI_Count,
     max_partitions: usize,
-) -> MpiResult<(usize, usize, c_int)> {
+) -> MpiResult<(usize, usize, MPI_Count)> {
     let parts = usize::try_from(partitions)
         .ok()
         .filter(|&p| (1..=max_partitions).contains(&p))
@@ -37,11 +37,11 @@ fn counts(
     })?;
     let total = each
         .checked_mul(parts)
-        .and_then(|t| c_int::try_from(t).ok())
+        .and_then(|t| MPI_Count::try_from(t).ok())
         .ok_or_else(|| {
             MpiError::new(
                 MPI_ERR_COUNT,
-                format!("{partitions} partitions of {count} elements are more than {} elements, the most this library sends in one request", c_int::MAX),
+                format!("{partitions} partitions of {count} elements are more than {} elements, the most MPI_Count holds", MPI_Count::MAX),
             )
         })?;
     Ok((parts, each, total))

@@ -129,9 +129,49 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// With `then after` following the body, the C return value is `after(code)`, run once the
 /// call (and its borrow of the state) is over: `MPI_Init` starts the progress thread there.
 ///
+/// **Large counts.** With `, large NAME_c / PNAME_c where [Count = c_int | MPI_Count, ...]`
+/// after the names, one body makes both the int function and its MPI 4.0 large-count twin:
+/// each is defined in a module of its own (named after its `PMPI_` symbol) where the aliases
+/// (`Count`, `Disp`, ...) name the first type (the int form) or the second (the `_c` form), and
+/// the arguments are declared in terms of the aliases. The body converts them to the wide
+/// types the internals take (`MPI_Count::from(count)`, [`crate::count`]), so both functions
+/// run the same code; the int one pays a sign extension.
+///
 /// The last form, `raw fn NAME / PNAME(args) -> T { body }`, is for the few functions that
 /// cannot fail and do not return an error code (`MPI_Wtime`): the body is the function.
 macro_rules! mpi_fn {
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident , large $mpi_c:ident / $pmpi_c:ident
+        where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
+        ( $($arg:ident : $ty:ty),* $(,)? ) |$st:ident| $body:block
+    ) => {
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$st| $body);
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+]
+            $(#[$doc])*
+            #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*) |$st| $body);
+    };
+    (@form $module:ident [$($alias:ident = $t:ty),+]
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) |$st:ident| $body:block
+    ) => {
+        // The body widens its counts (`MPI_Count::from`, `into()`): the identity in the `_c`
+        // form, which clippy would otherwise call useless there.
+        #[allow(non_snake_case, clippy::useless_conversion)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[allow(dead_code)]
+                type $alias = $t;
+            )+
+            $crate::runtime::export::mpi_fn! {
+                $(#[$doc])*
+                fn $mpi / $pmpi($($arg: $ty),*) |$st| $body
+            }
+        }
+    };
     (
         $(#[$doc:meta])*
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) |$st:ident| $body:block

@@ -22,7 +22,7 @@ use super::origin::{signature_mismatch, Access, Local};
 use super::target::{accumulate, pack};
 use super::WinTable;
 use crate::abi::{
-    MPI_Aint, MPI_Datatype, MPI_Op, MPI_Win, MPI_DATATYPE_NULL, MPI_NO_OP, MPI_OP_NULL,
+    MPI_Aint, MPI_Count, MPI_Datatype, MPI_Op, MPI_Win, MPI_DATATYPE_NULL, MPI_NO_OP, MPI_OP_NULL,
 };
 use crate::datatype::TypeTable;
 use crate::error::{MpiError, MpiResult};
@@ -345,11 +345,13 @@ impl WinTable {
         &mut self,
         put: bool,
         buf: *mut u8,
-        (count, dt): (c_int, MPI_Datatype),
+        (count, dt): (MPI_Count, MPI_Datatype),
         (rank, disp): (c_int, MPI_Aint),
         win: MPI_Win,
     ) -> Option<()> {
-        let bytes = usize::try_from(count).ok()? * TypeTable::dense_predefined_size(dt)?;
+        let bytes = usize::try_from(count)
+            .ok()?
+            .checked_mul(TypeTable::dense_predefined_size(dt)?)?;
         let (_, _, at) = self.direct_at(win, rank, disp, bytes)?;
         // SAFETY: the caller's contract, and the target bytes lie inside its part.
         unsafe {
@@ -372,12 +374,12 @@ impl WinTable {
         &mut self,
         origin: *const u8,
         result: Option<*mut u8>,
-        (count, dt, op): (c_int, MPI_Datatype, MPI_Op),
+        (count, dt, op): (MPI_Count, MPI_Datatype, MPI_Op),
         (rank, disp): (c_int, MPI_Aint),
         win: MPI_Win,
     ) -> Option<()> {
         let count = usize::try_from(count).ok()?;
-        let bytes = count * TypeTable::dense_predefined_size(dt)?;
+        let bytes = count.checked_mul(TypeTable::dense_predefined_size(dt)?)?;
         let (d, target, at) = self.direct_at(win, rank, disp, bytes)?;
         let how = d.combine_of(op, dt)?;
         // SAFETY: the caller's contract, and the target bytes lie inside its part.

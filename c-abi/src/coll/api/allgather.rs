@@ -6,19 +6,20 @@ use crate::abi::*;
 use crate::coll::allgather;
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
+use crate::count::CountArray;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn allgather_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -43,21 +44,21 @@ pub(super) fn allgather_s(
 
 collective! {
     /// `MPI_Allgather`: every process's block to every process.
-    MPI_Allgather / PMPI_Allgather,
+    MPI_Allgather / PMPI_Allgather, MPI_Allgather_c / PMPI_Allgather_c,
     /// `MPI_Iallgather`: nonblocking `MPI_Allgather`.
-    MPI_Iallgather / PMPI_Iallgather,
-    allgather_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Iallgather / PMPI_Iallgather, MPI_Iallgather_c / PMPI_Iallgather_c,
+    allgather_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn allgatherv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: CountArray,
+    displs: CountArray,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -84,8 +85,8 @@ pub(super) fn allgatherv_s(
 
 collective! {
     /// `MPI_Allgatherv`: every process's block, each of its own size and place, to every process.
-    MPI_Allgatherv / PMPI_Allgatherv,
+    MPI_Allgatherv / PMPI_Allgatherv, MPI_Allgatherv_c / PMPI_Allgatherv_c,
     /// `MPI_Iallgatherv`: nonblocking `MPI_Allgatherv`.
-    MPI_Iallgatherv / PMPI_Iallgatherv,
-    allgatherv_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Iallgatherv_c / PMPI_Iallgatherv_c,
+    allgatherv_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }

@@ -11,19 +11,20 @@ use crate::coll::buf::Layout;
 use crate::coll::sched::Builder;
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
+use crate::count::CountArray;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn alltoall_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -66,10 +67,10 @@ pub(super) fn alltoall_s(
 collective! {
     /// `MPI_Alltoall`: block `j` of process `i`'s send buffer to block `i` of process `j`'s
     /// receive buffer.
-    MPI_Alltoall / PMPI_Alltoall,
+    MPI_Alltoall / PMPI_Alltoall, MPI_Alltoall_c / PMPI_Alltoall_c,
     /// `MPI_Ialltoall`: nonblocking `MPI_Alltoall`.
-    MPI_Ialltoall / PMPI_Ialltoall,
-    alltoall_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ialltoall / PMPI_Ialltoall, MPI_Ialltoall_c / PMPI_Ialltoall_c,
+    alltoall_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 /// For an in-place alltoallv/w: the receive buffer's blocks copied to a temporary, as send
@@ -103,12 +104,12 @@ fn in_place_copy(b: &mut Builder, blocks: &[Block]) -> Vec<Block> {
 pub(super) fn alltoallv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -142,22 +143,22 @@ pub(super) fn alltoallv_s(
 
 collective! {
     /// `MPI_Alltoallv`: `MPI_Alltoall` with a count and displacement per process.
-    MPI_Alltoallv / PMPI_Alltoallv,
+    MPI_Alltoallv / PMPI_Alltoallv, MPI_Alltoallv_c / PMPI_Alltoallv_c,
     /// `MPI_Ialltoallv`: nonblocking `MPI_Alltoallv`.
-    MPI_Ialltoallv / PMPI_Ialltoallv,
-    alltoallv_s(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ialltoallv / PMPI_Ialltoallv, MPI_Ialltoallv_c / PMPI_Ialltoallv_c,
+    alltoallv_s(sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn alltoallw_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -172,7 +173,7 @@ pub(super) fn alltoallw_s(
         let rc = counts(recvcounts, size, RECV.counts)?;
         let rd = ints(rdispls, size, "rdispls")?;
         let rt_ = types(recvtypes, size, "recvtypes")?;
-        let rblocks = w_blocks(cx, recvbuf, &rc, rd, rt_, RECV.buf)?;
+        let rblocks = w_blocks(cx, recvbuf, &rc, &rd, rt_, RECV.buf)?;
         let sblocks = if in_place(sendbuf) {
             None
         } else {
@@ -180,7 +181,7 @@ pub(super) fn alltoallw_s(
             let sd = ints(sdispls, size, "sdispls")?;
             let st_ = types(sendtypes, size, "sendtypes")?;
             aliased(sendbuf, recvbuf, sc.iter().sum::<usize>().min(1))?;
-            Some(w_blocks(cx, sendbuf, &sc, sd, st_, SEND.buf)?)
+            Some(w_blocks(cx, sendbuf, &sc, &sd, st_, SEND.buf)?)
         };
         Ok((sblocks, rblocks))
     })?;
@@ -192,8 +193,8 @@ pub(super) fn alltoallw_s(
 
 collective! {
     /// `MPI_Alltoallw`: `MPI_Alltoallv` with a datatype per process and byte displacements.
-    MPI_Alltoallw / PMPI_Alltoallw,
+    MPI_Alltoallw / PMPI_Alltoallw, MPI_Alltoallw_c / PMPI_Alltoallw_c,
     /// `MPI_Ialltoallw`: nonblocking `MPI_Alltoallw`.
-    MPI_Ialltoallw / PMPI_Ialltoallw,
-    alltoallw_s(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ialltoallw / PMPI_Ialltoallw, MPI_Ialltoallw_c / PMPI_Ialltoallw_c,
+    alltoallw_s(sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm
 }

@@ -44,7 +44,7 @@ collective! {
 pub(super) fn bcast_s(
     cx: &mut Cx<'_>,
     buffer: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -62,7 +62,7 @@ pub(super) fn bcast_s(
 fn bcast_checked(
     cx: &Cx<'_>,
     buffer: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -79,7 +79,7 @@ fn bcast_checked(
 fn bcast_direct(
     cx: &mut Cx<'_>,
     buffer: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -98,9 +98,9 @@ fn bcast_direct(
 
 collective! {
     /// `MPI_Bcast`: `root`'s buffer to every process.
-    MPI_Bcast / PMPI_Bcast,
+    MPI_Bcast / PMPI_Bcast, MPI_Bcast_c / PMPI_Bcast_c,
     /// `MPI_Ibcast`: nonblocking `MPI_Bcast`.
-    MPI_Ibcast / PMPI_Ibcast,
-    bcast_s(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm,
+    MPI_Ibcast / PMPI_Ibcast, MPI_Ibcast_c / PMPI_Ibcast_c,
+    bcast_s(buffer: *mut c_void, count: Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm,
     fast bcast_direct
 }

@@ -7,6 +7,7 @@ use crate::coll::buf::Layout;
 use crate::coll::gather::Part;
 use crate::coll::Cx;
 use crate::comm::CommIdx;
+use crate::count::CountArray;
 use crate::error::{MpiError, MpiResult};
 use std::ffi::{c_int, c_void};
 
@@ -27,7 +28,7 @@ pub(super) fn intra(cx: &Cx<'_>, comm: MPI_Comm) -> MpiResult<CommIdx> {
     Ok(idx)
 }
 
-pub(super) fn count(n: c_int, what: &str) -> MpiResult<usize> {
+pub(super) fn count(n: MPI_Count, what: &str) -> MpiResult<usize> {
     usize::try_from(n).map_err(|_| {
         MpiError::new(
             MPI_ERR_COUNT,
@@ -89,21 +90,22 @@ pub(super) fn aliased(send: *const c_void, recv: *const c_void, n: usize) -> Mpi
     Ok(())
 }
 
-/// An array argument of `n` ints (counts, displacements), or `MPI_ERR_ARG` if NULL.
-pub(super) fn ints<'a>(p: *const c_int, n: usize, what: &str) -> MpiResult<&'a [c_int]> {
+/// An array argument of `n` counts or displacements (of either form's width), or
+/// `MPI_ERR_ARG` if NULL.
+pub(super) fn ints(p: CountArray, n: usize, what: &str) -> MpiResult<Vec<MPI_Count>> {
     if p.is_null() {
         return Err(MpiError::arg(format!("the {what} array is NULL")));
     }
-    // SAFETY: the caller's array has one entry per rank (MPI's contract for this argument).
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+    // The caller's array has one entry per rank (MPI's contract for this argument).
+    p.read(n, what)
 }
 
-pub(super) fn counts(p: *const c_int, n: usize, what: &str) -> MpiResult<Vec<usize>> {
+pub(super) fn counts(p: CountArray, n: usize, what: &str) -> MpiResult<Vec<usize>> {
     ints(p, n, what)?.iter().map(|&c| count(c, what)).collect()
 }
 
 /// Element `disp` of a buffer (displacements in extents, possibly negative).
-pub(super) fn elem(base: *const c_void, lay: &Layout, disp: c_int) -> *mut u8 {
+pub(super) fn elem(base: *const c_void, lay: &Layout, disp: MPI_Count) -> *mut u8 {
     base.cast::<u8>()
         .cast_mut()
         .wrapping_offset(disp as isize * lay.extent)
@@ -133,7 +135,7 @@ pub(super) const RECV: Side = Side {
 pub(super) fn part(
     cx: &Cx<'_>,
     buf: *const c_void,
-    n: c_int,
+    n: MPI_Count,
     dt: MPI_Datatype,
     blocks: usize,
     side: &Side,
@@ -153,7 +155,7 @@ pub(super) fn unless_in_place(
     cx: &Cx<'_>,
     in_place_ok: bool,
     buf: *const c_void,
-    n: c_int,
+    n: MPI_Count,
     dt: MPI_Datatype,
     blocks: usize,
     side: &Side,
@@ -170,8 +172,8 @@ pub(super) fn unless_in_place(
 pub(super) fn v_blocks(
     cx: &Cx<'_>,
     buf: *const c_void,
-    counts_: *const c_int,
-    displs: *const c_int,
+    counts_: CountArray,
+    displs: CountArray,
     displs_name: &str,
     dt: MPI_Datatype,
     size: usize,
@@ -179,7 +181,8 @@ pub(super) fn v_blocks(
 ) -> MpiResult<(Vec<(*mut u8, usize)>, Layout)> {
     let c = counts(counts_, size, side.counts)?;
     let d = ints(displs, size, displs_name)?;
-    let lay = data(cx, buf, c.iter().sum(), dt, side.buf)?;
+    let total = c.iter().try_fold(0usize, |t, &n| t.checked_add(n));
+    let lay = data(cx, buf, total.unwrap_or(usize::MAX), dt, side.buf)?;
     let blocks = (0..size).map(|i| (elem(buf, &lay, d[i]), c[i])).collect();
     Ok((blocks, lay))
 }
@@ -233,7 +236,7 @@ pub(super) fn w_blocks(
     cx: &Cx<'_>,
     buf: *const c_void,
     counts_: &[usize],
-    displs: &[c_int],
+    displs: &[MPI_Count],
     tys: &[MPI_Datatype],
     what: &str,
 ) -> MpiResult<Vec<Block>> {

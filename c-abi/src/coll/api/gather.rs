@@ -8,6 +8,7 @@ use crate::abi::*;
 use crate::coll::gather::{self, Part};
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
+use crate::count::CountArray;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
@@ -17,10 +18,10 @@ use std::ffi::{c_int, c_void};
 pub(super) fn gather_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -59,21 +60,21 @@ pub(super) fn gather_s(
 
 collective! {
     /// `MPI_Gather`: every process's block to `root`, in rank order.
-    MPI_Gather / PMPI_Gather,
+    MPI_Gather / PMPI_Gather, MPI_Gather_c / PMPI_Gather_c,
     /// `MPI_Igather`: nonblocking `MPI_Gather`.
-    MPI_Igather / PMPI_Igather,
-    gather_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+    MPI_Igather / PMPI_Igather, MPI_Igather_c / PMPI_Igather_c,
+    gather_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gatherv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: CountArray,
+    displs: CountArray,
     recvtype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -103,20 +104,20 @@ pub(super) fn gatherv_s(
 
 collective! {
     /// `MPI_Gatherv`: every process's block to `root`, each of its own size and place.
-    MPI_Gatherv / PMPI_Gatherv,
+    MPI_Gatherv / PMPI_Gatherv, MPI_Gatherv_c / PMPI_Gatherv_c,
     /// `MPI_Igatherv`: nonblocking `MPI_Gatherv`.
-    MPI_Igatherv / PMPI_Igatherv,
-    gatherv_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+    MPI_Igatherv / PMPI_Igatherv, MPI_Igatherv_c / PMPI_Igatherv_c,
+    gatherv_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn scatter_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -144,21 +145,21 @@ pub(super) fn scatter_s(
 
 collective! {
     /// `MPI_Scatter`: block `i` of `root`'s buffer to process `i`.
-    MPI_Scatter / PMPI_Scatter,
+    MPI_Scatter / PMPI_Scatter, MPI_Scatter_c / PMPI_Scatter_c,
     /// `MPI_Iscatter`: nonblocking `MPI_Scatter`.
-    MPI_Iscatter / PMPI_Iscatter,
-    scatter_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+    MPI_Iscatter / PMPI_Iscatter, MPI_Iscatter_c / PMPI_Iscatter_c,
+    scatter_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn scatterv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
+    sendcounts: CountArray,
+    displs: CountArray,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     r: c_int,
     comm: MPI_Comm,
@@ -188,8 +189,8 @@ pub(super) fn scatterv_s(
 
 collective! {
     /// `MPI_Scatterv`: blocks of `root`'s buffer, each of its own size and place, to each process.
-    MPI_Scatterv / PMPI_Scatterv,
+    MPI_Scatterv / PMPI_Scatterv, MPI_Scatterv_c / PMPI_Scatterv_c,
     /// `MPI_Iscatterv`: nonblocking `MPI_Scatterv`.
-    MPI_Iscatterv / PMPI_Iscatterv,
-    scatterv_s(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
+    MPI_Iscatterv / PMPI_Iscatterv, MPI_Iscatterv_c / PMPI_Iscatterv_c,
+    scatterv_s(sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm
 }

@@ -19,6 +19,7 @@ use crate::coll::inter::{self, Role};
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
 use crate::comm::CommIdx;
+use crate::count::CountArray;
 use crate::error::{MpiError, MpiResult};
 use std::ffi::{c_int, c_void};
 
@@ -82,7 +83,7 @@ pub(super) fn bcast(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     buffer: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<Schedule> {
@@ -108,10 +109,10 @@ pub(super) fn gather(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<Schedule> {
@@ -133,11 +134,11 @@ pub(super) fn gatherv(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: CountArray,
+    displs: CountArray,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<Schedule> {
@@ -164,10 +165,10 @@ pub(super) fn scatter(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<Schedule> {
@@ -189,11 +190,11 @@ pub(super) fn scatterv(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
+    sendcounts: CountArray,
+    displs: CountArray,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<Schedule> {
@@ -220,10 +221,10 @@ pub(super) fn allgather(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
 ) -> MpiResult<Schedule> {
     let m = remote_size(cx, idx);
@@ -245,11 +246,11 @@ pub(super) fn allgatherv(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: CountArray,
+    displs: CountArray,
     recvtype: MPI_Datatype,
 ) -> MpiResult<Schedule> {
     let m = remote_size(cx, idx);
@@ -273,10 +274,10 @@ pub(super) fn alltoall(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
 ) -> MpiResult<Schedule> {
     let m = remote_size(cx, idx);
@@ -304,12 +305,12 @@ pub(super) fn alltoallv(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtype: MPI_Datatype,
 ) -> MpiResult<Schedule> {
     let m = remote_size(cx, idx);
@@ -335,12 +336,12 @@ pub(super) fn alltoallw(
     cx: &mut Cx<'_>,
     idx: CommIdx,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtypes: *const MPI_Datatype,
 ) -> MpiResult<Schedule> {
     let m = remote_size(cx, idx);
@@ -350,11 +351,11 @@ pub(super) fn alltoallw(
             let sc = counts(sendcounts, m, SEND.counts)?;
             let sd = ints(sdispls, m, "sdispls")?;
             let st = types(sendtypes, m, "sendtypes")?;
-            let s = w_blocks(cx, sendbuf, &sc, sd, st, SEND.buf)?;
+            let s = w_blocks(cx, sendbuf, &sc, &sd, st, SEND.buf)?;
             let rc = counts(recvcounts, m, RECV.counts)?;
             let rd = ints(rdispls, m, "rdispls")?;
             let rt = types(recvtypes, m, "recvtypes")?;
-            let r = w_blocks(cx, recvbuf, &rc, rd, rt, RECV.buf)?;
+            let r = w_blocks(cx, recvbuf, &rc, &rd, rt, RECV.buf)?;
             Ok((s, r))
         })(),
     )?;
@@ -376,7 +377,7 @@ pub(super) fn reduce(
     idx: CommIdx,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     root: c_int,
@@ -419,7 +420,7 @@ pub(super) fn allreduce(
     idx: CommIdx,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
 ) -> MpiResult<Schedule> {

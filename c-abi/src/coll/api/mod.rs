@@ -69,7 +69,43 @@ pub(super) fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> 
 /// With `fast $direct`, the blocking entry point first offers the call to `$direct`, which
 /// checks the arguments and either runs the whole collective without a schedule (short data:
 /// see [`crate::coll::direct`]) and answers `true`, or answers `false` having done nothing.
+///
+/// With a second pair of names after each (`MPI_Bcast / PMPI_Bcast, MPI_Bcast_c /
+/// PMPI_Bcast_c`), it makes the large-count forms too (`mpi_fn!`'s large form): the argument
+/// types name the aliases `Count` (`int` / `MPI_Count`) and `Disp` (`int` / `MPI_Aint`), and
+/// every argument reaches the builder through `into()`, so the builders take `MPI_Count`s
+/// and [`crate::count::CountArray`]s whatever the form.
 macro_rules! collective {
+    (
+        $(#[$doc:meta])* $mpi:ident / $pmpi:ident, $mpi_c:ident / $pmpi_c:ident,
+        $(#[$idoc:meta])* $impi:ident / $ipmpi:ident, $impi_c:ident / $ipmpi_c:ident,
+        $build:ident ( $($arg:ident : $ty:ty),* ) on $comm:ident $(, fast $direct:ident)?
+    ) => {
+        mpi_fn! {
+            $(#[$doc])*
+            fn $mpi / $pmpi, large $mpi_c / $pmpi_c
+            where [Count = ::std::ffi::c_int | MPI_Count, Disp = ::std::ffi::c_int | MPI_Aint]
+            ($($arg: $ty),*) |st| {
+                let cx = &mut st.runtime()?.coll();
+                collective!(@direct [$($direct)?] cx ($($arg.into()),*));
+                let s = $build(cx, $($arg.into()),*)?;
+                let idx = s.comm;
+                on(idx, cx.run(s))
+            }
+        }
+        mpi_fn! {
+            $(#[$idoc])*
+            fn $impi / $ipmpi, large $impi_c / $ipmpi_c
+            where [Count = ::std::ffi::c_int | MPI_Count, Disp = ::std::ffi::c_int | MPI_Aint]
+            ($($arg: $ty,)* request: *mut MPI_Request) |st| {
+                let cx = &mut st.runtime()?.coll();
+                let (idx, _) = cx.comms.lookup($comm)?;
+                let out = on(idx, Out::new(request, "request"))?;
+                let s = $build(cx, $($arg.into()),*)?;
+                begin(cx, s, out)
+            }
+        }
+    };
     (
         $(#[$doc:meta])* $mpi:ident / $pmpi:ident,
         $(#[$idoc:meta])* $impi:ident / $ipmpi:ident,
@@ -96,8 +132,8 @@ macro_rules! collective {
             }
         }
     };
-    (@direct [] $cx:ident ($($arg:ident),*)) => {};
-    (@direct [$direct:ident] $cx:ident ($($arg:ident),*)) => {
+    (@direct [] $cx:ident ($($arg:expr),*)) => {};
+    (@direct [$direct:ident] $cx:ident ($($arg:expr),*)) => {
         if $direct($cx, $($arg),*)? {
             return Ok(());
         }

@@ -15,11 +15,12 @@ use crate::coll::neighbor::{self, Neighbours};
 use crate::coll::sched::Schedule;
 use crate::coll::Cx;
 use crate::comm::CommIdx;
+use crate::count::CountArray;
 use crate::cptr::Out;
-use crate::error::{MpiError, MpiResult};
+use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
 use crate::topo::Topology;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 /// The neighbours of this process on `idx` (`MPI_ERR_TOPOLOGY` without a topology).
 fn neighbours(cx: &Cx<'_>, idx: CommIdx) -> MpiResult<Neighbours> {
@@ -38,7 +39,7 @@ fn neighbours(cx: &Cx<'_>, idx: CommIdx) -> MpiResult<Neighbours> {
 fn even_blocks(
     cx: &Cx<'_>,
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     dt: MPI_Datatype,
     n: usize,
     same: bool,
@@ -58,8 +59,8 @@ fn even_blocks(
 fn v_blocks(
     cx: &Cx<'_>,
     buf: *const c_void,
-    counts_: *const c_int,
-    displs: *const c_int,
+    counts_: CountArray,
+    displs: CountArray,
     displs_name: &str,
     dt: MPI_Datatype,
     n: usize,
@@ -78,8 +79,8 @@ fn v_blocks(
 fn w_blocks(
     cx: &Cx<'_>,
     buf: *const c_void,
-    counts_: *const c_int,
-    displs: *const MPI_Aint,
+    counts_: CountArray,
+    displs: CountArray,
     displs_name: &str,
     types: *const MPI_Datatype,
     types_name: &str,
@@ -87,21 +88,15 @@ fn w_blocks(
     side: &super::checks::Side,
 ) -> MpiResult<Vec<Block>> {
     let c = counts(counts_, n, side.counts)?;
-    if n > 0 && (displs.is_null() || types.is_null()) {
-        let what = if displs.is_null() {
-            displs_name
-        } else {
-            types_name
-        };
-        return Err(MpiError::arg(format!("the {what} array is NULL")));
+    if n == 0 {
+        return Ok(Vec::new());
     }
+    let d = ints(displs, n, displs_name)?;
+    let tys = super::checks::types(types, n, types_name)?;
     (0..n)
         .map(|i| {
-            // SAFETY: one displacement and one datatype per neighbour (MPI's contract for
-            // these arguments); both arrays are non-NULL (checked above).
-            let (d, t) = unsafe { (*displs.add(i), *types.add(i)) };
-            let lay = data(cx, buf, c[i], t, side.buf)?;
-            let at = buf.cast::<u8>().cast_mut().wrapping_offset(d as isize);
+            let lay = data(cx, buf, c[i], tys[i], side.buf)?;
+            let at = buf.cast::<u8>().cast_mut().wrapping_offset(d[i] as isize);
             Ok((at, c[i], lay))
         })
         .collect()
@@ -138,10 +133,10 @@ fn exchange_s(
 pub(super) fn neighbor_allgather_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -155,21 +150,21 @@ pub(super) fn neighbor_allgather_s(
 collective! {
     /// `MPI_Neighbor_allgather`: this process's block to every destination; one block from
     /// each source, in neighbour order.
-    MPI_Neighbor_allgather / PMPI_Neighbor_allgather,
+    MPI_Neighbor_allgather / PMPI_Neighbor_allgather, MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c,
     /// `MPI_Ineighbor_allgather`: nonblocking `MPI_Neighbor_allgather`.
-    MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather,
-    neighbor_allgather_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather, MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c,
+    neighbor_allgather_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn neighbor_allgatherv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: CountArray,
+    displs: CountArray,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -185,20 +180,20 @@ pub(super) fn neighbor_allgatherv_s(
 collective! {
     /// `MPI_Neighbor_allgatherv`: `MPI_Neighbor_allgather` with a count and displacement per
     /// source.
-    MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv,
+    MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv, MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c,
     /// `MPI_Ineighbor_allgatherv`: nonblocking `MPI_Neighbor_allgatherv`.
-    MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv,
-    neighbor_allgatherv_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv, MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c,
+    neighbor_allgatherv_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn neighbor_alltoall_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: MPI_Count,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -212,22 +207,22 @@ pub(super) fn neighbor_alltoall_s(
 collective! {
     /// `MPI_Neighbor_alltoall`: block `k` of the send buffer to destination `k`, block `j`
     /// of the receive buffer from source `j`.
-    MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall,
+    MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall, MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c,
     /// `MPI_Ineighbor_alltoall`: nonblocking `MPI_Neighbor_alltoall`.
-    MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall,
-    neighbor_alltoall_s(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall, MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c,
+    neighbor_alltoall_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn neighbor_alltoallv_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -245,22 +240,22 @@ pub(super) fn neighbor_alltoallv_s(
 collective! {
     /// `MPI_Neighbor_alltoallv`: `MPI_Neighbor_alltoall` with a count and displacement per
     /// neighbour.
-    MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv,
+    MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv, MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c,
     /// `MPI_Ineighbor_alltoallv`: nonblocking `MPI_Neighbor_alltoallv`.
-    MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv,
-    neighbor_alltoallv_s(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv, MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c,
+    neighbor_alltoallv_s(sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn neighbor_alltoallw_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const MPI_Aint,
+    sendcounts: CountArray,
+    sdispls: CountArray,
     sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const MPI_Aint,
+    recvcounts: CountArray,
+    rdispls: CountArray,
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> MpiResult<Schedule> {
@@ -294,8 +289,8 @@ pub(super) fn neighbor_alltoallw_s(
 collective! {
     /// `MPI_Neighbor_alltoallw`: `MPI_Neighbor_alltoallv` with a datatype per neighbour and
     /// byte displacements.
-    MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw,
+    MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw, MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c,
     /// `MPI_Ineighbor_alltoallw`: nonblocking `MPI_Neighbor_alltoallw`.
-    MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw,
-    neighbor_alltoallw_s(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm
+    MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw, MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c,
+    neighbor_alltoallw_s(sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm
 }

@@ -10,6 +10,7 @@ use crate::coll::sched::Schedule;
 use crate::coll::Cx;
 use crate::coll::{direct, reduce};
 use crate::comm::CommIdx;
+use crate::count::CountArray;
 use crate::cptr::Out;
 use crate::error::MpiError;
 use crate::error::MpiResult;
@@ -33,7 +34,7 @@ fn red(
     cx: &Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     recv_n: Option<usize>,
     datatype: MPI_Datatype,
     op: MPI_Op,
@@ -76,7 +77,7 @@ fn red_everywhere(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -90,7 +91,7 @@ fn red_everywhere_checked(
     cx: &Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -106,7 +107,7 @@ pub(super) fn reduce_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     r: c_int,
@@ -140,17 +141,17 @@ pub(super) fn reduce_s(
 
 collective! {
     /// `MPI_Reduce`: the reduction of every process's data with `op`, at `root`.
-    MPI_Reduce / PMPI_Reduce,
+    MPI_Reduce / PMPI_Reduce, MPI_Reduce_c / PMPI_Reduce_c,
     /// `MPI_Ireduce`: nonblocking `MPI_Reduce`.
-    MPI_Ireduce / PMPI_Ireduce,
-    reduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm
+    MPI_Ireduce / PMPI_Ireduce, MPI_Ireduce_c / PMPI_Ireduce_c,
+    reduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm
 }
 
 pub(super) fn allreduce_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -170,7 +171,7 @@ fn allreduce_direct(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -204,10 +205,10 @@ fn allreduce_direct(
 
 collective! {
     /// `MPI_Allreduce`: the reduction of every process's data with `op`, at every process.
-    MPI_Allreduce / PMPI_Allreduce,
+    MPI_Allreduce / PMPI_Allreduce, MPI_Allreduce_c / PMPI_Allreduce_c,
     /// `MPI_Iallreduce`: nonblocking `MPI_Allreduce`.
-    MPI_Iallreduce / PMPI_Iallreduce,
-    allreduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm,
+    MPI_Iallreduce / PMPI_Iallreduce, MPI_Iallreduce_c / PMPI_Iallreduce_c,
+    allreduce_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm,
     fast allreduce_direct
 }
 
@@ -230,7 +231,7 @@ fn reduce_scatter_counts(
                 cx,
                 sendbuf,
                 recvbuf,
-                total.min(c_int::MAX as usize) as c_int,
+                total as MPI_Count,
                 Some(rc[me]),
                 datatype,
                 op,
@@ -248,7 +249,7 @@ pub(super) fn reduce_scatter_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
+    recvcounts: CountArray,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -264,17 +265,17 @@ pub(super) fn reduce_scatter_s(
 collective! {
     /// `MPI_Reduce_scatter`: the reduction of every process's data, block `i` (of
     /// `recvcounts[i]` elements) to process `i`.
-    MPI_Reduce_scatter / PMPI_Reduce_scatter,
+    MPI_Reduce_scatter / PMPI_Reduce_scatter, MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c,
     /// `MPI_Ireduce_scatter`: nonblocking `MPI_Reduce_scatter`.
-    MPI_Ireduce_scatter / PMPI_Ireduce_scatter,
-    reduce_scatter_s(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
+    MPI_Ireduce_scatter / PMPI_Ireduce_scatter, MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c,
+    reduce_scatter_s(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
 }
 
 pub(super) fn reduce_scatter_block_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -289,10 +290,10 @@ pub(super) fn reduce_scatter_block_s(
 
 collective! {
     /// `MPI_Reduce_scatter_block`: `MPI_Reduce_scatter` with blocks of one size.
-    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block,
+    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c,
     /// `MPI_Ireduce_scatter_block`: nonblocking `MPI_Reduce_scatter_block`.
-    MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
-    reduce_scatter_block_s(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
+    MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block, MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c,
+    reduce_scatter_block_s(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -300,7 +301,7 @@ fn scan_any(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    n: c_int,
+    n: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -323,7 +324,7 @@ pub(super) fn scan_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -335,7 +336,7 @@ pub(super) fn exscan_s(
     cx: &mut Cx<'_>,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -345,17 +346,17 @@ pub(super) fn exscan_s(
 
 collective! {
     /// `MPI_Scan`: at process `i`, the reduction of the data of processes `0..=i`.
-    MPI_Scan / PMPI_Scan,
+    MPI_Scan / PMPI_Scan, MPI_Scan_c / PMPI_Scan_c,
     /// `MPI_Iscan`: nonblocking `MPI_Scan`.
-    MPI_Iscan / PMPI_Iscan,
-    scan_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
+    MPI_Iscan / PMPI_Iscan, MPI_Iscan_c / PMPI_Iscan_c,
+    scan_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
 }
 
 collective! {
     /// `MPI_Exscan`: at process `i > 0`, the reduction of the data of processes `0..i`
     /// (process 0's receive buffer is left alone).
-    MPI_Exscan / PMPI_Exscan,
+    MPI_Exscan / PMPI_Exscan, MPI_Exscan_c / PMPI_Exscan_c,
     /// `MPI_Iexscan`: nonblocking `MPI_Exscan`.
-    MPI_Iexscan / PMPI_Iexscan,
-    exscan_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
+    MPI_Iexscan / PMPI_Iexscan, MPI_Iexscan_c / PMPI_Iexscan_c,
+    exscan_s(sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm
 }

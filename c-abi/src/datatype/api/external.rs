@@ -1,5 +1,5 @@
 //! The C entry points of packing in the portable representation: `MPI_Pack_external`,
-//! `MPI_Unpack_external`, `MPI_Pack_external_size` (MPI 3.1 §4.3). The data is packed as by
+//! `MPI_Unpack_external`, `MPI_Pack_external_size` (MPI 3.1 §4.3), and their `_c` forms. The data is packed as by
 //! `MPI_Pack` and converted value by value (`datatype::external`); `"external32"` is the only
 //! representation these functions know, as the standard says.
 
@@ -44,10 +44,11 @@ fn no_room(what: &str, need: usize, at: usize, size: usize) -> MpiError {
 
 mpi_fn! {
     /// `MPI_Pack_external`: appends the external32 data of `incount` elements at `*position`.
-    fn MPI_Pack_external / PMPI_Pack_external(
+    fn MPI_Pack_external / PMPI_Pack_external, large MPI_Pack_external_c / PMPI_Pack_external_c
+    where [Count = c_int | MPI_Count] (
         datarep: *const c_char,
         inbuf: *const c_void,
-        incount: c_int,
+        incount: Count,
         datatype: MPI_Datatype,
         outbuf: *mut c_void,
         outsize: MPI_Aint,
@@ -55,6 +56,7 @@ mpi_fn! {
     ) |st| {
         let rt = st.runtime()?;
         external32_arg(datarep)?;
+        let incount = MPI_Count::from(incount);
         let m = rt.types.message(incount, datatype)?;
         let t = rt.types.get(datatype)?;
         let e = t.external32()?;
@@ -87,17 +89,19 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Unpack_external`: fills `outcount` elements from the external32 data at
     /// `*position`.
-    fn MPI_Unpack_external / PMPI_Unpack_external(
+    fn MPI_Unpack_external / PMPI_Unpack_external, large MPI_Unpack_external_c / PMPI_Unpack_external_c
+    where [Count = c_int | MPI_Count] (
         datarep: *const c_char,
         inbuf: *const c_void,
         insize: MPI_Aint,
         position: *mut MPI_Aint,
         outbuf: *mut c_void,
-        outcount: c_int,
+        outcount: Count,
         datatype: MPI_Datatype,
     ) |st| {
         let rt = st.runtime()?;
         external32_arg(datarep)?;
+        let outcount = MPI_Count::from(outcount);
         let m = rt.types.message(outcount, datatype)?;
         let t = rt.types.get(datatype)?;
         let e = t.external32()?;
@@ -126,14 +130,16 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Pack_external_size`: the bytes `MPI_Pack_external` needs for `incount` elements.
-    fn MPI_Pack_external_size / PMPI_Pack_external_size(
+    fn MPI_Pack_external_size / PMPI_Pack_external_size, large MPI_Pack_external_size_c / PMPI_Pack_external_size_c
+    where [Count = c_int | MPI_Count] (
         datarep: *const c_char,
-        incount: c_int,
+        incount: Count,
         datatype: MPI_Datatype,
         size: *mut MPI_Aint,
     ) |st| {
         let rt = st.runtime()?;
         external32_arg(datarep)?;
+        let incount = MPI_Count::from(incount);
         if incount < 0 {
             return Err(crate::datatype::negative_count(incount));
         }

@@ -1,6 +1,8 @@
-//! The C entry points of packing: `MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`.
+//! The C entry points of packing: `MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size`, and their
+//! large-count forms (`_c`).
 
 use crate::abi::*;
+use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -41,19 +43,20 @@ fn no_room(what: &str, need: usize, at: usize, size: usize) -> MpiError {
 
 mpi_fn! {
     /// `MPI_Pack`: appends the data of `incount` elements to the packed buffer at `*position`.
-    fn MPI_Pack / PMPI_Pack(
+    fn MPI_Pack / PMPI_Pack, large MPI_Pack_c / PMPI_Pack_c
+    where [Count = c_int | MPI_Count] (
         inbuf: *const c_void,
-        incount: c_int,
+        incount: Count,
         datatype: MPI_Datatype,
         outbuf: *mut c_void,
-        outsize: c_int,
-        position: *mut c_int,
+        outsize: Count,
+        position: *mut Count,
         comm: MPI_Comm,
     ) |st| {
         let rt = st.runtime()?;
         let (idx, _) = rt.comms.lookup(comm)?;
         let pack = || -> MpiResult<()> {
-            let m = rt.types.message(incount, datatype)?;
+            let m = rt.types.message(MPI_Count::from(incount), datatype)?;
             let t = rt.types.get(datatype)?;
             let outsize = size_arg(outsize, "outsize")?;
             let (pos, at) = position_arg(position)?;
@@ -69,7 +72,7 @@ mpi_fn! {
                 // bytes (the caller's contract, and the check above); they do not overlap.
                 unsafe { t.pack(inbuf.cast(), incount as usize, outbuf.cast::<u8>().add(at)) };
             }
-            pos.set((at + m.bytes) as c_int);
+            pos.set(Count::from_count((at + m.bytes) as MPI_Count));
             Ok(())
         };
         pack().map_err(|e| e.on(idx))
@@ -78,19 +81,20 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Unpack`: fills `outcount` elements from the packed buffer at `*position`.
-    fn MPI_Unpack / PMPI_Unpack(
+    fn MPI_Unpack / PMPI_Unpack, large MPI_Unpack_c / PMPI_Unpack_c
+    where [Count = c_int | MPI_Count] (
         inbuf: *const c_void,
-        insize: c_int,
-        position: *mut c_int,
+        insize: Count,
+        position: *mut Count,
         outbuf: *mut c_void,
-        outcount: c_int,
+        outcount: Count,
         datatype: MPI_Datatype,
         comm: MPI_Comm,
     ) |st| {
         let rt = st.runtime()?;
         let (idx, _) = rt.comms.lookup(comm)?;
         let unpack = || -> MpiResult<()> {
-            let m = rt.types.message(outcount, datatype)?;
+            let m = rt.types.message(MPI_Count::from(outcount), datatype)?;
             let t = rt.types.get(datatype)?;
             let insize = size_arg(insize, "insize")?;
             let (pos, at) = position_arg(position)?;
@@ -108,7 +112,7 @@ mpi_fn! {
                     t.unpack(inbuf.cast::<u8>().add(at), m.bytes, outbuf.cast(), outcount as usize)
                 };
             }
-            pos.set((at + m.bytes) as c_int);
+            pos.set(Count::from_count((at + m.bytes) as MPI_Count));
             Ok(())
         };
         unpack().map_err(|e| e.on(idx))
@@ -117,23 +121,26 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Pack_size`: an upper bound of the bytes `MPI_Pack` needs for `incount` elements.
-    fn MPI_Pack_size / PMPI_Pack_size(
-        incount: c_int,
+    fn MPI_Pack_size / PMPI_Pack_size, large MPI_Pack_size_c / PMPI_Pack_size_c
+    where [Count = c_int | MPI_Count] (
+        incount: Count,
         datatype: MPI_Datatype,
         comm: MPI_Comm,
-        size: *mut c_int,
+        size: *mut Count,
     ) |st| {
         let rt = st.runtime()?;
         let (idx, _) = rt.comms.lookup(comm)?;
         let run = || -> MpiResult<()> {
+            let incount = MPI_Count::from(incount);
             if incount < 0 {
                 return Err(crate::datatype::negative_count(incount));
             }
             let t = rt.types.get(datatype)?;
             let out = Out::new(size, "size")?;
-            let bytes = incount as usize * t.size();
-            out.set(c_int::try_from(bytes).map_err(|_| {
-                MpiError::new(MPI_ERR_COUNT, format!("{bytes} bytes do not fit in an int; use MPI_Pack_size_c"))
+            let bytes = (incount as u64).checked_mul(t.size() as u64).and_then(|b| MPI_Count::try_from(b).ok());
+            let fits = bytes.and_then(|b| Count::try_from(b).ok());
+            out.set(fits.ok_or_else(|| {
+                MpiError::new(MPI_ERR_COUNT, format!("{incount} elements of {} bytes do not fit in this form's count; use MPI_Pack_size_c", t.size()))
             })?);
             Ok(())
         };

@@ -1,11 +1,13 @@
 //! What a type is: `MPI_Type_size`, the extent calls (and the MPI-1 `MPI_Type_extent`,
-//! `MPI_Type_lb`, `MPI_Type_ub`), `MPI_Type_get_envelope`, `MPI_Type_get_contents`, the names,
+//! `MPI_Type_lb`, `MPI_Type_ub`), `MPI_Type_get_envelope`, `MPI_Type_get_contents` (and the
+//! `_c` forms of these: see [`crate::count`]), the names,
 //! `MPI_Type_match_size`, and the address calls (`MPI_Get_address`, `MPI_Address`,
 //! `MPI_Aint_add`, `MPI_Aint_diff`).
 
 use crate::abi::*;
+use crate::count::CountOut;
 use crate::cptr::{input_string, write_c_string, Array, Out};
-use crate::datatype::Datatype;
+use crate::datatype::{Contents, Datatype};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
@@ -38,10 +40,12 @@ fn set_pair<T: Copy>(
 
 mpi_fn! {
     /// `MPI_Type_size`: bytes of data in one element of `datatype`.
-    fn MPI_Type_size / PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) |st| {
+    /// (`MPI_UNDEFINED` in the int form if an `int` cannot hold it).
+    fn MPI_Type_size / PMPI_Type_size, large MPI_Type_size_c / PMPI_Type_size_c
+    where [Count = c_int | MPI_Count] (datatype: MPI_Datatype, size: *mut Count) |st| {
         query(st, datatype, |t| {
             let out = Out::new(size, "size")?;
-            out.set(c_int::try_from(t.size()).unwrap_or(MPI_UNDEFINED));
+            out.set(Count::from_count(t.size() as MPI_Count));
             Ok(())
         })
     }
@@ -59,8 +63,9 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Type_get_extent`: lower bound and extent.
-    fn MPI_Type_get_extent / PMPI_Type_get_extent(datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) |st| {
-        query(st, datatype, |t| set_pair(lb, "lb", t.lb() as MPI_Aint, extent, "extent", t.extent() as MPI_Aint))
+    fn MPI_Type_get_extent / PMPI_Type_get_extent, large MPI_Type_get_extent_c / PMPI_Type_get_extent_c
+    where [Disp = MPI_Aint | MPI_Count] (datatype: MPI_Datatype, lb: *mut Disp, extent: *mut Disp) |st| {
+        query(st, datatype, |t| set_pair(lb, "lb", t.lb() as Disp, extent, "extent", t.extent() as Disp))
     }
 }
 
@@ -73,8 +78,9 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Type_get_true_extent`: the bounds of the data itself, ignoring explicit bounds.
-    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent(datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) |st| {
-        query(st, datatype, |t| set_pair(true_lb, "true_lb", t.true_lb() as MPI_Aint, true_extent, "true_extent", t.true_extent() as MPI_Aint))
+    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent, large MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c
+    where [Disp = MPI_Aint | MPI_Count] (datatype: MPI_Datatype, true_lb: *mut Disp, true_extent: *mut Disp) |st| {
+        query(st, datatype, |t| set_pair(true_lb, "true_lb", t.true_lb() as Disp, true_extent, "true_extent", t.true_extent() as Disp))
     }
 }
 
@@ -115,6 +121,19 @@ mpi_fn! {
     }
 }
 
+/// The arguments that made a type as the int forms report them: an error if a large-count
+/// constructor made it (its large counts have no place there), of class `MPI_ERR_OTHER` as
+/// MPICH 4.0.2 answers.
+fn int_layout(c: &Contents) -> MpiResult<(Vec<MPI_Count>, Vec<MPI_Aint>)> {
+    if c.large {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "a large-count constructor (MPI_Type_*_c) made this datatype; use MPI_Type_get_envelope_c and MPI_Type_get_contents_c",
+        ));
+    }
+    Ok((c.ints.clone(), c.aints.clone()))
+}
+
 mpi_fn! {
     /// `MPI_Type_get_envelope`: how many arguments of each kind made the type, and its
     /// combiner (`MPI_COMBINER_NAMED` for a predefined type).
@@ -130,16 +149,113 @@ mpi_fn! {
                 Out::new(num_integers, "num_integers")?,
                 Out::new(num_addresses, "num_addresses")?,
                 Out::new(num_datatypes, "num_datatypes")?,
-                Out::new(combiner, "combiner")?,
             ];
+            let combiner = Out::new(combiner, "combiner")?;
             let c = &t.contents;
-            let values = [c.ints.len() as c_int, c.aints.len() as c_int, c.types.len() as c_int, c.combiner];
+            let (ints, aints) = int_layout(c)?;
+            let values = [ints.len(), aints.len(), c.types.len()];
             for (o, v) in outs.iter().zip(values) {
-                o.set(v);
+                o.set(v as c_int);
             }
+            combiner.set(c.combiner);
             Ok(())
         })
     }
+}
+
+mpi_fn! {
+    /// `MPI_Type_get_envelope_c`: `MPI_Type_get_envelope` with the count of large-count
+    /// arguments (nonzero for a type a `_c` constructor made).
+    fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(
+        datatype: MPI_Datatype,
+        num_integers: *mut MPI_Count,
+        num_addresses: *mut MPI_Count,
+        num_large_counts: *mut MPI_Count,
+        num_datatypes: *mut MPI_Count,
+        combiner: *mut c_int,
+    ) |st| {
+        query(st, datatype, |t| {
+            let outs = [
+                Out::new(num_integers, "num_integers")?,
+                Out::new(num_addresses, "num_addresses")?,
+                Out::new(num_large_counts, "num_large_counts")?,
+                Out::new(num_datatypes, "num_datatypes")?,
+            ];
+            let combiner = Out::new(combiner, "combiner")?;
+            let c = &t.contents;
+            let (ints, aints, large) = c.large_layout();
+            let values = [ints.len(), aints.len(), large.len(), c.types.len()];
+            for (o, v) in outs.iter().zip(values) {
+                o.set(v as MPI_Count);
+            }
+            combiner.set(c.combiner);
+            Ok(())
+        })
+    }
+}
+
+/// The arrays of `MPI_Type_get_contents(_c)` after their checks: how many entries each
+/// caller's array has room for, and where it is.
+struct ContentsOut<I> {
+    ints: (*mut I, MPI_Count),
+    aints: (*mut MPI_Aint, MPI_Count),
+    large: (*mut MPI_Count, MPI_Count),
+    types: (*mut MPI_Datatype, MPI_Count),
+}
+
+/// Writes the contents (`ints`, `aints`, `large`) of `datatype` to the caller's arrays; the
+/// derived types returned are new references.
+fn write_contents<I: CountOut>(
+    st: &mut Mpi,
+    datatype: MPI_Datatype,
+    (ints, aints, large): (Vec<MPI_Count>, Vec<MPI_Aint>, Vec<MPI_Count>),
+    out: ContentsOut<I>,
+) -> MpiResult<()> {
+    let rt = st.runtime()?;
+    let c = rt.types.get(datatype)?.contents.clone();
+    let fits = |room: MPI_Count, n: usize| room >= n as MPI_Count;
+    if !fits(out.ints.1, ints.len())
+        || !fits(out.aints.1, aints.len())
+        || !fits(out.large.1, large.len())
+        || !fits(out.types.1, c.types.len())
+    {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            format!("the arrays are too small: this type has {} integers, {} addresses, {} large counts and {} datatypes (see MPI_Type_get_envelope)", ints.len(), aints.len(), large.len(), c.types.len()),
+        ));
+    }
+    let int_out = Array::new(out.ints.0, ints.len(), "array_of_integers")?;
+    let aint_out = Array::new(out.aints.0, aints.len(), "array_of_addresses")?;
+    let large_out = Array::new(out.large.0, large.len(), "array_of_large_counts")?;
+    let type_out = Array::new(out.types.0, c.types.len(), "array_of_datatypes")?;
+    ints.iter()
+        .enumerate()
+        .for_each(|(i, &v)| int_out.set(i, I::from_count(v)));
+    aints
+        .iter()
+        .enumerate()
+        .for_each(|(i, &v)| aint_out.set(i, v));
+    large
+        .iter()
+        .enumerate()
+        .for_each(|(i, &v)| large_out.set(i, v));
+    for (i, &t) in c.types.iter().enumerate() {
+        rt.types.retain(t);
+        type_out.set(i, t);
+    }
+    Ok(())
+}
+
+/// The contents of a derived type (`MPI_ERR_TYPE` for a predefined one).
+fn derived_contents(st: &mut Mpi, datatype: MPI_Datatype) -> MpiResult<Contents> {
+    let c = st.runtime()?.types.get(datatype)?.contents.clone();
+    if c.combiner == MPI_COMBINER_NAMED {
+        return Err(MpiError::new(
+            MPI_ERR_TYPE,
+            "the datatype is predefined (MPI_COMBINER_NAMED); only derived types have contents",
+        ));
+    }
+    Ok(c)
 }
 
 mpi_fn! {
@@ -154,27 +270,39 @@ mpi_fn! {
         array_of_addresses: *mut MPI_Aint,
         array_of_datatypes: *mut MPI_Datatype,
     ) |st| {
-        let rt = st.runtime()?;
-        let c = rt.types.get(datatype)?.contents.clone();
-        if c.combiner == MPI_COMBINER_NAMED {
-            return Err(MpiError::new(MPI_ERR_TYPE, "the datatype is predefined (MPI_COMBINER_NAMED); only derived types have contents"));
-        }
-        if (max_integers as i64) < c.ints.len() as i64 || (max_addresses as i64) < c.aints.len() as i64 || (max_datatypes as i64) < c.types.len() as i64 {
-            return Err(MpiError::new(
-                MPI_ERR_OTHER,
-                format!("the arrays are too small: this type has {} integers, {} addresses and {} datatypes (see MPI_Type_get_envelope)", c.ints.len(), c.aints.len(), c.types.len()),
-            ));
-        }
-        let ints = Array::new(array_of_integers, c.ints.len(), "array_of_integers")?;
-        let aints = Array::new(array_of_addresses, c.aints.len(), "array_of_addresses")?;
-        let types = Array::new(array_of_datatypes, c.types.len(), "array_of_datatypes")?;
-        c.ints.iter().enumerate().for_each(|(i, &v)| ints.set(i, v));
-        c.aints.iter().enumerate().for_each(|(i, &v)| aints.set(i, v));
-        for (i, &t) in c.types.iter().enumerate() {
-            rt.types.retain(t);
-            types.set(i, t);
-        }
-        Ok(())
+        let c = derived_contents(st, datatype)?;
+        let (ints, aints) = int_layout(&c)?;
+        let out = ContentsOut {
+            ints: (array_of_integers, max_integers.into()),
+            aints: (array_of_addresses, max_addresses.into()),
+            large: (std::ptr::null_mut(), 0),
+            types: (array_of_datatypes, max_datatypes.into()),
+        };
+        write_contents(st, datatype, (ints, aints, Vec::new()), out)
+    }
+}
+
+mpi_fn! {
+    /// `MPI_Type_get_contents_c`: `MPI_Type_get_contents` with the large-count arguments.
+    fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(
+        datatype: MPI_Datatype,
+        max_integers: MPI_Count,
+        max_addresses: MPI_Count,
+        max_large_counts: MPI_Count,
+        max_datatypes: MPI_Count,
+        array_of_integers: *mut c_int,
+        array_of_addresses: *mut MPI_Aint,
+        array_of_large_counts: *mut MPI_Count,
+        array_of_datatypes: *mut MPI_Datatype,
+    ) |st| {
+        let c = derived_contents(st, datatype)?;
+        let out = ContentsOut {
+            ints: (array_of_integers, max_integers),
+            aints: (array_of_addresses, max_addresses),
+            large: (array_of_large_counts, max_large_counts),
+            types: (array_of_datatypes, max_datatypes),
+        };
+        write_contents(st, datatype, c.large_layout(), out)
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) fn prepare(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<(Access, CommIdx)> {
     let mut t = files();
@@ -124,7 +124,7 @@ fn start(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<ReqId> {
     let (access, comm) = prepare(rt, call, dir, fh, offset, buf, count, datatype)?;
@@ -140,7 +140,7 @@ fn nonblocking(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
@@ -168,7 +168,7 @@ fn begin(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<()> {
     not_split(files().get(fh)?, call)?;
@@ -257,41 +257,46 @@ pub(super) fn end(
 
 file_fn! {
     /// `MPI_File_iread_all`: a collective read at the individual file pointer, nonblocking.
-    fn MPI_File_iread_all / PMPI_File_iread_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iread_all / PMPI_File_iread_all, large MPI_File_iread_all_c / PMPI_File_iread_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        nonblocking(rt, "MPI_File_iread_all", Dir::Read, fh, None, buf, count, datatype, request)
+        nonblocking(rt, "MPI_File_iread_all", Dir::Read, fh, None, buf, count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iwrite_all`: a collective write at the individual file pointer, nonblocking.
-    fn MPI_File_iwrite_all / PMPI_File_iwrite_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iwrite_all / PMPI_File_iwrite_all, large MPI_File_iwrite_all_c / PMPI_File_iwrite_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        nonblocking(rt, "MPI_File_iwrite_all", Dir::Write, fh, None, buf.cast_mut(), count, datatype, request)
+        nonblocking(rt, "MPI_File_iwrite_all", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iread_at_all`: a collective read at an explicit offset, nonblocking.
-    fn MPI_File_iread_at_all / PMPI_File_iread_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iread_at_all / PMPI_File_iread_at_all, large MPI_File_iread_at_all_c / PMPI_File_iread_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        nonblocking(rt, "MPI_File_iread_at_all", Dir::Read, fh, Some(offset), buf, count, datatype, request)
+        nonblocking(rt, "MPI_File_iread_at_all", Dir::Read, fh, Some(offset), buf, count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iwrite_at_all`: a collective write at an explicit offset, nonblocking.
-    fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iwrite_at_all / PMPI_File_iwrite_at_all, large MPI_File_iwrite_at_all_c / PMPI_File_iwrite_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        nonblocking(rt, "MPI_File_iwrite_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, request)
+        nonblocking(rt, "MPI_File_iwrite_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_all_begin`: starts a split collective read at the individual pointer.
-    fn MPI_File_read_all_begin / PMPI_File_read_all_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_read_all_begin / PMPI_File_read_all_begin, large MPI_File_read_all_begin_c / PMPI_File_read_all_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        begin(rt, "MPI_File_read_all_begin", "MPI_File_read_all_end", Dir::Read, fh, None, buf, count, datatype)
+        begin(rt, "MPI_File_read_all_begin", "MPI_File_read_all_end", Dir::Read, fh, None, buf, count.into(), datatype)
     }
 }
 
@@ -306,9 +311,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_write_all_begin`: starts a split collective write at the individual pointer.
-    fn MPI_File_write_all_begin / PMPI_File_write_all_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_write_all_begin / PMPI_File_write_all_begin, large MPI_File_write_all_begin_c / PMPI_File_write_all_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        begin(rt, "MPI_File_write_all_begin", "MPI_File_write_all_end", Dir::Write, fh, None, buf.cast_mut(), count, datatype)
+        begin(rt, "MPI_File_write_all_begin", "MPI_File_write_all_end", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype)
     }
 }
 
@@ -323,9 +329,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_read_at_all_begin`: starts a split collective read at an explicit offset.
-    fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin, large MPI_File_read_at_all_begin_c / PMPI_File_read_at_all_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        begin(rt, "MPI_File_read_at_all_begin", "MPI_File_read_at_all_end", Dir::Read, fh, Some(offset), buf, count, datatype)
+        begin(rt, "MPI_File_read_at_all_begin", "MPI_File_read_at_all_end", Dir::Read, fh, Some(offset), buf, count.into(), datatype)
     }
 }
 
@@ -340,9 +347,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_write_at_all_begin`: starts a split collective write at an explicit offset.
-    fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin, large MPI_File_write_at_all_begin_c / PMPI_File_write_at_all_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        begin(rt, "MPI_File_write_at_all_begin", "MPI_File_write_at_all_end", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype)
+        begin(rt, "MPI_File_write_at_all_begin", "MPI_File_write_at_all_end", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype)
     }
 }
 

@@ -36,7 +36,7 @@ pub(super) fn access_call(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
@@ -55,7 +55,7 @@ pub(super) fn shared_access_call(
     fh: MPI_File,
     offset: u64,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
@@ -71,7 +71,7 @@ fn access(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
     sequential_ok: bool,
@@ -142,7 +142,7 @@ pub(super) fn collective_call(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
@@ -159,64 +159,72 @@ pub(super) fn collective_call(
 
 file_fn! {
     /// `MPI_File_read_at`: reads at an explicit offset (etypes of the view).
-    fn MPI_File_read_at / PMPI_File_read_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_at / PMPI_File_read_at, large MPI_File_read_at_c / PMPI_File_read_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read_at", Dir::Read, fh, Some(offset), buf, count, datatype, status)
+        access_call(rt, "MPI_File_read_at", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_at_all`: `MPI_File_read_at`, collective (see the module documentation).
-    fn MPI_File_read_at_all / PMPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_at_all / PMPI_File_read_at_all, large MPI_File_read_at_all_c / PMPI_File_read_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_at`: writes at an explicit offset (etypes of the view).
-    fn MPI_File_write_at / PMPI_File_write_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_at / PMPI_File_write_at, large MPI_File_write_at_c / PMPI_File_write_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
+        access_call(rt, "MPI_File_write_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_at_all`: `MPI_File_write_at`, collective (see the module documentation).
-    fn MPI_File_write_at_all / PMPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_at_all / PMPI_File_write_at_all, large MPI_File_write_at_all_c / PMPI_File_write_at_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read`: reads at the individual file pointer, and moves it past the data read.
-    fn MPI_File_read / PMPI_File_read(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read / PMPI_File_read, large MPI_File_read_c / PMPI_File_read_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_read", Dir::Read, fh, None, buf, count, datatype, status)
+        access_call(rt, "MPI_File_read", Dir::Read, fh, None, buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_all`: `MPI_File_read`, collective (see the module documentation).
-    fn MPI_File_read_all / PMPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_all / PMPI_File_read_all, large MPI_File_read_all_c / PMPI_File_read_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count, datatype, status)
+        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write`: writes at the individual file pointer, and moves it past the data.
-    fn MPI_File_write / PMPI_File_write(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write / PMPI_File_write, large MPI_File_write_c / PMPI_File_write_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        access_call(rt, "MPI_File_write", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
+        access_call(rt, "MPI_File_write", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_all`: `MPI_File_write`, collective (see the module documentation).
-    fn MPI_File_write_all / PMPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_all / PMPI_File_write_all, large MPI_File_write_all_c / PMPI_File_write_all_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count, datatype, status)
+        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
     }
 }

@@ -98,6 +98,39 @@ pub(crate) fn raise_on_file(
 macro_rules! file_fn {
     (
         $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident , large $mpi_c:ident / $pmpi_c:ident
+        where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
+        ( $($arg:ident : $ty:ty),* $(,)? ) |$rt:ident, $route:ident| $body:block
+    ) => {
+        $crate::file::api::file_fn!(@form $pmpi [$($alias = $narrow),+]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$rt, $route| $body);
+        $crate::file::api::file_fn!(@form $pmpi_c [$($alias = $wide),+]
+            $(#[$doc])*
+            #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*) |$rt, $route| $body);
+    };
+    (@form $module:ident [$($alias:ident = $t:ty),+]
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) |$rt:ident, $route:ident| $body:block
+    ) => {
+        // One module per form, as `mpi_fn!`'s large form makes them.
+        // The body widens its counts (`MPI_Count::from`, `into()`): the identity in the `_c`
+        // form, which clippy would otherwise call useless there.
+        #[allow(non_snake_case, clippy::useless_conversion)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[allow(dead_code)]
+                type $alias = $t;
+            )+
+            $crate::file::api::file_fn! {
+                $(#[$doc])*
+                fn $mpi / $pmpi($($arg: $ty),*) |$rt, $route| $body
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])*
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) |$rt:ident, $route:ident| $body:block
     ) => {
         $(#[$doc])*

@@ -74,7 +74,7 @@ fn start(
     fh: MPI_File,
     offset: Option<MPI_Offset>,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
@@ -86,33 +86,37 @@ fn start(
 file_fn! {
     /// `MPI_File_iread`: `MPI_File_read` as a request (done at the call: see the module
     /// documentation).
-    fn MPI_File_iread / PMPI_File_iread(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iread / PMPI_File_iread, large MPI_File_iread_c / PMPI_File_iread_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        start(rt, "MPI_File_iread", Dir::Read, fh, None, buf, count, datatype, request)
+        start(rt, "MPI_File_iread", Dir::Read, fh, None, buf, count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iwrite`: `MPI_File_write` as a request (done at the call).
-    fn MPI_File_iwrite / PMPI_File_iwrite(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iwrite / PMPI_File_iwrite, large MPI_File_iwrite_c / PMPI_File_iwrite_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        start(rt, "MPI_File_iwrite", Dir::Write, fh, None, buf.cast_mut(), count, datatype, request)
+        start(rt, "MPI_File_iwrite", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iread_at`: `MPI_File_read_at` as a request (done at the call).
-    fn MPI_File_iread_at / PMPI_File_iread_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iread_at / PMPI_File_iread_at, large MPI_File_iread_at_c / PMPI_File_iread_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        start(rt, "MPI_File_iread_at", Dir::Read, fh, Some(offset), buf, count, datatype, request)
+        start(rt, "MPI_File_iread_at", Dir::Read, fh, Some(offset), buf, count.into(), datatype, request)
     }
 }
 
 file_fn! {
     /// `MPI_File_iwrite_at`: `MPI_File_write_at` as a request (done at the call).
-    fn MPI_File_iwrite_at / PMPI_File_iwrite_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iwrite_at / PMPI_File_iwrite_at, large MPI_File_iwrite_at_c / PMPI_File_iwrite_at_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
-        start(rt, "MPI_File_iwrite_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count, datatype, request)
+        start(rt, "MPI_File_iwrite_at", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, request)
     }
 }
 

@@ -95,7 +95,7 @@ fn etypes_of(
     f: &OpenFile,
     call: &str,
     dir: Dir,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<u64> {
     let bytes = f
@@ -113,7 +113,7 @@ fn shared_access(
     dir: Dir,
     fh: MPI_File,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
@@ -158,7 +158,7 @@ fn ordered(
     dir: Dir,
     fh: MPI_File,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     status: *mut MPI_Status,
     split: Option<&'static str>,
@@ -215,7 +215,7 @@ fn ordered_begin(
     dir: Dir,
     fh: MPI_File,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> MpiResult<()> {
     // SAFETY: MPI_Status is a plain C struct of integers; all zeroes is a valid value.
@@ -294,37 +294,41 @@ fn no_sequential(f: &OpenFile, call: &str) -> MpiResult<()> {
 file_fn! {
     /// `MPI_File_read_shared`: reads at the shared file pointer, which moves past the data
     /// requested.
-    fn MPI_File_read_shared / PMPI_File_read_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_shared / PMPI_File_read_shared, large MPI_File_read_shared_c / PMPI_File_read_shared_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        shared_access(rt, "MPI_File_read_shared", Dir::Read, fh, buf, count, datatype, status)
+        shared_access(rt, "MPI_File_read_shared", Dir::Read, fh, buf, count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_shared`: writes at the shared file pointer, which moves past the data.
-    fn MPI_File_write_shared / PMPI_File_write_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_shared / PMPI_File_write_shared, large MPI_File_write_shared_c / PMPI_File_write_shared_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        shared_access(rt, "MPI_File_write_shared", Dir::Write, fh, buf.cast_mut(), count, datatype, status)
+        shared_access(rt, "MPI_File_write_shared", Dir::Write, fh, buf.cast_mut(), count.into(), datatype, status)
     }
 }
 
 file_fn! {
     /// `MPI_File_iread_shared`: `MPI_File_read_shared` as a request, done at the call (see
     /// `api::nonblocking`).
-    fn MPI_File_iread_shared / PMPI_File_iread_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iread_shared / PMPI_File_iread_shared, large MPI_File_iread_shared_c / PMPI_File_iread_shared_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
         complete_now(rt, fh, request, |rt, status| {
-            shared_access(rt, "MPI_File_iread_shared", Dir::Read, fh, buf, count, datatype, status)
+            shared_access(rt, "MPI_File_iread_shared", Dir::Read, fh, buf, count.into(), datatype, status)
         })
     }
 }
 
 file_fn! {
     /// `MPI_File_iwrite_shared`: `MPI_File_write_shared` as a request, done at the call.
-    fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
+    fn MPI_File_iwrite_shared / PMPI_File_iwrite_shared, large MPI_File_iwrite_shared_c / PMPI_File_iwrite_shared_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, request: *mut MPI_Request) |rt, route| {
         *route = fh;
         complete_now(rt, fh, request, |rt, status| {
-            shared_access(rt, "MPI_File_iwrite_shared", Dir::Write, fh, buf.cast_mut(), count, datatype, status)
+            shared_access(rt, "MPI_File_iwrite_shared", Dir::Write, fh, buf.cast_mut(), count.into(), datatype, status)
         })
     }
 }
@@ -332,27 +336,30 @@ file_fn! {
 file_fn! {
     /// `MPI_File_read_ordered`: every process reads its part in rank order from the shared
     /// file pointer (collective).
-    fn MPI_File_read_ordered / PMPI_File_read_ordered(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_ordered / PMPI_File_read_ordered, large MPI_File_read_ordered_c / PMPI_File_read_ordered_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        ordered(rt, "MPI_File_read_ordered", Dir::Read, fh, buf, count, datatype, status, None)
+        ordered(rt, "MPI_File_read_ordered", Dir::Read, fh, buf, count.into(), datatype, status, None)
     }
 }
 
 file_fn! {
     /// `MPI_File_write_ordered`: every process writes its part in rank order from the shared
     /// file pointer (collective).
-    fn MPI_File_write_ordered / PMPI_File_write_ordered(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_ordered / PMPI_File_write_ordered, large MPI_File_write_ordered_c / PMPI_File_write_ordered_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
         *route = fh;
-        ordered(rt, "MPI_File_write_ordered", Dir::Write, fh, buf.cast_mut(), count, datatype, status, None)
+        ordered(rt, "MPI_File_write_ordered", Dir::Write, fh, buf.cast_mut(), count.into(), datatype, status, None)
     }
 }
 
 file_fn! {
     /// `MPI_File_read_ordered_begin`: begins a split `MPI_File_read_ordered` (the access is
     /// done here; `_end` gives its status).
-    fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin, large MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        ordered_begin(rt, "MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", Dir::Read, fh, buf, count, datatype)
+        ordered_begin(rt, "MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", Dir::Read, fh, buf, count.into(), datatype)
     }
 }
 
@@ -368,9 +375,10 @@ file_fn! {
 file_fn! {
     /// `MPI_File_write_ordered_begin`: begins a split `MPI_File_write_ordered` (the access is
     /// done here; `_end` gives its status).
-    fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) |rt, route| {
+    fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin, large MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
         *route = fh;
-        ordered_begin(rt, "MPI_File_write_ordered_begin", "MPI_File_write_ordered_end", Dir::Write, fh, buf.cast_mut(), count, datatype)
+        ordered_begin(rt, "MPI_File_write_ordered_begin", "MPI_File_write_ordered_end", Dir::Write, fh, buf.cast_mut(), count.into(), datatype)
     }
 }
 

@@ -27,7 +27,7 @@ use crate::abi::*;
 use crate::cptr::{write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::file::amode;
-use crate::file::datarep::{self, Representation};
+use crate::file::datarep::{self, ConversionArg, Representation};
 use crate::file::sys::io_error;
 use crate::file::view::{BadView, View};
 use crate::file::{files, MPI_FILE_NULL};
@@ -153,15 +153,16 @@ file_fn! {
     /// `MPI_File_get_type_extent`: the extent of a type in the file's data representation
     /// (for a predefined type, its size there: 4 for `MPI_LONG` in external32; for a derived
     /// type, its extent laid out with those sizes: `Representation::layout`).
-    fn MPI_File_get_type_extent / PMPI_File_get_type_extent(
+    fn MPI_File_get_type_extent / PMPI_File_get_type_extent, large MPI_File_get_type_extent_c / PMPI_File_get_type_extent_c
+    where [Extent = MPI_Aint | MPI_Count] (
         fh: MPI_File,
         datatype: MPI_Datatype,
-        extent: *mut MPI_Aint,
+        extent: *mut Extent,
     ) |rt, route| {
         *route = fh;
         let out = Out::new(extent, "extent")?;
         let name = files().get(fh)?.datarep.clone();
-        out.set(Representation::lookup(&name)?.layout(&rt.types, datatype)?.extent as MPI_Aint);
+        out.set(Representation::lookup(&name)?.layout(&rt.types, datatype)?.extent as Extent);
         Ok(())
     }
 }
@@ -170,10 +171,11 @@ file_fn! {
     /// `MPI_Register_datarep`: a data representation of the program's (see
     /// `file::datarep`); `MPI_ERR_DUP_DATAREP` for a name already defined. Not collective;
     /// errors go to `MPI_FILE_NULL`'s handler.
-    fn MPI_Register_datarep / PMPI_Register_datarep(
+    fn MPI_Register_datarep / PMPI_Register_datarep, large MPI_Register_datarep_c / PMPI_Register_datarep_c
+    where [Conversion = MPI_Datarep_conversion_function | MPI_Datarep_conversion_function_c] (
         datarep: *const c_char,
-        read_conversion_fn: MPI_Datarep_conversion_function,
-        write_conversion_fn: MPI_Datarep_conversion_function,
+        read_conversion_fn: Conversion,
+        write_conversion_fn: Conversion,
         dtype_file_extent_fn: MPI_Datarep_extent_function,
         extra_state: *mut c_void,
     ) |_rt, route| {
@@ -186,7 +188,7 @@ file_fn! {
                 MPI_MAX_DATAREP_STRING - 1
             )));
         }
-        datarep::register(&name, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
+        datarep::register(&name, read_conversion_fn.conversion(), write_conversion_fn.conversion(), dtype_file_extent_fn, extra_state)
     }
 }
 

@@ -13,19 +13,20 @@ use std::ffi::{c_int, c_void};
 
 /// Generates the four blocking send functions, which differ only in their mode.
 macro_rules! blocking_send {
-    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $mpi_c:ident / $pmpi_c:ident, $kind:expr) => {
         mpi_fn! {
             $(#[$doc])*
-            fn $mpi / $pmpi(
+            fn $mpi / $pmpi, large $mpi_c / $pmpi_c
+            where [Count = c_int | MPI_Count] (
                 buf: *const c_void,
-                count: c_int,
+                count: Count,
                 datatype: MPI_Datatype,
                 dest: c_int,
                 tag: c_int,
                 comm: MPI_Comm,
             ) |st| {
                 let cx = &mut st.runtime()?.p2p();
-                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
                 send(cx, &op, $kind)
             }
         }
@@ -34,29 +35,30 @@ macro_rules! blocking_send {
 
 blocking_send! {
     /// `MPI_Send`: standard-mode blocking send.
-    MPI_Send / PMPI_Send, SendKind::Standard
+    MPI_Send / PMPI_Send, MPI_Send_c / PMPI_Send_c, SendKind::Standard
 }
 
 blocking_send! {
     /// `MPI_Ssend`: synchronous send; returns once the receiver has matched the message.
-    MPI_Ssend / PMPI_Ssend, SendKind::Synchronous
+    MPI_Ssend / PMPI_Ssend, MPI_Ssend_c / PMPI_Ssend_c, SendKind::Synchronous
 }
 
 blocking_send! {
     /// `MPI_Bsend`: buffered send; copies into the attached buffer and returns.
-    MPI_Bsend / PMPI_Bsend, SendKind::Buffered
+    MPI_Bsend / PMPI_Bsend, MPI_Bsend_c / PMPI_Bsend_c, SendKind::Buffered
 }
 
 blocking_send! {
     /// `MPI_Rsend`: ready send; the matching receive must be posted already.
-    MPI_Rsend / PMPI_Rsend, SendKind::Ready
+    MPI_Rsend / PMPI_Rsend, MPI_Rsend_c / PMPI_Rsend_c, SendKind::Ready
 }
 
 mpi_fn! {
     /// `MPI_Recv`: blocking receive.
-    fn MPI_Recv / PMPI_Recv(
+    fn MPI_Recv / PMPI_Recv, large MPI_Recv_c / PMPI_Recv_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         source: c_int,
         tag: c_int,
@@ -64,7 +66,7 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = recv(cx, &op)?;
         status.set(&c);
@@ -74,14 +76,15 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Sendrecv`: a send and a receive that cannot deadlock each other.
-    fn MPI_Sendrecv / PMPI_Sendrecv(
+    fn MPI_Sendrecv / PMPI_Sendrecv, large MPI_Sendrecv_c / PMPI_Sendrecv_c
+    where [Count = c_int | MPI_Count] (
         sendbuf: *const c_void,
-        sendcount: c_int,
+        sendcount: Count,
         sendtype: MPI_Datatype,
         dest: c_int,
         sendtag: c_int,
         recvbuf: *mut c_void,
-        recvcount: c_int,
+        recvcount: Count,
         recvtype: MPI_Datatype,
         source: c_int,
         recvtag: c_int,
@@ -89,8 +92,8 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let r = args::recv_op(cx, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         let c = sendrecv(cx, &s, &r)?;
         status.set(&c);
@@ -101,9 +104,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Sendrecv_replace`: sends the buffer's contents and receives into the same buffer
     /// (the outgoing data is copied first).
-    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(
+    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace, large MPI_Sendrecv_replace_c / PMPI_Sendrecv_replace_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         dest: c_int,
         sendtag: c_int,
@@ -113,8 +117,8 @@ mpi_fn! {
         status: *mut MPI_Status,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
-        let r = args::recv_op(cx, buf, count, datatype, source, recvtag, comm)?;
+        let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         let outgoing = s.outgoing()?;
         // The data must be copied out before the buffer receives (a packed copy is one).

@@ -2,6 +2,7 @@
 //! `MPI_Buffer_flush`, `MPI_Buffer_iflush`.
 
 use crate::abi::*;
+use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::error::MpiError;
 use crate::runtime::export::mpi_fn;
@@ -9,9 +10,10 @@ use std::ffi::{c_int, c_void};
 
 mpi_fn! {
     /// `MPI_Buffer_attach`: gives the library `size` bytes at `buffer` for buffered sends.
-    fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) |st| {
+    fn MPI_Buffer_attach / PMPI_Buffer_attach, large MPI_Buffer_attach_c / PMPI_Buffer_attach_c
+    where [Count = c_int | MPI_Count] (buffer: *mut c_void, size: Count) |st| {
         let rt = st.runtime()?;
-        let size = usize::try_from(size)
+        let size = usize::try_from(MPI_Count::from(size))
             .map_err(|_| MpiError::arg(format!("the size is {size}; it must be 0 or more")))?;
         rt.bsend.attach(buffer.cast(), size)
     }
@@ -20,13 +22,14 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Buffer_detach`: waits for the buffered sends, then returns the buffer's address
     /// (in `*(void **)buffer_addr`) and size. With no buffer attached, NULL and 0.
-    fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) |st| {
+    fn MPI_Buffer_detach / PMPI_Buffer_detach, large MPI_Buffer_detach_c / PMPI_Buffer_detach_c
+    where [Count = c_int | MPI_Count] (buffer_addr: *mut c_void, size: *mut Count) |st| {
         let rt = st.runtime()?;
         let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
         let size_out = Out::new(size, "size")?;
         let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
         addr_out.set(base.cast());
-        size_out.set(len as c_int);
+        size_out.set(Count::from_count(len as MPI_Count));
         Ok(())
     }
 }

@@ -75,9 +75,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Mrecv`: receives the message a matched probe took; `*message` becomes
     /// `MPI_MESSAGE_NULL`.
-    fn MPI_Mrecv / PMPI_Mrecv(
+    fn MPI_Mrecv / PMPI_Mrecv, large MPI_Mrecv_c / PMPI_Mrecv_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         message: *mut MPI_Message,
         status: *mut MPI_Status,
@@ -89,7 +90,7 @@ mpi_fn! {
             Named::NoProc => (crate::comm::SELF, Completion::PROC_NULL),
             Named::Held(m) => {
                 let comm = m.comm;
-                (comm, deliver(cx, m, buf, count, datatype).map_err(|e| e.on(comm))?)
+                (comm, deliver(cx, m, buf, MPI_Count::from(count), datatype).map_err(|e| e.on(comm))?)
             }
         };
         handle.set(MPI_MESSAGE_NULL);
@@ -101,9 +102,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Imrecv`: `MPI_Mrecv` as a request; the data is delivered at once, so the request
     /// is complete already.
-    fn MPI_Imrecv / PMPI_Imrecv(
+    fn MPI_Imrecv / PMPI_Imrecv, large MPI_Imrecv_c / PMPI_Imrecv_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         message: *mut MPI_Message,
         request: *mut MPI_Request,
@@ -115,7 +117,7 @@ mpi_fn! {
             Named::NoProc => (crate::comm::SELF, Completion::PROC_NULL, MPI_PROC_NULL),
             Named::Held(m) => {
                 let (comm, source) = (m.comm, m.global_source);
-                (comm, deliver(cx, m, buf, count, datatype).map_err(|e| e.on(comm))?, source)
+                (comm, deliver(cx, m, buf, MPI_Count::from(count), datatype).map_err(|e| e.on(comm))?, source)
             }
         };
         let status = mpich_channel::Status { source, tag: c.tag, len: c.bytes, truncated: c.error == MPI_ERR_TRUNCATE, ..Default::default() };

@@ -15,12 +15,13 @@ use std::ffi::{c_int, c_void};
 
 /// Generates the four nonblocking send functions, which differ only in their mode.
 macro_rules! nonblocking_send {
-    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $mpi_c:ident / $pmpi_c:ident, $kind:expr) => {
         mpi_fn! {
             $(#[$doc])*
-            fn $mpi / $pmpi(
+            fn $mpi / $pmpi, large $mpi_c / $pmpi_c
+            where [Count = c_int | MPI_Count] (
                 buf: *const c_void,
-                count: c_int,
+                count: Count,
                 datatype: MPI_Datatype,
                 dest: c_int,
                 tag: c_int,
@@ -28,7 +29,7 @@ macro_rules! nonblocking_send {
                 request: *mut MPI_Request,
             ) |st| {
                 let cx = &mut st.runtime()?.p2p();
-                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 let id = start_send(cx, &op, $kind)?;
                 out.set(record(cx, id));
@@ -40,29 +41,30 @@ macro_rules! nonblocking_send {
 
 nonblocking_send! {
     /// `MPI_Isend`: starts a standard-mode send.
-    MPI_Isend / PMPI_Isend, SendKind::Standard
+    MPI_Isend / PMPI_Isend, MPI_Isend_c / PMPI_Isend_c, SendKind::Standard
 }
 
 nonblocking_send! {
     /// `MPI_Issend`: starts a synchronous send (complete once the receiver matched it).
-    MPI_Issend / PMPI_Issend, SendKind::Synchronous
+    MPI_Issend / PMPI_Issend, MPI_Issend_c / PMPI_Issend_c, SendKind::Synchronous
 }
 
 nonblocking_send! {
     /// `MPI_Ibsend`: a buffered send; the request is complete once the data is copied.
-    MPI_Ibsend / PMPI_Ibsend, SendKind::Buffered
+    MPI_Ibsend / PMPI_Ibsend, MPI_Ibsend_c / PMPI_Ibsend_c, SendKind::Buffered
 }
 
 nonblocking_send! {
     /// `MPI_Irsend`: starts a ready-mode send.
-    MPI_Irsend / PMPI_Irsend, SendKind::Ready
+    MPI_Irsend / PMPI_Irsend, MPI_Irsend_c / PMPI_Irsend_c, SendKind::Ready
 }
 
 mpi_fn! {
     /// `MPI_Irecv`: posts a receive.
-    fn MPI_Irecv / PMPI_Irecv(
+    fn MPI_Irecv / PMPI_Irecv, large MPI_Irecv_c / PMPI_Irecv_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         source: c_int,
         tag: c_int,
@@ -70,7 +72,7 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         let id = start_recv(cx, &op)?;
         out.set(record(cx, id));
@@ -80,12 +82,13 @@ mpi_fn! {
 
 /// Generates the four persistent send constructors.
 macro_rules! send_init {
-    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $kind:expr) => {
+    ($(#[$doc:meta])* $mpi:ident / $pmpi:ident, $mpi_c:ident / $pmpi_c:ident, $kind:expr) => {
         mpi_fn! {
             $(#[$doc])*
-            fn $mpi / $pmpi(
+            fn $mpi / $pmpi, large $mpi_c / $pmpi_c
+            where [Count = c_int | MPI_Count] (
                 buf: *const c_void,
-                count: c_int,
+                count: Count,
                 datatype: MPI_Datatype,
                 dest: c_int,
                 tag: c_int,
@@ -93,7 +96,7 @@ macro_rules! send_init {
                 request: *mut MPI_Request,
             ) |st| {
                 let cx = &mut st.runtime()?.p2p();
-                let op = args::send_op(cx, buf, count, datatype, dest, tag, comm)?;
+                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 out.set(persistent(cx, op.comm, PersistentKind::Send(op, $kind))?);
                 Ok(())
@@ -104,29 +107,30 @@ macro_rules! send_init {
 
 send_init! {
     /// `MPI_Send_init`: a persistent standard-mode send, started by `MPI_Start`.
-    MPI_Send_init / PMPI_Send_init, SendKind::Standard
+    MPI_Send_init / PMPI_Send_init, MPI_Send_init_c / PMPI_Send_init_c, SendKind::Standard
 }
 
 send_init! {
     /// `MPI_Ssend_init`: a persistent synchronous send.
-    MPI_Ssend_init / PMPI_Ssend_init, SendKind::Synchronous
+    MPI_Ssend_init / PMPI_Ssend_init, MPI_Ssend_init_c / PMPI_Ssend_init_c, SendKind::Synchronous
 }
 
 send_init! {
     /// `MPI_Bsend_init`: a persistent buffered send.
-    MPI_Bsend_init / PMPI_Bsend_init, SendKind::Buffered
+    MPI_Bsend_init / PMPI_Bsend_init, MPI_Bsend_init_c / PMPI_Bsend_init_c, SendKind::Buffered
 }
 
 send_init! {
     /// `MPI_Rsend_init`: a persistent ready-mode send.
-    MPI_Rsend_init / PMPI_Rsend_init, SendKind::Ready
+    MPI_Rsend_init / PMPI_Rsend_init, MPI_Rsend_init_c / PMPI_Rsend_init_c, SendKind::Ready
 }
 
 mpi_fn! {
     /// `MPI_Recv_init`: a persistent receive, started by `MPI_Start`.
-    fn MPI_Recv_init / PMPI_Recv_init(
+    fn MPI_Recv_init / PMPI_Recv_init, large MPI_Recv_init_c / PMPI_Recv_init_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         source: c_int,
         tag: c_int,
@@ -134,7 +138,7 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let op = args::recv_op(cx, buf, count, datatype, source, tag, comm)?;
+        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         out.set(persistent(cx, op.comm, PersistentKind::Recv(op))?);
         Ok(())
@@ -170,14 +174,15 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Isendrecv`: a nonblocking `MPI_Sendrecv`; the request completes when both the
     /// send and the receive have, with the receive's status.
-    fn MPI_Isendrecv / PMPI_Isendrecv(
+    fn MPI_Isendrecv / PMPI_Isendrecv, large MPI_Isendrecv_c / PMPI_Isendrecv_c
+    where [Count = c_int | MPI_Count] (
         sendbuf: *const c_void,
-        sendcount: c_int,
+        sendcount: Count,
         sendtype: MPI_Datatype,
         dest: c_int,
         sendtag: c_int,
         recvbuf: *mut c_void,
-        recvcount: c_int,
+        recvcount: Count,
         recvtype: MPI_Datatype,
         source: c_int,
         recvtag: c_int,
@@ -185,8 +190,8 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let r = args::recv_op(cx, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, false)?;
         out.set(record(cx, id));
@@ -197,9 +202,10 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Isendrecv_replace`: a nonblocking `MPI_Sendrecv_replace` (the outgoing data is
     /// copied at the call; the buffer receives).
-    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(
+    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace, large MPI_Isendrecv_replace_c / PMPI_Isendrecv_replace_c
+    where [Count = c_int | MPI_Count] (
         buf: *mut c_void,
-        count: c_int,
+        count: Count,
         datatype: MPI_Datatype,
         dest: c_int,
         sendtag: c_int,
@@ -209,8 +215,8 @@ mpi_fn! {
         request: *mut MPI_Request,
     ) |st| {
         let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, buf.cast_const(), count, datatype, dest, sendtag, comm)?;
-        let r = args::recv_op(cx, buf, count, datatype, source, recvtag, comm)?;
+        let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, true)?;
         out.set(record(cx, id));

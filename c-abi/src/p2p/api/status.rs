@@ -3,11 +3,12 @@
 //! function: `MPI_Status_set_elements(_x)`, `MPI_Status_set_cancelled`.
 
 use crate::abi::*;
+use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::datatype::Datatype;
 use crate::error::MpiError;
 use crate::error::MpiResult;
-use crate::p2p::status::{as_int_count, decode, set_byte_count, set_cancelled, status_in};
+use crate::p2p::status::{decode, set_byte_count, set_cancelled, status_in};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::Mpi;
 use std::ffi::c_int;
@@ -25,43 +26,52 @@ fn received_in(
 }
 
 mpi_fn! {
-    /// `MPI_Get_count`: whole elements of `datatype` received.
-    fn MPI_Get_count / PMPI_Get_count(
+    /// `MPI_Get_count`: whole elements of `datatype` received (`MPI_UNDEFINED` if not a whole
+    /// number, or, in the int form, more than an `int` holds).
+    fn MPI_Get_count / PMPI_Get_count, large MPI_Get_count_c / PMPI_Get_count_c
+    where [Count = c_int | MPI_Count] (
         status: *const MPI_Status,
         datatype: MPI_Datatype,
-        count: *mut c_int,
+        count: *mut Count,
     ) |st| {
         let (info, bytes) = received_in(st, status, datatype)?;
-        Out::new(count, "count")?.set(as_int_count(info.count_in(bytes)));
+        Out::new(count, "count")?.set(Count::from_count(counted(info.count_in(bytes))));
         Ok(())
     }
 }
 
 mpi_fn! {
-    /// `MPI_Get_elements`: basic elements received.
-    fn MPI_Get_elements / PMPI_Get_elements(
+    /// `MPI_Get_elements`: basic elements received (`MPI_UNDEFINED` as for `MPI_Get_count`).
+    fn MPI_Get_elements / PMPI_Get_elements, large MPI_Get_elements_c / PMPI_Get_elements_c
+    where [Count = c_int | MPI_Count] (
         status: *const MPI_Status,
         datatype: MPI_Datatype,
-        count: *mut c_int,
+        count: *mut Count,
     ) |st| {
         let (info, bytes) = received_in(st, status, datatype)?;
-        Out::new(count, "count")?.set(as_int_count(info.elements_in(bytes)));
+        Out::new(count, "count")?.set(Count::from_count(counted(info.elements_in(bytes))));
         Ok(())
     }
 }
 
 mpi_fn! {
-    /// `MPI_Get_elements_x`: `MPI_Get_elements` as an `MPI_Count`.
+    /// `MPI_Get_elements_x`: `MPI_Get_elements` as an `MPI_Count` (MPI 3's form of
+    /// `MPI_Get_elements_c`).
     fn MPI_Get_elements_x / PMPI_Get_elements_x(
         status: *const MPI_Status,
         datatype: MPI_Datatype,
         count: *mut MPI_Count,
     ) |st| {
         let (info, bytes) = received_in(st, status, datatype)?;
-        let n = info.elements_in(bytes);
-        Out::new(count, "count")?.set(n.map(|n| n as MPI_Count).unwrap_or(MPI_UNDEFINED as MPI_Count));
+        Out::new(count, "count")?.set(counted(info.elements_in(bytes)));
         Ok(())
     }
+}
+
+/// A count of a status as an `MPI_Count`: `MPI_UNDEFINED` for none.
+fn counted(n: Option<usize>) -> MPI_Count {
+    n.and_then(|n| MPI_Count::try_from(n).ok())
+        .unwrap_or(MPI_UNDEFINED as MPI_Count)
 }
 
 mpi_fn! {

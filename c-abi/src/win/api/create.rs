@@ -16,6 +16,7 @@
 use crate::abi::*;
 use crate::comm::net::Net;
 use crate::comm::CommIdx;
+use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -35,7 +36,8 @@ const TAG_SETUP: c_int = 0x3400_0000;
 struct Spec {
     flavor: c_int,
     size: MPI_Aint,
-    disp_unit: c_int,
+    /// An `MPI_Aint` for the int and the large-count (`_c`) forms alike.
+    disp_unit: MPI_Aint,
 }
 
 fn check_spec(s: &Spec) -> MpiResult<()> {
@@ -171,7 +173,7 @@ fn make(
         flavor: spec.flavor,
         base,
         size_attr: spec.size,
-        disp_unit_attr: spec.disp_unit,
+        disp_unit_attr: c_int::try_from(spec.disp_unit).unwrap_or(c_int::MAX),
         flavor_attr: spec.flavor,
         model_attr: MPI_WIN_UNIFIED,
         peers,
@@ -348,13 +350,14 @@ fn share(rt: &mut Runtime, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
 
 mpi_fn! {
     /// `MPI_Win_create`: exposes `size` bytes at `base` of every process.
-    fn MPI_Win_create / PMPI_Win_create(
-        base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+    fn MPI_Win_create / PMPI_Win_create, large MPI_Win_create_c / PMPI_Win_create_c
+    where [Unit = c_int | MPI_Aint] (
+        base: *mut c_void, size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         win: *mut MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
         let out = Out::new(win, "win")?;
-        let spec = Spec { flavor: MPI_WIN_FLAVOR_CREATE, size, disp_unit };
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_CREATE, size, disp_unit: disp_unit.into() };
         let (h, _) = make(rt, comm, info, spec, base)?;
         out.set(h);
         Ok(())
@@ -363,11 +366,12 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Win_allocate`: a window of fresh memory; its address in `*baseptr`.
-    fn MPI_Win_allocate / PMPI_Win_allocate(
-        size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+    fn MPI_Win_allocate / PMPI_Win_allocate, large MPI_Win_allocate_c / PMPI_Win_allocate_c
+    where [Unit = c_int | MPI_Aint] (
+        size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
     ) |st| {
-        let spec = Spec { flavor: MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit };
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit: disp_unit.into() };
         allocate(st.runtime()?, spec, info, comm, baseptr, win)
     }
 }
@@ -393,11 +397,12 @@ fn allocate(
 mpi_fn! {
     /// `MPI_Win_allocate_shared`: a window of memory every process of the (one-host)
     /// communicator can load and store directly; this process's part at `*baseptr`.
-    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared(
-        size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm,
+    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared, large MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c
+    where [Unit = c_int | MPI_Aint] (
+        size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
     ) |st| {
-        let spec = Spec { flavor: MPI_WIN_FLAVOR_SHARED, size, disp_unit };
+        let spec = Spec { flavor: MPI_WIN_FLAVOR_SHARED, size, disp_unit: disp_unit.into() };
         allocate(st.runtime()?, spec, info, comm, baseptr, win)
     }
 }
@@ -405,8 +410,9 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Win_shared_query`: where process `rank`'s part of a shared window is in this
     /// process (`MPI_PROC_NULL`: the first part that is not empty).
-    fn MPI_Win_shared_query / PMPI_Win_shared_query(
-        win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void,
+    fn MPI_Win_shared_query / PMPI_Win_shared_query, large MPI_Win_shared_query_c / PMPI_Win_shared_query_c
+    where [Unit = c_int | MPI_Aint] (
+        win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut Unit, baseptr: *mut c_void,
     ) |st| {
         let rt = st.runtime()?;
         let w = rt.wins.get(win)?;
@@ -421,7 +427,7 @@ mpi_fn! {
         };
         let p = w.peers[r];
         Out::new(size, "size").map_err(on)?.set(p.size as MPI_Aint);
-        Out::new(disp_unit, "disp_unit").map_err(on)?.set(p.disp_unit as c_int);
+        Out::new(disp_unit, "disp_unit").map_err(on)?.set(Unit::from_count(p.disp_unit as MPI_Aint));
         Out::new(baseptr.cast::<*mut c_void>(), "baseptr").map_err(on)?.set(p.shared_base as *mut c_void);
         Ok(())
     }

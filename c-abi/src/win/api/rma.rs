@@ -37,7 +37,7 @@ fn check_target<'a>(
     win: MPI_Win,
     rank: c_int,
     disp: MPI_Aint,
-    count: c_int,
+    count: MPI_Count,
     dt: MPI_Datatype,
     request_based: bool,
 ) -> MpiResult<Checked<'a>> {
@@ -102,7 +102,7 @@ fn check_target<'a>(
 fn local<'a>(
     types: &'a TypeTable,
     addr: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     dt: MPI_Datatype,
 ) -> MpiResult<Local<'a>> {
     if count < 0 {
@@ -181,12 +181,12 @@ enum Way {
 #[derive(Clone, Copy)]
 struct Buf {
     addr: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     dt: MPI_Datatype,
 }
 
 impl Buf {
-    fn new(addr: *const c_void, count: c_int, dt: MPI_Datatype) -> Buf {
+    fn new(addr: *const c_void, count: MPI_Count, dt: MPI_Datatype) -> Buf {
         Buf {
             addr: addr.cast_mut(),
             count,
@@ -200,7 +200,7 @@ impl Buf {
 struct Target {
     rank: c_int,
     disp: MPI_Aint,
-    count: c_int,
+    count: MPI_Count,
     dt: MPI_Datatype,
 }
 
@@ -349,51 +349,55 @@ fn on_win(win: MPI_Win, r: MpiResult<()>) -> MpiResult<()> {
 
 mpi_fn! {
     /// `MPI_Put`: writes the origin data into the target's window.
-    fn MPI_Put / PMPI_Put(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Put / PMPI_Put, large MPI_Put_c / PMPI_Put_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, None))
+        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count.into(), origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, win, None))
     }
 }
 
 mpi_fn! {
     /// `MPI_Get`: reads the target's window into the origin buffer.
-    fn MPI_Get / PMPI_Get(
-        origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Get / PMPI_Get, large MPI_Get_c / PMPI_Get_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *mut c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, None))
+        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count.into(), origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, win, None))
     }
 }
 
 mpi_fn! {
     /// `MPI_Accumulate`: combines the origin data into the target's window with `op`.
-    fn MPI_Accumulate / PMPI_Accumulate(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Accumulate / PMPI_Accumulate, large MPI_Accumulate_c / PMPI_Accumulate_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, None))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count.into(), origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, op, win, None))
     }
 }
 
 mpi_fn! {
     /// `MPI_Get_accumulate`: the target's data into `result_addr`, then `op` combines the
     /// origin data into it, atomically.
-    fn MPI_Get_accumulate / PMPI_Get_accumulate(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Get_accumulate / PMPI_Get_accumulate, large MPI_Get_accumulate_c / PMPI_Get_accumulate_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        result_addr: *mut c_void, result_count: Count, result_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), Some(Buf::new(result_addr, result_count, result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, None))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count.into(), origin_datatype), Some(Buf::new(result_addr, result_count.into(), result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, op, win, None))
     }
 }
 
@@ -460,49 +464,53 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Rput`: `MPI_Put` with a request, complete when the origin buffer may be reused.
-    fn MPI_Rput / PMPI_Rput(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Rput / PMPI_Rput, large MPI_Rput_c / PMPI_Rput_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, Some(request)))
+        on_win(win, transfer(rt, Way::Put, Buf::new(origin_addr, origin_count.into(), origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, win, Some(request)))
     }
 }
 
 mpi_fn! {
     /// `MPI_Rget`: `MPI_Get` with a request, complete when the data is in the origin buffer.
-    fn MPI_Rget / PMPI_Rget(
-        origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Rget / PMPI_Rget, large MPI_Rget_c / PMPI_Rget_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *mut c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count, origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, win, Some(request)))
+        on_win(win, transfer(rt, Way::Get, Buf::new(origin_addr, origin_count.into(), origin_datatype), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, win, Some(request)))
     }
 }
 
 mpi_fn! {
     /// `MPI_Raccumulate`: `MPI_Accumulate` with a request.
-    fn MPI_Raccumulate / PMPI_Raccumulate(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Raccumulate / PMPI_Raccumulate, large MPI_Raccumulate_c / PMPI_Raccumulate_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, Some(request)))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count.into(), origin_datatype), None), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, op, win, Some(request)))
     }
 }
 
 mpi_fn! {
     /// `MPI_Rget_accumulate`: `MPI_Get_accumulate` with a request.
-    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(
-        origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype,
-        result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype,
-        target_rank: c_int, target_disp: MPI_Aint, target_count: c_int,
+    fn MPI_Rget_accumulate / PMPI_Rget_accumulate, large MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c
+    where [Count = c_int | MPI_Count] (
+        origin_addr: *const c_void, origin_count: Count, origin_datatype: MPI_Datatype,
+        result_addr: *mut c_void, result_count: Count, result_datatype: MPI_Datatype,
+        target_rank: c_int, target_disp: MPI_Aint, target_count: Count,
         target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request,
     ) |st| {
         let rt = st.runtime()?;
-        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count, origin_datatype), Some(Buf::new(result_addr, result_count, result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count, dt: target_datatype }, op, win, Some(request)))
+        on_win(win, accumulate(rt, (Buf::new(origin_addr, origin_count.into(), origin_datatype), Some(Buf::new(result_addr, result_count.into(), result_datatype))), Target { rank: target_rank, disp: target_disp, count: target_count.into(), dt: target_datatype }, op, win, Some(request)))
     }
 }
