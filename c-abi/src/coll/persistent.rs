@@ -30,7 +30,10 @@
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
 //! whose attachment is the schedule, as one of point-to-point's foreign persistent requests
 //! ([`crate::p2p::request::ForeignRun`], as partitioned communication's are): `MPI_Start` and
-//! `MPI_Startall` check and start it as any persistent request and ask it for its run. Its
+//! `MPI_Startall` check and start it as any persistent request and ask it for its run
+//! (a shared reference to the schedule: no allocation per start). The run goes as far as it
+//! can at once; one that completes there (a broadcast's root, whose short sends went out at
+//! once) completes the request without becoming an operation of the engine. Its
 //! communicator is the owner word, so completion, statuses and error handlers work as for
 //! point-to-point persistent requests. The schedule is shared (`Rc<RefCell<_>>`) between that
 //! attachment and the run the engine polls; only the one thread inside the library touches
@@ -40,27 +43,21 @@
 use super::Schedule;
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::p2p::request::{self, Foreign, ForeignRun, Starter};
-use mpich_channel::{Adi, AdiError, Engine, Operation, Status};
+use crate::p2p::request::{self, Foreign, ForeignRun, SharedStart, Starter};
+use mpich_channel::{Adi, AdiError, Engine, Operation, ReqId, Status};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-type Shared = Rc<RefCell<Schedule>>;
-
-/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): its
-/// schedule.
-struct PersistentCollective {
-    plan: Shared,
+/// A persistent collective's schedule, shared between its request's attachment and the run
+/// in the engine.
+struct Replay {
+    plan: RefCell<Schedule>,
 }
 
-/// One run of a persistent collective, as an operation of the progress engine.
-struct Run {
-    plan: Shared,
-}
-
-impl Operation for Run {
-    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+impl Replay {
+    /// Advances the current run; its status once it is over.
+    fn poll(&self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut plan = self.plan.borrow_mut();
         if !plan.poll(p2p)? {
             return Ok(None);
@@ -73,12 +70,31 @@ impl Operation for Run {
     }
 }
 
+/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): its
+/// schedule.
+struct PersistentCollective {
+    replay: Rc<Replay>,
+}
+
+/// One run of a persistent collective, as an operation of the progress engine.
+struct Run {
+    replay: Rc<Replay>,
+}
+
+impl Operation for Run {
+    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+        self.replay.poll(p2p)
+    }
+}
+
 /// Makes the inactive persistent request that replays `s` at each start; returns its handle.
 pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Request> {
     s.make_replayable();
     let comm = s.comm;
     let attachment = Foreign(Box::new(PersistentCollective {
-        plan: Rc::new(RefCell::new(s)),
+        replay: Rc::new(Replay {
+            plan: RefCell::new(s),
+        }),
     }));
     let id = engine
         .p2p()
@@ -88,16 +104,34 @@ pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Reques
 }
 
 /// `MPI_Start` (through point-to-point's foreign requests): the next run rewinds the
-/// schedule and hands it to the engine under the same request.
+/// schedule and runs as far as it goes at once. A run that completes there (a broadcast's
+/// root, whose short sends went out) completes its request without entering the engine's
+/// operations; the others are handed to the engine under the request.
+impl SharedStart for Replay {
+    fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
+        self.plan.borrow_mut().rewind();
+        let first = self.poll(engine.p2p());
+        match first.map_err(MpiError::from)? {
+            Some(status) => {
+                let adi = engine.p2p();
+                adi.start_persistent_external(id).map_err(MpiError::from)?;
+                adi.complete_external(id, status);
+                Ok(())
+            }
+            None => engine
+                .start_persistent(id, Box::new(Run { replay: self }))
+                .map_err(MpiError::from),
+        }
+    }
+}
+
 impl ForeignRun for PersistentCollective {
     fn starter(&mut self) -> Starter {
-        let plan = Rc::clone(&self.plan);
-        Box::new(move |engine: &mut Engine, id| {
-            plan.borrow_mut().rewind();
-            engine
-                .start_persistent(id, Box::new(Run { plan }))
-                .map_err(MpiError::from)
-        })
+        let replay = Rc::clone(&self.replay);
+        Box::new(move |engine: &mut Engine, id| replay.start(engine, id))
+    }
+    fn shared_start(&self) -> Option<Rc<dyn SharedStart>> {
+        Some(Rc::clone(&self.replay) as Rc<dyn SharedStart>)
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self

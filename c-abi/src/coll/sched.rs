@@ -530,6 +530,17 @@ impl Plan {
         let tag = tag(self.seq, x.step);
         let bytes = x.lay.size * x.count;
         let a = if x.send {
+            if x.lay.contiguous() && bytes <= adi.eager_max() {
+                // A short message of contiguous data goes out at once when the route takes it
+                // (as a blocking send's does): no request, nothing to reap.
+                let ptr = crate::cptr::nonnull_or_dangling(x.lay.data_start(x.base.cast_const()));
+                // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer or a temporary of
+                // the schedule); `send_now` copies them out before it returns.
+                let data = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+                if adi.send_now(data, x.peer, tag, self.ctx, SendMode::Standard)? {
+                    return Ok(());
+                }
+            }
             let (ptr, staging) = if x.lay.contiguous() {
                 (x.lay.data_start(x.base.cast_const()), None)
             } else {

@@ -221,13 +221,16 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
     let comm = request::comm_of(cx.engine, id);
     let started = match &kind {
         PersistentKind::Foreign => {
-            let starter = cx
+            let foreign = cx
                 .engine
                 .p2p()
                 .attachment(id)
                 .and_then(|a| a.as_any_mut().downcast_mut::<request::Foreign>())
-                .map(|f| f.0.starter())
                 .expect("a foreign persistent request keeps its attachment");
+            if let Some(shared) = foreign.0.shared_start() {
+                return shared.start(cx.engine, id).map_err(|e| e.on(comm));
+            }
+            let starter = foreign.0.starter();
             return starter(cx.engine, id).map_err(|e| e.on(comm));
         }
         PersistentKind::Send(op, mode) => match op.dest {
