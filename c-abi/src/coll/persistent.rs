@@ -4,8 +4,8 @@
 //! ```text
 //!   MPI_Allreduce_init ─▶ checks + the blocking form's builder ─▶ Schedule (replayable)
 //!                         ─▶ inactive persistent engine request, the schedule its attachment
-//!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent(request, Run)
-//!                ─▶ the progress engine polls Run like any nonblocking collective
+//!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent_shared(request, schedule)
+//!                ─▶ the progress engine polls it like any nonblocking collective
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -31,9 +31,8 @@
 //! whose attachment is the schedule, as one of point-to-point's foreign persistent requests
 //! ([`crate::p2p::request::ForeignRun`], as partitioned communication's are): `MPI_Start` and
 //! `MPI_Startall` check and start it as any persistent request and ask it for its run
-//! (a shared reference to the schedule: no allocation per start). The run goes as far as it
-//! can at once; one that completes there (a broadcast's root, whose short sends went out at
-//! once) completes the request without becoming an operation of the engine. Its
+//! (a shared reference to the schedule: no allocation per start), and the engine holds
+//! another reference while the run is in flight ([`mpich_channel::SharedOperation`]). Its
 //! communicator is the owner word, so completion, statuses and error handlers work as for
 //! point-to-point persistent requests. The schedule is shared (`Rc<RefCell<_>>`) between that
 //! attachment and the run the engine polls; only the one thread inside the library touches
@@ -44,7 +43,7 @@ use super::Schedule;
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
 use crate::p2p::request::{self, Foreign, ForeignRun, SharedStart, Starter};
-use mpich_channel::{Adi, AdiError, Engine, Operation, ReqId, Status};
+use mpich_channel::{Adi, AdiError, Engine, ReqId, SharedOperation, Status};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -55,9 +54,10 @@ struct Replay {
     plan: RefCell<Schedule>,
 }
 
-impl Replay {
-    /// Advances the current run; its status once it is over.
-    fn poll(&self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+/// A run of a persistent collective, as an operation of the progress engine: the engine
+/// holds another reference to the schedule while the run is in flight.
+impl SharedOperation for Replay {
+    fn poll_shared(&self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut plan = self.plan.borrow_mut();
         if !plan.poll(p2p)? {
             return Ok(None);
@@ -74,17 +74,6 @@ impl Replay {
 /// schedule.
 struct PersistentCollective {
     replay: Rc<Replay>,
-}
-
-/// One run of a persistent collective, as an operation of the progress engine.
-struct Run {
-    replay: Rc<Replay>,
-}
-
-impl Operation for Run {
-    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
-        self.replay.poll(p2p)
-    }
 }
 
 /// Makes the inactive persistent request that replays `s` at each start; returns its handle.
@@ -104,24 +93,15 @@ pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Reques
 }
 
 /// `MPI_Start` (through point-to-point's foreign requests): the next run rewinds the
-/// schedule and runs as far as it goes at once. A run that completes there (a broadcast's
-/// root, whose short sends went out) completes its request without entering the engine's
-/// operations; the others are handed to the engine under the request.
+/// schedule and is handed to the engine under the request, which runs it as far as it goes
+/// at once (a run that completes there, a broadcast's root whose short sends went out,
+/// completes its request at once) and polls it on every turn until it is over.
 impl SharedStart for Replay {
     fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
         self.plan.borrow_mut().rewind();
-        let first = self.poll(engine.p2p());
-        match first.map_err(MpiError::from)? {
-            Some(status) => {
-                let adi = engine.p2p();
-                adi.start_persistent_external(id).map_err(MpiError::from)?;
-                adi.complete_external(id, status);
-                Ok(())
-            }
-            None => engine
-                .start_persistent(id, Box::new(Run { replay: self }))
-                .map_err(MpiError::from),
-        }
+        engine
+            .start_persistent_shared(id, self)
+            .map_err(MpiError::from)
     }
 }
 

@@ -497,6 +497,27 @@ impl Plan {
     }
 
     fn start_round(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
+        if self.replayable {
+            // The round stays in place (the next run replays it).
+            let i = self.next;
+            self.next += 1;
+            for l in &self.rounds[i].locals {
+                if let Err(e) = self.run_local(l) {
+                    // Go on, as for a truncated message, so that the other ranks finish too.
+                    self.error.get_or_insert(e);
+                }
+            }
+            let mut to = Destination {
+                active: &mut self.active,
+                seq: self.seq,
+                ctx: self.ctx,
+                comm: self.comm,
+            };
+            return self.rounds[i]
+                .xfers
+                .iter()
+                .try_for_each(|x| to.post(adi, x));
+        }
         let mut round = std::mem::take(&mut self.rounds[self.next]);
         self.next += 1;
         for l in &round.locals {
@@ -505,17 +526,18 @@ impl Plan {
                 self.error.get_or_insert(e);
             }
         }
-        if self.replayable {
-            let posted = round.xfers.iter().try_for_each(|x| self.post(adi, x));
-            self.rounds[self.next - 1] = round;
-            return posted;
-        }
         round.locals.clear();
         let xfers = std::mem::take(&mut round.xfers);
         self.spare_rounds.push(round);
         let mut xfers = xfers;
+        let mut to = Destination {
+            active: &mut self.active,
+            seq: self.seq,
+            ctx: self.ctx,
+            comm: self.comm,
+        };
         for x in xfers.drain(..) {
-            self.post(adi, &x)?;
+            to.post(adi, &x)?;
         }
         if let Some(r) = self.spare_rounds.last_mut() {
             if r.xfers.capacity() == 0 {
@@ -525,6 +547,75 @@ impl Plan {
         Ok(())
     }
 
+    fn run_local(&self, l: &Local) -> MpiResult<()> {
+        match l {
+            Local::Copy {
+                src,
+                src_count,
+                src_lay,
+                dst,
+                dst_count,
+                dst_lay,
+            } => {
+                let bytes = (src_lay.size * src_count).min(dst_lay.size * dst_count);
+                if src_lay.contiguous() && dst_lay.contiguous() {
+                    // SAFETY: both buffers hold at least `bytes` bytes of data from their data
+                    // start (the caller's contract, or the schedule's own temporaries); they
+                    // are distinct buffers or the same one (copy to itself).
+                    unsafe {
+                        std::ptr::copy(
+                            src_lay.data_start(*src),
+                            dst_lay.data_start(dst.cast_const()).cast_mut(),
+                            bytes,
+                        )
+                    };
+                } else {
+                    let mut v = vec![0u8; src_lay.size * src_count];
+                    // SAFETY: as above; `v` holds the packed source.
+                    unsafe {
+                        src_lay.pack(*src, *src_count, v.as_mut_ptr());
+                        dst_lay.unpack(v.as_ptr(), bytes, *dst, *dst_count);
+                    }
+                }
+                Ok(())
+            }
+            Local::Reduce {
+                input,
+                inout,
+                count,
+            } => match self.reducer.as_ref().expect("a reducer") {
+                // SAFETY: both buffers are `count` elements of the operation's type (a
+                // schedule's temporaries, or the caller's buffers, which the collective's
+                // contract makes valid), and distinct.
+                Reducer::Op(r) => unsafe { r.apply(*input, *inout, *count) },
+                Reducer::BandU64 => {
+                    for i in 0..*count {
+                        // SAFETY: both buffers are the schedule's `count` u64 words (possibly
+                        // unaligned: the caller's byte slices).
+                        unsafe {
+                            let a = input.cast::<u64>().add(i).read_unaligned();
+                            let p = inout.cast::<u64>().add(i);
+                            p.write_unaligned(a & p.read_unaligned());
+                        }
+                    }
+                    Ok(())
+                }
+            },
+        }
+    }
+}
+
+/// Where a schedule's transfers go: the engine, under the schedule's tags and context, with
+/// the transfers in flight listed in `active` (a borrow of the schedule's list, so that a
+/// round can be posted from where it stays).
+struct Destination<'a> {
+    active: &'a mut Vec<Active>,
+    seq: u32,
+    ctx: u16,
+    comm: CommIdx,
+}
+
+impl Destination<'_> {
     /// Hands one transfer to the engine (packing a send of scattered data first).
     fn post(&mut self, adi: &mut Adi, x: &Xfer) -> Result<(), AdiError> {
         let tag = tag(self.seq, x.step);
@@ -594,63 +685,6 @@ impl Plan {
         };
         self.active.push(a);
         Ok(())
-    }
-
-    fn run_local(&self, l: &Local) -> MpiResult<()> {
-        match l {
-            Local::Copy {
-                src,
-                src_count,
-                src_lay,
-                dst,
-                dst_count,
-                dst_lay,
-            } => {
-                let bytes = (src_lay.size * src_count).min(dst_lay.size * dst_count);
-                if src_lay.contiguous() && dst_lay.contiguous() {
-                    // SAFETY: both buffers hold at least `bytes` bytes of data from their data
-                    // start (the caller's contract, or the schedule's own temporaries); they
-                    // are distinct buffers or the same one (copy to itself).
-                    unsafe {
-                        std::ptr::copy(
-                            src_lay.data_start(*src),
-                            dst_lay.data_start(dst.cast_const()).cast_mut(),
-                            bytes,
-                        )
-                    };
-                } else {
-                    let mut v = vec![0u8; src_lay.size * src_count];
-                    // SAFETY: as above; `v` holds the packed source.
-                    unsafe {
-                        src_lay.pack(*src, *src_count, v.as_mut_ptr());
-                        dst_lay.unpack(v.as_ptr(), bytes, *dst, *dst_count);
-                    }
-                }
-                Ok(())
-            }
-            Local::Reduce {
-                input,
-                inout,
-                count,
-            } => match self.reducer.as_ref().expect("a reducer") {
-                // SAFETY: both buffers are `count` elements of the operation's type (a
-                // schedule's temporaries, or the caller's buffers, which the collective's
-                // contract makes valid), and distinct.
-                Reducer::Op(r) => unsafe { r.apply(*input, *inout, *count) },
-                Reducer::BandU64 => {
-                    for i in 0..*count {
-                        // SAFETY: both buffers are the schedule's `count` u64 words (possibly
-                        // unaligned: the caller's byte slices).
-                        unsafe {
-                            let a = input.cast::<u64>().add(i).read_unaligned();
-                            let p = inout.cast::<u64>().add(i);
-                            p.write_unaligned(a & p.read_unaligned());
-                        }
-                    }
-                    Ok(())
-                }
-            },
-        }
     }
 }
 
