@@ -7,6 +7,10 @@
 //!   untouched, periodic dimensions of size 1 and 2 pairing blocks by direction), graph and
 //!   distributed-graph topologies (uneven degrees, repeated edges), `v`/`w` forms with
 //!   displacements in reverse order with gaps and a strided derived type; every block checked.
+//! * `neighbor_mixed`: blocking `MPI_Neighbor_alltoall`/`_allgather` with some ranks on the
+//!   direct path (contiguous blocks) and the others on the schedule (a strided type of the
+//!   same signature), periodic and not, mixed with the persistent form; a short receive block
+//!   is `MPI_ERR_TRUNCATE` on the direct path and the communicator stays usable.
 //! * `persistent_coll`: every `MPI_*_init` collective started several times with new data,
 //!   results checked each time; `MPI_Startall`/`MPI_Waitall`, `MPI_Test` polling, in-place
 //!   forms, a derived type, `MPI_Request_free` of inactive requests.
@@ -63,6 +67,11 @@ fn neighbor_collectives_on_every_topology_1_2_4_ranks() {
 #[test]
 fn neighbor_collectives_on_8_ranks_oversubscribed() {
     run("neighbor", &[8]);
+}
+
+#[test]
+fn neighbor_direct_and_scheduled_paths_meet_1_2_4_ranks() {
+    run("neighbor_mixed", &[1, 2, 4]);
 }
 
 #[test]

@@ -31,6 +31,7 @@
 use crate::adi::{Adi, AdiError, DirectState, ReqId, Result, SendMode, Standing, Status};
 use nic_model::wait::Backoff;
 use std::any::Any;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// One request's worth of work that the engine advances on every turn (a nonblocking
@@ -40,6 +41,30 @@ pub trait Operation {
     /// Moves the operation on as far as it goes without waiting; `Some(status)` once it is
     /// over (its request then completes with that status).
     fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>>;
+}
+
+/// An operation whose state its owner keeps between runs (a persistent collective's): the
+/// engine holds another reference to it while a run is in flight
+/// ([`Engine::start_persistent_shared`]), so a run costs no allocation.
+pub trait SharedOperation {
+    /// As [`Operation::poll`], through a shared reference (the state has its own cell).
+    fn poll_shared(&self, p2p: &mut Adi) -> Result<Option<Status>>;
+}
+
+/// An operation in flight, as the engine holds it.
+enum Held {
+    Owned(Box<dyn Operation>),
+    Shared(Rc<dyn SharedOperation>),
+}
+
+impl Held {
+    #[inline]
+    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>> {
+        match self {
+            Held::Owned(op) => op.poll(p2p),
+            Held::Shared(op) => op.poll_shared(p2p),
+        }
+    }
 }
 
 /// A subsystem with work of its own, polled on every turn of the engine.
@@ -66,7 +91,7 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(100);
 /// The engine: the point-to-point engine, the operations in flight, the hooks.
 pub struct Engine {
     adi: Adi,
-    ops: Vec<Option<(ReqId, Box<dyn Operation>)>>,
+    ops: Vec<Option<(ReqId, Held)>>,
     live_ops: usize,
     hooks: Vec<Box<dyn Hook>>,
     idle_tests: u32,
@@ -144,7 +169,7 @@ impl Engine {
         let id = self.adi.external(owner)?;
         match op.poll(&mut self.adi) {
             Ok(Some(status)) => self.adi.complete_external(id, status),
-            Ok(None) => self.keep(id, op),
+            Ok(None) => self.keep(id, Held::Owned(op)),
             Err(e) => {
                 let _ = self.adi.take(id);
                 return Err(e);
@@ -156,7 +181,21 @@ impl Engine {
     /// Starts `op` as the next run of inactive persistent request `id` (a persistent
     /// collective, a partitioned request's round); its first steps run now, and the request
     /// completes when `op` is over, then becomes inactive again when retired.
-    pub fn start_persistent(&mut self, id: ReqId, mut op: Box<dyn Operation>) -> Result<()> {
+    pub fn start_persistent(&mut self, id: ReqId, op: Box<dyn Operation>) -> Result<()> {
+        self.start_persistent_held(id, Held::Owned(op))
+    }
+
+    /// As [`Engine::start_persistent`], for an operation whose state its owner keeps: the
+    /// engine holds `op` (another reference) until the run is over, then drops it.
+    pub fn start_persistent_shared(
+        &mut self,
+        id: ReqId,
+        op: Rc<dyn SharedOperation>,
+    ) -> Result<()> {
+        self.start_persistent_held(id, Held::Shared(op))
+    }
+
+    fn start_persistent_held(&mut self, id: ReqId, mut op: Held) -> Result<()> {
         self.adi.start_persistent_external(id)?;
         match op.poll(&mut self.adi) {
             Ok(Some(status)) => self.adi.complete_external(id, status),
@@ -172,7 +211,7 @@ impl Engine {
     }
 
     /// Keeps `op`, which completes request `id`, among the operations every turn advances.
-    fn keep(&mut self, id: ReqId, op: Box<dyn Operation>) {
+    fn keep(&mut self, id: ReqId, op: Held) {
         let slot = self
             .ops
             .iter()

@@ -85,5 +85,5 @@ pub use adi::{
     ANY_TAG, DEFAULT_CHANNEL, ERR_REFUSED, TAG_UB,
 };
 pub use channel::{Channel, ChannelError};
-pub use engine::{Engine, Hook, HookId, Operation};
+pub use engine::{Engine, Hook, HookId, Operation, SharedOperation};
 pub use remote::{Reach, RemoteMemory};

@@ -27,7 +27,10 @@
 //! contiguous data, `MPI_Bcast` on a binomial tree of contiguous data and `MPI_Barrier` run
 //! their algorithm's steps straight through the engine (sends that go out at once, the
 //! engine's blocking receive), with the schedule's peers, tags and reduction order, so their
-//! results are the schedule's and the two paths interoperate rank by rank.
+//! results are the schedule's and the two paths interoperate rank by rank; so do blocking
+//! `MPI_Neighbor_alltoall`/`_allgather` of contiguous blocks ([`neighbor`]). Within a
+//! schedule too, a short send of contiguous data goes out at once when the route takes it
+//! (no engine request to post, poll and reap).
 //!
 //! **Errors.** Arguments are checked before anything is sent, so a call that fails a check
 //! leaves no trace (`MPI_ERRORS_RETURN` programs go on). A message longer than its receive

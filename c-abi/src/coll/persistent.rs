@@ -4,8 +4,8 @@
 //! ```text
 //!   MPI_Allreduce_init ─▶ checks + the blocking form's builder ─▶ Schedule (replayable)
 //!                         ─▶ inactive persistent engine request, the schedule its attachment
-//!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent(request, Run)
-//!                ─▶ the progress engine polls Run like any nonblocking collective
+//!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent_shared(request, schedule)
+//!                ─▶ the progress engine polls it like any nonblocking collective
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -30,7 +30,9 @@
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
 //! whose attachment is the schedule, as one of point-to-point's foreign persistent requests
 //! ([`crate::p2p::request::ForeignRun`], as partitioned communication's are): `MPI_Start` and
-//! `MPI_Startall` check and start it as any persistent request and ask it for its run. Its
+//! `MPI_Startall` check and start it as any persistent request and ask it for its run
+//! (a shared reference to the schedule: no allocation per start), and the engine holds
+//! another reference while the run is in flight ([`mpich_channel::SharedOperation`]). Its
 //! communicator is the owner word, so completion, statuses and error handlers work as for
 //! point-to-point persistent requests. The schedule is shared (`Rc<RefCell<_>>`) between that
 //! attachment and the run the engine polls; only the one thread inside the library touches
@@ -40,27 +42,22 @@
 use super::Schedule;
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
-use crate::p2p::request::{self, Foreign, ForeignRun, Starter};
-use mpich_channel::{Adi, AdiError, Engine, Operation, Status};
+use crate::p2p::request::{self, Foreign, ForeignRun, SharedStart, Starter};
+use mpich_channel::{Adi, AdiError, Engine, ReqId, SharedOperation, Status};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-type Shared = Rc<RefCell<Schedule>>;
-
-/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): its
-/// schedule.
-struct PersistentCollective {
-    plan: Shared,
+/// A persistent collective's schedule, shared between its request's attachment and the run
+/// in the engine.
+struct Replay {
+    plan: RefCell<Schedule>,
 }
 
-/// One run of a persistent collective, as an operation of the progress engine.
-struct Run {
-    plan: Shared,
-}
-
-impl Operation for Run {
-    fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
+/// A run of a persistent collective, as an operation of the progress engine: the engine
+/// holds another reference to the schedule while the run is in flight.
+impl SharedOperation for Replay {
+    fn poll_shared(&self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut plan = self.plan.borrow_mut();
         if !plan.poll(p2p)? {
             return Ok(None);
@@ -73,12 +70,20 @@ impl Operation for Run {
     }
 }
 
+/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): its
+/// schedule.
+struct PersistentCollective {
+    replay: Rc<Replay>,
+}
+
 /// Makes the inactive persistent request that replays `s` at each start; returns its handle.
 pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Request> {
     s.make_replayable();
     let comm = s.comm;
     let attachment = Foreign(Box::new(PersistentCollective {
-        plan: Rc::new(RefCell::new(s)),
+        replay: Rc::new(Replay {
+            plan: RefCell::new(s),
+        }),
     }));
     let id = engine
         .p2p()
@@ -88,16 +93,25 @@ pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Reques
 }
 
 /// `MPI_Start` (through point-to-point's foreign requests): the next run rewinds the
-/// schedule and hands it to the engine under the same request.
+/// schedule and is handed to the engine under the request, which runs it as far as it goes
+/// at once (a run that completes there, a broadcast's root whose short sends went out,
+/// completes its request at once) and polls it on every turn until it is over.
+impl SharedStart for Replay {
+    fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
+        self.plan.borrow_mut().rewind();
+        engine
+            .start_persistent_shared(id, self)
+            .map_err(MpiError::from)
+    }
+}
+
 impl ForeignRun for PersistentCollective {
     fn starter(&mut self) -> Starter {
-        let plan = Rc::clone(&self.plan);
-        Box::new(move |engine: &mut Engine, id| {
-            plan.borrow_mut().rewind();
-            engine
-                .start_persistent(id, Box::new(Run { plan }))
-                .map_err(MpiError::from)
-        })
+        let replay = Rc::clone(&self.replay);
+        Box::new(move |engine: &mut Engine, id| replay.start(engine, id))
+    }
+    fn shared_start(&self) -> Option<Rc<dyn SharedStart>> {
+        Some(Rc::clone(&self.replay) as Rc<dyn SharedStart>)
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self

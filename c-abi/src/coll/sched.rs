@@ -15,6 +15,11 @@
 //! stay in place as they run, and [`Plan::rewind`] makes it ready to run again on the same
 //! buffers, peers and tags (`super::persistent`).
 //!
+//! **Sends.** A short send of contiguous data goes out at once when the route takes it
+//! (`Adi::send_now`, as a blocking send's does): no engine request to post, poll and reap, and
+//! the send is complete (its buffer free) before the round goes on. The others are engine
+//! requests. Either way messages leave in the order posted, so matching is unchanged.
+//!
 //! **Buffers.** Every transfer and copy is `(base, count, Layout)`: `count` elements of a
 //! datatype whose element `i` starts at `base + i * extent`. Contiguous layouts go to the
 //! engine in place; others are packed into (or received into and unpacked from) a staging
@@ -95,11 +100,17 @@ struct Round {
 /// A transfer in the engine.
 struct Active {
     req: ReqId,
-    /// Staging for a non-contiguous layout (packed data), and for a receive where to unpack it.
-    staging: Option<Vec<u8>>,
-    unpack: Option<(*mut u8, usize, Layout)>,
     /// Bytes a receive expects (a shorter message is accepted, a longer one is truncated).
     expect: usize,
+    /// The staging of a non-contiguous layout (boxed: most transfers have none, and the list
+    /// of transfers in flight stays small to move).
+    staged: Option<Box<Staged>>,
+}
+
+/// The packed data of a transfer of scattered data, and for a receive where to unpack it.
+struct Staged {
+    buf: Vec<u8>,
+    unpack: Option<(*mut u8, usize, Layout)>,
 }
 
 /// A collective operation of this process ([`Plan`]), boxed: it moves between the builder,
@@ -419,7 +430,19 @@ impl Plan {
     /// Advances the schedule as far as it goes without waiting; `true` once complete. A
     /// message longer than its buffer does not stop it ([`Plan::take_error`] reports it at
     /// the end); only the engine's failures (a peer gone) are errors here.
+    #[inline]
     pub fn poll(&mut self, adi: &mut Adi) -> Result<bool, AdiError> {
+        // The common case while a collective waits (every turn of the engine polls it):
+        // nothing of the round in flight has completed, so nothing can move.
+        if !self.active.is_empty() && !self.active.iter().any(|a| adi.is_complete(a.req)) {
+            return Ok(false);
+        }
+        self.advance(adi)
+    }
+
+    /// [`Plan::poll`] once something may move: reaps, starts the next rounds.
+    #[inline(never)]
+    fn advance(&mut self, adi: &mut Adi) -> Result<bool, AdiError> {
         loop {
             self.reap(adi)?;
             if !self.active.is_empty() {
@@ -468,10 +491,14 @@ impl Plan {
                     format!("a collective received more data than the receive buffer holds (room for {} bytes); every process must pass matching counts and type signatures", a.expect),
                 ));
             }
-            if let (Some(staging), Some((dst, count, lay))) = (&a.staging, &a.unpack) {
+            if let Some(Staged {
+                buf,
+                unpack: Some((dst, count, lay)),
+            }) = a.staged.as_deref()
+            {
                 // SAFETY: the staging buffer holds `status.len` received bytes; `dst` is the
                 // receive buffer of `count` elements of `lay` (the caller's contract).
-                unsafe { lay.unpack(staging.as_ptr(), status.len, *dst, *count) };
+                unsafe { lay.unpack(buf.as_ptr(), status.len, *dst, *count) };
             }
         }
         Ok(())
@@ -497,6 +524,27 @@ impl Plan {
     }
 
     fn start_round(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
+        if self.replayable {
+            // The round stays in place (the next run replays it).
+            let i = self.next;
+            self.next += 1;
+            for l in &self.rounds[i].locals {
+                if let Err(e) = self.run_local(l) {
+                    // Go on, as for a truncated message, so that the other ranks finish too.
+                    self.error.get_or_insert(e);
+                }
+            }
+            let mut to = Destination {
+                active: &mut self.active,
+                seq: self.seq,
+                ctx: self.ctx,
+                comm: self.comm,
+            };
+            return self.rounds[i]
+                .xfers
+                .iter()
+                .try_for_each(|x| to.post(adi, x));
+        }
         let mut round = std::mem::take(&mut self.rounds[self.next]);
         self.next += 1;
         for l in &round.locals {
@@ -505,83 +553,24 @@ impl Plan {
                 self.error.get_or_insert(e);
             }
         }
-        if self.replayable {
-            let posted = round.xfers.iter().try_for_each(|x| self.post(adi, x));
-            self.rounds[self.next - 1] = round;
-            return posted;
-        }
         round.locals.clear();
         let xfers = std::mem::take(&mut round.xfers);
         self.spare_rounds.push(round);
         let mut xfers = xfers;
+        let mut to = Destination {
+            active: &mut self.active,
+            seq: self.seq,
+            ctx: self.ctx,
+            comm: self.comm,
+        };
         for x in xfers.drain(..) {
-            self.post(adi, &x)?;
+            to.post(adi, &x)?;
         }
         if let Some(r) = self.spare_rounds.last_mut() {
             if r.xfers.capacity() == 0 {
                 r.xfers = xfers;
             }
         }
-        Ok(())
-    }
-
-    /// Hands one transfer to the engine (packing a send of scattered data first).
-    fn post(&mut self, adi: &mut Adi, x: &Xfer) -> Result<(), AdiError> {
-        let tag = tag(self.seq, x.step);
-        let bytes = x.lay.size * x.count;
-        let a = if x.send {
-            let (ptr, staging) = if x.lay.contiguous() {
-                (x.lay.data_start(x.base.cast_const()), None)
-            } else {
-                let mut v = vec![0u8; bytes];
-                // SAFETY: the send buffer holds `count` elements of `lay`; `v` has room
-                // for their packed bytes.
-                unsafe { x.lay.pack(x.base.cast_const(), x.count, v.as_mut_ptr()) };
-                (v.as_ptr(), Some(v))
-            };
-            let ptr = crate::cptr::nonnull_or_dangling(ptr);
-            // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
-            // the schedule or the staging buffer, all alive until the transfer completes).
-            let req = unsafe {
-                adi.isend(
-                    ptr,
-                    bytes,
-                    x.peer,
-                    tag,
-                    self.ctx,
-                    SendMode::Standard,
-                    self.comm,
-                )
-            }?;
-            Active {
-                req,
-                staging,
-                unpack: None,
-                expect: bytes,
-            }
-        } else {
-            let (ptr, staging, unpack) = if x.lay.contiguous() {
-                (x.lay.data_start(x.base.cast_const()).cast_mut(), None, None)
-            } else {
-                let mut v = vec![0u8; bytes];
-                (
-                    v.as_mut_ptr(),
-                    Some(v),
-                    Some((x.base, x.count, x.lay.clone())),
-                )
-            };
-            let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
-            // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
-            // transfer completes (as for the send).
-            let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
-            Active {
-                req,
-                staging,
-                unpack,
-                expect: bytes,
-            }
-        };
-        self.active.push(a);
         Ok(())
     }
 
@@ -640,6 +629,90 @@ impl Plan {
                 }
             },
         }
+    }
+}
+
+/// Where a schedule's transfers go: the engine, under the schedule's tags and context, with
+/// the transfers in flight listed in `active` (a borrow of the schedule's list, so that a
+/// round can be posted from where it stays).
+struct Destination<'a> {
+    active: &'a mut Vec<Active>,
+    seq: u32,
+    ctx: u16,
+    comm: CommIdx,
+}
+
+impl Destination<'_> {
+    /// Hands one transfer to the engine (packing a send of scattered data first).
+    fn post(&mut self, adi: &mut Adi, x: &Xfer) -> Result<(), AdiError> {
+        let tag = tag(self.seq, x.step);
+        let bytes = x.lay.size * x.count;
+        let a = if x.send {
+            if x.lay.contiguous() && bytes <= adi.eager_max() {
+                // A short message of contiguous data goes out at once when the route takes it
+                // (as a blocking send's does): no request, nothing to reap.
+                let ptr = crate::cptr::nonnull_or_dangling(x.lay.data_start(x.base.cast_const()));
+                // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer or a temporary of
+                // the schedule); `send_now` copies them out before it returns.
+                let data = unsafe { std::slice::from_raw_parts(ptr, bytes) };
+                if adi.send_now(data, x.peer, tag, self.ctx, SendMode::Standard)? {
+                    return Ok(());
+                }
+            }
+            let (ptr, staging) = if x.lay.contiguous() {
+                (x.lay.data_start(x.base.cast_const()), None)
+            } else {
+                let mut v = vec![0u8; bytes];
+                // SAFETY: the send buffer holds `count` elements of `lay`; `v` has room
+                // for their packed bytes.
+                unsafe { x.lay.pack(x.base.cast_const(), x.count, v.as_mut_ptr()) };
+                (
+                    v.as_ptr(),
+                    Some(Box::new(Staged {
+                        buf: v,
+                        unpack: None,
+                    })),
+                )
+            };
+            let ptr = crate::cptr::nonnull_or_dangling(ptr);
+            // SAFETY: `ptr` is `bytes` readable bytes (the user's buffer, a temporary of
+            // the schedule or the staging buffer, all alive until the transfer completes).
+            let req = unsafe {
+                adi.isend(
+                    ptr,
+                    bytes,
+                    x.peer,
+                    tag,
+                    self.ctx,
+                    SendMode::Standard,
+                    self.comm,
+                )
+            }?;
+            Active {
+                req,
+                expect: bytes,
+                staged: staging,
+            }
+        } else {
+            let (ptr, staged) = if x.lay.contiguous() {
+                (x.lay.data_start(x.base.cast_const()).cast_mut(), None)
+            } else {
+                let mut v = vec![0u8; bytes];
+                let unpack = Some((x.base, x.count, x.lay.clone()));
+                (v.as_mut_ptr(), Some(Box::new(Staged { buf: v, unpack })))
+            };
+            let ptr = crate::cptr::nonnull_or_dangling(ptr).cast_mut();
+            // SAFETY: `ptr` is `bytes` writable bytes that nothing else touches until the
+            // transfer completes (as for the send).
+            let req = unsafe { adi.irecv(ptr, bytes, x.peer as i32, tag, self.ctx, self.comm) }?;
+            Active {
+                req,
+                expect: bytes,
+                staged,
+            }
+        };
+        self.active.push(a);
+        Ok(())
     }
 }
 

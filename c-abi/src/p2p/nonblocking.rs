@@ -203,6 +203,27 @@ pub(crate) fn startable(
     }
 }
 
+/// The short way of [`start`] for an inactive foreign request started from shared state (a
+/// persistent collective: [`request::ForeignRun::shared_start`]); `None` for every other
+/// request, which [`start`] checks and starts the usual way.
+#[inline]
+fn start_shared(cx: &mut Cx<'_>, handle: MPI_Request) -> Option<MpiResult<()>> {
+    let id = request::lookup(cx.engine, handle).ok()?;
+    if cx.engine.p2p_ref().standing(id) != Some(mpich_channel::Standing::Inactive) {
+        return None;
+    }
+    let shared = cx
+        .engine
+        .p2p()
+        .attachment(id)?
+        .as_any_mut()
+        .downcast_mut::<request::Foreign>()?
+        .0
+        .shared_start()?;
+    let started = shared.start(cx.engine, id);
+    Some(started.map_err(|e| e.on(request::comm_of(cx.engine, id))))
+}
+
 /// Sets the staging of persistent request `id`'s run (before the run can complete).
 pub(crate) fn set_staging(cx: &mut Cx<'_>, id: ReqId, staging: Option<Staging>) {
     if let Some(p) = cx
@@ -217,17 +238,23 @@ pub(crate) fn set_staging(cx: &mut Cx<'_>, id: ReqId, staging: Option<Staging>) 
 
 /// Starts the inactive persistent request `handle`.
 pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
+    if let Some(started) = start_shared(cx, handle) {
+        return started;
+    }
     let (id, kind) = startable(cx, handle)?;
     let comm = request::comm_of(cx.engine, id);
     let started = match &kind {
         PersistentKind::Foreign => {
-            let starter = cx
+            let foreign = cx
                 .engine
                 .p2p()
                 .attachment(id)
                 .and_then(|a| a.as_any_mut().downcast_mut::<request::Foreign>())
-                .map(|f| f.0.starter())
                 .expect("a foreign persistent request keeps its attachment");
+            if let Some(shared) = foreign.0.shared_start() {
+                return shared.start(cx.engine, id).map_err(|e| e.on(comm));
+            }
+            let starter = foreign.0.starter();
             return starter(cx.engine, id).map_err(|e| e.on(comm));
         }
         PersistentKind::Send(op, mode) => match op.dest {

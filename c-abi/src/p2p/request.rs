@@ -136,8 +136,20 @@ pub(crate) trait ForeignRun: Any {
     /// The next run, to start on the request: a closure holding what it needs (so that the
     /// request's attachment is no longer borrowed when it runs).
     fn starter(&mut self) -> Starter;
+    /// The same without allocating a closure, for a subsystem whose state is shared already
+    /// (a persistent collective's): another reference to it, which `MPI_Start` starts.
+    /// `None` (the default): `MPI_Start` asks for [`ForeignRun::starter`].
+    fn shared_start(&self) -> Option<Rc<dyn SharedStart>> {
+        None
+    }
     /// For the subsystem to reach its state.
     fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// A run of a foreign persistent request started from shared state
+/// ([`ForeignRun::shared_start`]).
+pub(crate) trait SharedStart {
+    fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()>;
 }
 
 /// The attachment of another subsystem's persistent request.

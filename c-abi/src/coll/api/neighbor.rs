@@ -19,6 +19,7 @@ use crate::count::CountArray;
 use crate::cptr::Out;
 use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
+use crate::topo::neighbours::{few_neighbours, FEW};
 use crate::topo::Topology;
 use std::ffi::c_void;
 
@@ -147,13 +148,32 @@ pub(super) fn neighbor_allgather_s(
     })
 }
 
+/// Blocking `MPI_Neighbor_allgather` of contiguous blocks among few neighbours without a
+/// schedule (as [`neighbor_alltoall_direct`]).
+#[allow(clippy::too_many_arguments)]
+fn neighbor_allgather_direct(
+    cx: &mut Cx<'_>,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<bool> {
+    direct_exchange(
+        cx, comm, sendbuf, sendcount, sendtype, true, recvbuf, recvcount, recvtype,
+    )
+}
+
 collective! {
     /// `MPI_Neighbor_allgather`: this process's block to every destination; one block from
     /// each source, in neighbour order.
     MPI_Neighbor_allgather / PMPI_Neighbor_allgather, MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c,
     /// `MPI_Ineighbor_allgather`: nonblocking `MPI_Neighbor_allgather`.
     MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather, MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c,
-    neighbor_allgather_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    neighbor_allgather_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm,
+    fast neighbor_allgather_direct
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -204,13 +224,89 @@ pub(super) fn neighbor_alltoall_s(
     })
 }
 
+/// Blocking `MPI_Neighbor_alltoall` of contiguous blocks among at most
+/// [`crate::topo::neighbours::FEW`] neighbours without a schedule
+/// ([`neighbor::exchange_direct`]); `false` (nothing done) for the others.
+#[allow(clippy::too_many_arguments)]
+fn neighbor_alltoall_direct(
+    cx: &mut Cx<'_>,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<bool> {
+    direct_exchange(
+        cx, comm, sendbuf, sendcount, sendtype, false, recvbuf, recvcount, recvtype,
+    )
+}
+
+/// The direct path of `MPI_Neighbor_alltoall` (`same_send` false: block `k` of the send
+/// buffer to destination `k`) and `MPI_Neighbor_allgather` (`same_send`: the one send block
+/// to every destination), with the schedule builders' checks in the same order.
+#[allow(clippy::too_many_arguments)]
+fn direct_exchange(
+    cx: &mut Cx<'_>,
+    comm: MPI_Comm,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    same_send: bool,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+) -> MpiResult<bool> {
+    let (idx, c) = cx.comms.lookup(comm)?;
+    let Some(nb) = on(idx, few_neighbours(c))? else {
+        return Ok(false);
+    };
+    let (indegree, outdegree) = (nb.indegree, nb.outdegree);
+    let send_blocks = if same_send { 1 } else { outdegree };
+    let s = on(
+        idx,
+        part(cx, sendbuf, sendcount, sendtype, send_blocks, &SEND),
+    )?;
+    let r = on(idx, part(cx, recvbuf, recvcount, recvtype, indegree, &RECV))?;
+    if !s.lay.contiguous() || !r.lay.contiguous() {
+        return Ok(false);
+    }
+    let block = |p: &crate::coll::gather::Part, i: usize| {
+        p.lay.data_start(p.lay.at(p.base, i * p.count)).cast_mut()
+    };
+    let mut send = [(std::ptr::null::<u8>(), 0usize); FEW];
+    for (k, b) in send[..outdegree].iter_mut().enumerate() {
+        let i = if same_send { 0 } else { k };
+        *b = (block(&s, i).cast_const(), s.count * s.lay.size);
+    }
+    let mut recv = [(std::ptr::null_mut::<u8>(), 0usize); FEW];
+    for (j, b) in recv[..indegree].iter_mut().enumerate() {
+        *b = (block(&r, j), r.count * r.lay.size);
+    }
+    // SAFETY: the checked buffers of the call: `outdegree` (or one) send blocks and
+    // `indegree` receive blocks of `count` contiguous elements each (MPI's contract).
+    let done = unsafe {
+        neighbor::exchange_direct(
+            cx.engine,
+            cx.comms,
+            idx,
+            &nb,
+            &send[..outdegree],
+            &recv[..indegree],
+        )
+    };
+    done.map(|()| true)
+}
+
 collective! {
     /// `MPI_Neighbor_alltoall`: block `k` of the send buffer to destination `k`, block `j`
     /// of the receive buffer from source `j`.
     MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall, MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c,
     /// `MPI_Ineighbor_alltoall`: nonblocking `MPI_Neighbor_alltoall`.
     MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall, MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c,
-    neighbor_alltoall_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm
+    neighbor_alltoall_s(sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm,
+    fast neighbor_alltoall_direct
 }
 
 #[allow(clippy::too_many_arguments)]
