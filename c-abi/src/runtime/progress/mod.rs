@@ -46,11 +46,11 @@
 //! `MPI_Abort`, a fatal error or `exit` end the process with it.
 
 mod idle;
-pub(crate) mod lock;
 
 use crate::comm::WORLD;
 use crate::errhandler::end_process;
 use crate::error::MpiError;
+use crate::runtime::thread::lock;
 use crate::runtime::{global, Phase};
 use idle::Idle;
 use std::io::Write;
@@ -103,14 +103,14 @@ pub(crate) fn start_if_asked() {
     }
     STOP.store(false, Ordering::Relaxed);
     // Before the spawn, which orders it before everything the thread does.
-    lock::set_on(true);
+    lock::set_progress_thread(true);
     let spawned = std::thread::Builder::new()
         .name("mpi-async-progress".into())
         .spawn(run);
     match spawned {
         Ok(handle) => *slot = Some(handle),
         Err(e) => {
-            lock::set_on(false);
+            lock::set_progress_thread(false);
             fail(
                 None,
                 &MpiError::new(
@@ -133,7 +133,7 @@ pub(crate) fn stop() {
     // The thread ends its round (or nap) and sees STOP; its failures end the process instead
     // of returning, so a join error is only a panic that escaped the thread's own catch.
     let _ = handle.join();
-    lock::set_on(false);
+    lock::set_progress_thread(false);
 }
 
 /// The thread: rounds of engine turns under the lock, backing off while nothing happens.

@@ -1,0 +1,146 @@
+//! The process-wide lock of the MPI state: on while the progress thread runs or the program
+//! was granted `MPI_THREAD_MULTIPLE`, off (one relaxed load per call) otherwise.
+//!
+//! ```text
+//!   call() ──ON? (one relaxed load)──no──▶ body, no lock (the default)
+//!                    └─yes─▶ enter(): HOLDING on this thread? ──yes──▶ body (nested call)
+//!                                          └─no─▶ LOCK, HOLDING = true ─▶ body ─▶ release
+//!   a wait of a call that holds LOCK itself: pause() (unlock) ─▶ back off ─▶ resume() (lock)
+//!   progress thread ──▶ try_enter(): LOCK if free (never waits for it) ─▶ engine turns
+//! ```
+//!
+//! `ON` has one bit per reason. The progress thread's is set before the thread is spawned
+//! (so the spawn orders it before anything the thread does) and cleared after it is joined.
+//! `MPI_THREAD_MULTIPLE`'s is set by `MPI_Init_thread` (or `MPI_Session_init`) granting that
+//! level, before the call returns, and never cleared: a thread that calls MPI after that
+//! has learned that MPI is initialized through the program's own synchronization with the
+//! initializing thread (or was spawned after it), which orders the store before its load, so
+//! a relaxed load sees it.
+//!
+//! **Reentrancy.** Code of the program runs inside MPI calls (reduction operations, attribute
+//! callbacks, error handlers) and may call MPI again on the same thread: `HOLDING` marks the
+//! thread that holds the lock, and its nested calls go straight to their body, as they would
+//! without the lock. The progress thread marks itself too, since a nonblocking collective it
+//! advances may run a user-defined reduction that calls MPI. A nested call never releases
+//! the lock (its [`Held`] does not own it): its waits keep it, as the outer call's borrows
+//! of the state are alive below it.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+/// Why MPI calls take the lock: a bit per reason, 0 when they need not.
+static ON: AtomicU8 = AtomicU8::new(0);
+/// The progress thread runs.
+const PROGRESS_THREAD: u8 = 1;
+/// The program was granted `MPI_THREAD_MULTIPLE`.
+const MULTIPLE: u8 = 2;
+
+/// The lock of the process's MPI state. It guards no data of its own: holding it is the
+/// right to use the state in [`crate::runtime::global`].
+static LOCK: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// Whether this thread holds [`LOCK`] (its MPI calls are then nested in one that does).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether MPI calls must take the lock (the progress thread runs, or the level is
+/// `MPI_THREAD_MULTIPLE`). The cost of the lock when it is off: this load and a branch per
+/// MPI call (and, in `call`, a test of the outcome at the end).
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    ON.load(Ordering::Relaxed) != 0
+}
+
+/// Whether the program was granted `MPI_THREAD_MULTIPLE`.
+#[inline]
+pub(crate) fn multiple() -> bool {
+    ON.load(Ordering::Relaxed) & MULTIPLE != 0
+}
+
+/// Turns the progress thread's reason on (before the thread starts) or off (after it was
+/// joined).
+pub(crate) fn set_progress_thread(on: bool) {
+    if on {
+        ON.fetch_or(PROGRESS_THREAD, Ordering::Relaxed);
+    } else {
+        ON.fetch_and(!PROGRESS_THREAD, Ordering::Relaxed);
+    }
+}
+
+/// Turns the lock on for good: the program was granted `MPI_THREAD_MULTIPLE`.
+pub(crate) fn set_multiple() {
+    ON.fetch_or(MULTIPLE, Ordering::Relaxed);
+}
+
+/// The right to use the MPI state, held until dropped; empty for a call nested in one that
+/// holds it on the same thread.
+#[must_use]
+pub(crate) struct Held(Option<MutexGuard<'static, ()>>);
+
+impl Held {
+    /// Whether this call took the lock itself (it is not nested in a call that holds it), so
+    /// that its waits may let it go ([`Held::pause`]).
+    #[inline]
+    pub fn owns(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Lets the lock go for a while (a wait between two looks at the state); the caller must
+    /// hold no reference into the state until [`Held::resume`]. Nothing for a nested call.
+    pub fn pause(&mut self) {
+        if self.0.take().is_some() {
+            HOLDING.with(|h| h.set(false));
+        }
+    }
+
+    /// Takes the lock again after [`Held::pause`] (nothing if it is held).
+    pub fn resume(&mut self) {
+        if self.0.is_none() {
+            self.0 = Some(take_lock());
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            HOLDING.with(|h| h.set(false));
+        }
+        // The guard, dropped after this, releases the lock.
+    }
+}
+
+/// Waits for the lock and marks this thread as its holder.
+fn take_lock() -> MutexGuard<'static, ()> {
+    // A panic is caught inside the call that holds the guard, so the lock is never poisoned
+    // by this library; a poisoned lock would still guard nothing but the right to the state.
+    let guard = LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDING.with(|h| h.set(true));
+    guard
+}
+
+/// Takes the lock for an MPI call (waiting for the thread that holds it), or nothing if this
+/// thread holds it already.
+#[cold]
+#[inline(never)]
+pub(crate) fn enter() -> Held {
+    if HOLDING.with(Cell::get) {
+        return Held(None);
+    }
+    Held(Some(take_lock()))
+}
+
+/// Takes the lock if it is free (for the progress thread, which never waits for it: the
+/// thread that holds it is inside MPI and turning the engine itself, and `MPI_Finalize` joins
+/// the progress thread while holding it).
+pub(crate) fn try_enter() -> Option<Held> {
+    let guard = match LOCK.try_lock() {
+        Ok(guard) => guard,
+        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(TryLockError::WouldBlock) => return None,
+    };
+    HOLDING.with(|h| h.set(true));
+    Some(Held(Some(guard)))
+}

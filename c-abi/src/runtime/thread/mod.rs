@@ -1,0 +1,74 @@
+//! Threads: `MPI_THREAD_MULTIPLE`, any thread calling any MPI function at any time.
+//!
+//! ```text
+//!   level < MULTIPLE, no progress thread:  call ─▶ body on the state (no lock: one load)
+//!   MULTIPLE (or the progress thread):     call ─▶ lock ─▶ body on the state ─▶ unlock
+//!   a blocking call under MULTIPLE:        call ─▶ lock ─▶ start (an engine request, ids)
+//!                                               ─▶ wait_until: look (test) ── done? ─▶ finish
+//!                                                   └─ no: unlock, back off, lock, look again
+//! ```
+//!
+//! **One lock while the state is used.** The process's state is one `static` cell
+//! ([`crate::runtime::global`]) that every call's body borrows mutably. Under
+//! `MPI_THREAD_MULTIPLE` every call holds one process-wide lock ([`lock`]) while it uses
+//! the state, so the state is still used by one thread at a time and the lock orders the
+//! memory between them. Below that level (and without the asynchronous progress thread) the
+//! lock is off: a call pays one relaxed load and a branch, as before this module.
+//!
+//! **Waiting outside the state.** A blocking call must not hold the lock while it waits, or
+//! legal programs deadlock (a thread in `MPI_Recv` waiting for the `MPI_Send` of another
+//! thread of the same process; a blocking collective on one communicator while another
+//! thread works on another). But a body that waits while it holds borrows of the state (and
+//! of its tables' elements) must not let another thread take the state meanwhile: two live
+//! `&mut` to one place are undefined behaviour in Rust, and a table another thread grows
+//! would move the element the waiting body points to. So a blocking call is split:
+//! *start* under the lock (post an engine request: `MPI_Irecv`'s, `MPI_Isend`'s, a
+//! collective's schedule as an engine operation), keeping only what it owns (a request
+//! handle, the caller's raw pointers, indices); then [`Calling::wait_until`] looks at the
+//! state under the lock (one `MPI_Test`: a turn of the engine and a look at the request),
+//! and between two looks lets the lock go and backs off (spins a little, yields, naps, so
+//! that 8 threads on 2 cores finish quickly); the last look *finishes* (retires the request,
+//! writes the status) under the lock. The engine is shared: whichever thread turns it moves
+//! every thread's operations on.
+//!
+//! **Why it is sound, by types.** Such a body (`mpi_fn!`'s `waits` form) gets a [`Calling`]
+//! instead of the state: it reaches the state only through `Calling::state`, whose borrow
+//! ends before `Calling::wait_until` (which needs the `Calling` mutably) can be called, and
+//! `wait_until`'s look gets the state afresh each time, for that look only. A body that
+//! keeps a reference into the state across a wait does not compile. The waits still inside
+//! the subsystems (`Engine::block_on`: communicator creation, windows, files, buffered sends
+//! waiting for room) are reached only with the state borrowed: there the lock is kept for the
+//! whole wait, which is sound and can only deadlock (programs whose progress needs another
+//! thread's call meanwhile); see the README for the list.
+//!
+//! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
+//! delete function, a generalized request's function, an error handler) that calls MPI runs
+//! on the thread that holds the lock, nested in the call that runs it: it does not take the
+//! lock again, and its waits do not let it go (the outer call's borrows are alive below it).
+//!
+//! **The cost.** Below `MPI_THREAD_MULTIPLE` a blocking body tests [`Calling::releases`]
+//! (a field) and takes its old path: no request, no allocation, no lock. Under
+//! `MPI_THREAD_MULTIPLE` each call takes and releases an uncontended mutex (two atomic
+//! operations), and a blocking call that does not complete at once makes an engine request
+//! (as its nonblocking twin does); one that completes at once returns from its first look.
+
+pub(crate) mod lock;
+mod wait;
+
+pub(crate) use wait::Calling;
+
+use crate::abi::{MPI_THREAD_MULTIPLE, MPI_THREAD_SINGLE};
+use std::ffi::c_int;
+
+/// The highest thread level the library provides.
+pub(crate) const MAX_LEVEL: c_int = MPI_THREAD_MULTIPLE;
+
+/// The level granted for `required`: `required` itself, within the levels MPI defines. Granting
+/// `MPI_THREAD_MULTIPLE` turns the lock on for good (before the call that grants it returns).
+pub(crate) fn grant(required: c_int) -> c_int {
+    let level = required.clamp(MPI_THREAD_SINGLE, MAX_LEVEL);
+    if level == MPI_THREAD_MULTIPLE {
+        lock::set_multiple();
+    }
+    level
+}
