@@ -35,9 +35,10 @@
 //! to do, so a call of the program waits for the lock at most that long. While nothing
 //! happens the thread spins briefly, yields, then naps ([`idle`]).
 //!
-//! **Thread level.** The library still grants at most `MPI_THREAD_SERIALIZED`: the lock
-//! makes the progress thread safe beside the program's one thread at a time in MPI, but
-//! nothing else about the library is made safe for concurrent calls.
+//! **Thread level.** The lock is the one `MPI_THREAD_MULTIPLE` turns on too
+//! ([`crate::runtime::thread`]): the thread runs beside any number of the program's threads
+//! in MPI, its rounds taking the lock when no call holds it (a call's wait lets it go between
+//! looks).
 //!
 //! **Failures.** An error of the engine in the thread (a peer that died) cannot be returned
 //! to any caller: it ends the job as a fatal error of a call would, with a line on stderr
