@@ -47,7 +47,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// stop inlining the bodies, which cost more).
 #[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
-    let held = if lock::on() { Some(lock::enter()) } else { None };
+    let held = if lock::on() {
+        Some(lock::enter())
+    } else {
+        None
+    };
     let code = run(name, body);
     drop(held);
     code
@@ -61,7 +65,11 @@ pub(crate) fn call_waiting(
     name: &'static str,
     body: impl FnOnce(&mut Calling) -> MpiResult<()>,
 ) -> c_int {
-    let held = if lock::on() { Some(lock::enter()) } else { None };
+    let held = if lock::on() {
+        Some(lock::enter())
+    } else {
+        None
+    };
     let mut calling = Calling::new(held);
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut calling)));
     // The body's references into the state ended with it; `raise` takes its own (the lock

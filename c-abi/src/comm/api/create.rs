@@ -16,8 +16,8 @@ use crate::comm::create::{
     check_subset, create_from, create_group, dup, dup_agreed, free, host_color, idup, pair_bytes,
     pairs_of, split, split_by_hardware, split_group, HardwareSplit,
 };
-use crate::comm::make::{begin_agree, install};
 use crate::comm::hardware::Level;
+use crate::comm::make::{begin_agree, install};
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
@@ -58,7 +58,7 @@ fn agreed(call: &mut Calling, parent: CommIdx, keep: bool) -> MpiResult<(u16, u1
     call.wait_until(|st| {
         let rt = st.runtime()?;
         rt.engine.poke()?;
-        Ok(agreement.step(rt.engine.p2p())?.transpose()?)
+        agreement.step(rt.engine.p2p())?.transpose()
     })
 }
 
@@ -73,7 +73,13 @@ fn gathered_pairs(
     let mine = pair_bytes(color, key);
     let rt = call.state().runtime()?;
     let mut all = vec![0u8; mine.len() * rt.comms.get(parent).size];
-    let mut plan = crate::coll::allgather_bytes_schedule(&mut rt.comms, &mut rt.coll_spare, parent, &mine, &mut all)?;
+    let mut plan = crate::coll::allgather_bytes_schedule(
+        &mut rt.comms,
+        &mut rt.coll_spare,
+        parent,
+        &mine,
+        &mut all,
+    )?;
     // The schedule writes into `all` (a heap block that stays put) until it completes.
     call.wait_until(|st| {
         let rt = st.runtime()?;

@@ -46,8 +46,12 @@ fn wait_outside(call: &mut Calling, mut over: impl FnMut(&mut Cx<'_>) -> bool) -
 /// every handle is over (`all`), or one is complete or none is active (not `all`), or an
 /// argument is wrong (the body reports it).
 fn handles_over(cx: &Cx<'_>, requests: *mut MPI_Request, n: c_int, all: bool) -> bool {
-    let Ok(n) = usize::try_from(n) else { return true };
-    let Ok(requests) = Array::new(requests, n, "array_of_requests") else { return true };
+    let Ok(n) = usize::try_from(n) else {
+        return true;
+    };
+    let Ok(requests) = Array::new(requests, n, "array_of_requests") else {
+        return true;
+    };
     let mut any_active = false;
     for i in 0..n {
         let id = match resolve(cx, requests.get(i)) {

@@ -53,12 +53,6 @@ pub(crate) fn on() -> bool {
     ON.load(Ordering::Relaxed) != 0
 }
 
-/// Whether the program was granted `MPI_THREAD_MULTIPLE`.
-#[inline]
-pub(crate) fn multiple() -> bool {
-    ON.load(Ordering::Relaxed) & MULTIPLE != 0
-}
-
 /// Turns the progress thread's reason on (before the thread starts) or off (after it was
 /// joined).
 pub(crate) fn set_progress_thread(on: bool) {

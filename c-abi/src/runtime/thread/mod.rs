@@ -35,12 +35,30 @@
 //! instead of the state: it reaches the state only through `Calling::state`, whose borrow
 //! ends before `Calling::wait_until` (which needs the `Calling` mutably) can be called, and
 //! `wait_until`'s look gets the state afresh each time, for that look only. A body that
-//! keeps a reference into the state across a wait does not compile. The waits still inside
-//! the subsystems (`Engine::block_on`: communicator creation, windows, files, buffered sends
-//! waiting for room) are reached only with the state borrowed: there the lock is kept for the
-//! whole wait, which is sound and can only deadlock (programs whose progress needs another
-//! thread's call meanwhile); see the README for the list.
+//! keeps a reference into the state across a wait does not compile.
 //!
+//! **What waits outside the state** (under `MPI_THREAD_MULTIPLE`): `MPI_Send`, `MPI_Ssend`,
+//! `MPI_Rsend`, `MPI_Recv`, `MPI_Sendrecv`, `MPI_Sendrecv_replace` (their nonblocking twins'
+//! requests), `MPI_Wait`, `MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome` (looks as their `Test`
+//! forms until what they wait for is over, then their bodies, which find it over), `MPI_Probe`
+//! and `MPI_Mprobe` (looks as `MPI_Iprobe`/`MPI_Improbe`), every blocking collective made by
+//! `coll::api`'s `collective!` (intra- and intercommunicator, neighbourhood: the schedule
+//! started as the nonblocking call starts it), `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and
+//! `MPI_Comm_split` and `MPI_Comm_create` on intracommunicators (the allgather's schedule and
+//! the agreement stepped in the looks).
+//!
+//! **What still waits holding the lock**: the waits inside the subsystems
+//! (`Engine::block_on`), reached with the state borrowed: `MPI_Bsend` waiting for room in the
+//! attached buffer and `MPI_Buffer_detach`; the other communicator-creating calls
+//! (`MPI_Comm_split_type`, `MPI_Comm_create_group`, intercommunicator `split`/`create`,
+//! `MPI_Intercomm_create`/`merge`, the topology constructors, the sessions' communicators from
+//! groups); windows (creation, fence, PSCW, passive-target lock/unlock/flush); files (open,
+//! close, views, collective and shared-pointer I/O); `MPI_Mprobe`'s receive of the message it
+//! found (the message has arrived: only its data transfer remains); `MPI_Finalize` (MPI
+//! requires every other thread to have finished its MPI calls by then). Holding the lock
+//! there is sound and can only deadlock, when the wait needs another thread of the process to
+//! make an MPI call meanwhile.
+
 //! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
 //! delete function, a generalized request's function, an error handler) that calls MPI runs
 //! on the thread that holds the lock, nested in the call that runs it: it does not take the
