@@ -8,11 +8,13 @@
 //! thread, on parents of its own) doing ping-pongs and blocking collectives at once;
 //! `MPI_ANY_SOURCE`/`MPI_ANY_TAG` receives and matched probes from several threads on one
 //! communicator; `MPI_Waitany`/`Waitsome`/`Waitall` on requests other threads posted; a
-//! blocking collective on one thread beside point-to-point on another.
+//! blocking collective on one thread beside point-to-point on another, with a user-defined
+//! reduction that calls MPI (a nested call). Also over the FM channel, on 8 ranks, and with the
+//! asynchronous progress thread (which shares the lock).
 
 mod common;
 
-use common::run_ok;
+use common::{assert_ok, mpirun, program, run_ok, Launch};
 
 /// Runs `tests/c/thread/<name>.c` at each rank count.
 fn run_at(name: &str, sizes: &[usize]) {
@@ -34,4 +36,26 @@ fn threads_on_their_own_communicators_run_at_once() {
 #[test]
 fn threads_share_one_communicator_and_each_others_requests() {
     run_at("any_source", &[1, 2, 4]);
+}
+
+#[test]
+fn threads_on_8_ranks_and_over_fm() {
+    run_at("comms_parallel", &[8]);
+    run_ok("thread/comms_parallel", 2, Some("fm"));
+    run_ok("thread/any_source", 2, Some("fm"));
+}
+
+#[test]
+fn threads_beside_the_asynchronous_progress_thread() {
+    for name in ["thread/comms_parallel", "thread/any_source"] {
+        let job = mpirun(
+            &program(name),
+            &Launch {
+                ranks: 4,
+                env: vec![("MPI_ASYNC_PROGRESS", "1".into())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, name);
+    }
 }

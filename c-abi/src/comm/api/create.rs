@@ -4,8 +4,9 @@
 //! `MPI_Comm_disconnect`, and `MPI_Comm_get_parent`.
 //!
 //! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
-//! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`
-//! and `MPI_Comm_create` on intracommunicators run their exchanges (the split's allgather,
+//! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`,
+//! `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on intracommunicators
+//! run their exchanges (the split's allgather,
 //! the agreement on a context pair) in waits that let the process's lock go, so that threads
 //! creating communicators on different parents do not wait for each other; the same
 //! schedules and protocol as the calls that wait holding the lock, so the two interoperate
@@ -164,14 +165,28 @@ mpi_fn! {
             out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
             return Ok(());
         }
-        let everyone = gathered_pairs(call, idx, color, key).map_err(|e| e.on(idx))?;
-        let rt = call.state().runtime()?;
-        let group = (color != MPI_UNDEFINED).then(|| split_group(rt.comms.get(idx), &everyone, color));
-        let ctxs = agreed(call, idx, group.is_some()).map_err(|e| e.on(idx))?;
-        let rt = call.state().runtime()?;
-        out.set(group.map_or(MPI_COMM_NULL, |g| install(&mut rt.comm(), idx, ctxs, g).1));
+        out.set(split_waiting(call, idx, color, key).map_err(|e| e.on(idx))?);
         Ok(())
     }
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: `MPI_Comm_split` of intracommunicator `parent`, its allgather
+/// and agreement run in waits that let the lock go (the same steps as `create::split`).
+fn split_waiting(
+    call: &mut Calling,
+    parent: CommIdx,
+    color: c_int,
+    key: c_int,
+) -> MpiResult<MPI_Comm> {
+    let everyone = gathered_pairs(call, parent, color, key)?;
+    let rt = call.state().runtime()?;
+    let group =
+        (color != MPI_UNDEFINED).then(|| split_group(rt.comms.get(parent), &everyone, color));
+    let ctxs = agreed(call, parent, group.is_some())?;
+    let rt = call.state().runtime()?;
+    Ok(group.map_or(MPI_COMM_NULL, |g| {
+        install(&mut rt.comm(), parent, ctxs, g).1
+    }))
 }
 
 mpi_fn! {
@@ -186,8 +201,9 @@ mpi_fn! {
         key: c_int,
         info: MPI_Info,
         newcomm: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split_type", true)?;
         if info != MPI_INFO_NULL {
             rt.infos.get(info).map_err(|e| e.on(idx))?;
@@ -209,7 +225,12 @@ mpi_fn! {
         };
         let Some(how) = how else {
             let color = if split_type == MPI_UNDEFINED { MPI_UNDEFINED } else { host_color() };
-            out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let h = if releases {
+                split_waiting(call, idx, color, key)
+            } else {
+                split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(h.map_err(|e| e.on(idx))?);
             return Ok(());
         };
         let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;

@@ -44,13 +44,13 @@
 //! and `MPI_Mprobe` (looks as `MPI_Iprobe`/`MPI_Improbe`), every blocking collective made by
 //! `coll::api`'s `collective!` (intra- and intercommunicator, neighbourhood: the schedule
 //! started as the nonblocking call starts it), `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and
-//! `MPI_Comm_split` and `MPI_Comm_create` on intracommunicators (the allgather's schedule and
-//! the agreement stepped in the looks).
+//! `MPI_Comm_split`, `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on
+//! intracommunicators (the allgather's schedule and the agreement stepped in the looks).
 //!
 //! **What still waits holding the lock**: the waits inside the subsystems
 //! (`Engine::block_on`), reached with the state borrowed: `MPI_Bsend` waiting for room in the
 //! attached buffer and `MPI_Buffer_detach`; the other communicator-creating calls
-//! (`MPI_Comm_split_type`, `MPI_Comm_create_group`, intercommunicator `split`/`create`,
+//! (`MPI_Comm_split_type` by hardware, `MPI_Comm_create_group`, intercommunicator `split`/`create`,
 //! `MPI_Intercomm_create`/`merge`, the topology constructors, the sessions' communicators from
 //! groups); windows (creation, fence, PSCW, passive-target lock/unlock/flush); files (open,
 //! close, views, collective and shared-pointer I/O); `MPI_Mprobe`'s receive of the message it
@@ -65,10 +65,19 @@
 //! lock again, and its waits do not let it go (the outer call's borrows are alive below it).
 //!
 //! **The cost.** Below `MPI_THREAD_MULTIPLE` a blocking body tests [`Calling::releases`]
-//! (a field) and takes its old path: no request, no allocation, no lock. Under
+//! (a field) and takes its old path: no request, no allocation, no lock. Measured with
+//! callgrind on a ping-pong (instructions of the entry points themselves, per call, before
+//! and after this module): `MPI_Send` 29 to 30, `MPI_Recv` 33 to 29, `MPI_Wait` 27 to 26
+//! (125 with what it calls, from 120); `MPI_Isend`, `MPI_Irecv` unchanged. Under
 //! `MPI_THREAD_MULTIPLE` each call takes and releases an uncontended mutex (two atomic
-//! operations), and a blocking call that does not complete at once makes an engine request
-//! (as its nonblocking twin does); one that completes at once returns from its first look.
+//! operations and a few thread-local accesses), and a blocking call that does not complete
+//! at once makes an engine request (as its nonblocking twin does); one that completes at once
+//! returns from its first look, with no back-off.
+//!
+//! **Not yet.** Threads on different communicators still take turns behind the one lock
+//! (the engine and its tables are shared); calls from a thread other than the main one under
+//! `MPI_THREAD_SINGLE`/`FUNNELED`, or two threads in MPI at once under `SERIALIZED`, are not
+//! detected (a check would cost a thread-local read, or an atomic swap, per call).
 
 pub(crate) mod lock;
 mod wait;

@@ -11,7 +11,8 @@
  *  2. Threads post MPI_Irecv and MPI_Isend into one array; after they are joined, the main
  *     thread completes them with MPI_Waitany, then MPI_Waitsome, then MPI_Waitall.
  *  3. One thread loops over blocking collectives on one communicator while another does a
- *     ping-pong on another.
+ *     ping-pong on another; the collectives' user-defined reduction calls MPI itself (a call
+ *     nested in the one that runs it, on the thread that holds the library's lock).
  */
 #define TEST_NAME "any_source"
 #include "mpitest.h"
@@ -171,6 +172,18 @@ static void part2(void)
 }
 
 static MPI_Comm coll_comm, p2p_comm;
+static MPI_Op nested_sum;
+
+/* A sum that asks MPI something on every call (a nested call). */
+static void sum_asking_mpi(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    int size = 0;
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    CHECK(size == test_size, "nested MPI_Comm_size says %d", size);
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
 
 static void *collectives(void *arg)
 {
@@ -180,6 +193,9 @@ static void *collectives(void *arg)
         CHECK_MPI(MPI_Allreduce(&in, &sum, 1, MPI_INT, MPI_SUM, coll_comm));
         CHECK(sum == test_size * i + test_size * (test_size - 1) / 2, "allreduce %d", sum);
         CHECK_MPI(MPI_Barrier(coll_comm));
+        int nested;
+        CHECK_MPI(MPI_Allreduce(&in, &nested, 1, MPI_INT, nested_sum, coll_comm));
+        CHECK(nested == sum, "user-op allreduce %d, not %d", nested, sum);
     }
     return NULL;
 }
@@ -214,11 +230,13 @@ int main(int argc, char **argv)
     part2();
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm));
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &p2p_comm));
+    CHECK_MPI(MPI_Op_create(sum_asking_mpi, 1, &nested_sum));
     pthread_t a, b;
     CHECK(pthread_create(&a, NULL, collectives, NULL) == 0, "pthread_create");
     CHECK(pthread_create(&b, NULL, pingpong, NULL) == 0, "pthread_create");
     pthread_join(a, NULL);
     pthread_join(b, NULL);
+    CHECK_MPI(MPI_Op_free(&nested_sum));
     CHECK_MPI(MPI_Comm_free(&coll_comm));
     CHECK_MPI(MPI_Comm_free(&p2p_comm));
     CHECK_MPI(MPI_Comm_free(&comm));

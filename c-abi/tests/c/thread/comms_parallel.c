@@ -1,7 +1,7 @@
 /*
  * comms_parallel: 4 threads per rank, each on communicators of its own, concurrently:
- * each thread makes its communicators itself (MPI_Comm_dup, MPI_Comm_split and
- * MPI_Comm_create of a parent of its own, so creation on different parents runs in
+ * each thread makes its communicators itself (MPI_Comm_dup, MPI_Comm_split,
+ * MPI_Comm_split_type (MPI_COMM_TYPE_SHARED) and MPI_Comm_create of a parent of its own, so creation on different parents runs in
  * parallel), then loops over a ping-pong with a partner rank (8 bytes, and 64 KiB every few
  * rounds), MPI_Allreduce, MPI_Bcast and MPI_Barrier on them, and MPI_Comm_idup with traffic
  * on the parent while the idup is in flight. Every value is checked.
@@ -19,8 +19,13 @@ static MPI_Comm parents[THREADS];
 static void *work(void *arg)
 {
     int t = (int)(intptr_t)arg;
-    MPI_Comm mine, half, evens, late;
+    MPI_Comm mine, half, evens, late, shared;
     CHECK_MPI(MPI_Comm_dup(parents[t], &mine));
+    CHECK_MPI(MPI_Comm_split_type(mine, MPI_COMM_TYPE_SHARED, test_rank, MPI_INFO_NULL, &shared));
+    int shared_size;
+    CHECK_MPI(MPI_Comm_size(shared, &shared_size));
+    CHECK(shared_size == test_size, "every rank of this one-host job shares memory (%d of %d)",
+          shared_size, test_size);
     CHECK_MPI(MPI_Comm_split(mine, test_rank % 2, -test_rank, &half));
     MPI_Group all, even_group;
     CHECK_MPI(MPI_Comm_group(mine, &all));
@@ -89,6 +94,7 @@ static void *work(void *arg)
     if (evens != MPI_COMM_NULL)
         CHECK_MPI(MPI_Comm_free(&evens));
     CHECK_MPI(MPI_Comm_free(&late));
+    CHECK_MPI(MPI_Comm_free(&shared));
     CHECK_MPI(MPI_Comm_free(&half));
     CHECK_MPI(MPI_Comm_free(&mine));
     return NULL;
