@@ -10,7 +10,8 @@
 //! communicator; `MPI_Waitany`/`Waitsome`/`Waitall` on requests other threads posted; a
 //! blocking collective on one thread beside point-to-point on another, with a user-defined
 //! reduction that calls MPI (a nested call). Also over the FM channel, on 8 ranks, and with the
-//! asynchronous progress thread (which shares the lock).
+//! asynchronous progress thread (which shares the lock). With `MPI_THREAD_CHECK=1`, the misuse
+//! of the lower levels is reported (`misuse.c`).
 
 mod common;
 
@@ -58,4 +59,45 @@ fn threads_beside_the_asynchronous_progress_thread() {
         );
         assert_ok(&job, name);
     }
+}
+
+/// `MPI_THREAD_CHECK=1`: a call from another thread under `MPI_THREAD_FUNNELED` returns
+/// `MPI_ERR_OTHER` naming the level (the program checks it); a call while another thread is
+/// inside MPI under `MPI_THREAD_SERIALIZED` ends the job with a message naming the level.
+#[test]
+fn misuse_of_the_lower_levels_is_reported_when_checked() {
+    let check = vec![("MPI_THREAD_CHECK", "1".into())];
+    let exe = program("thread/misuse");
+    for ranks in [1, 2] {
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: check.clone(),
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, "misuse");
+    }
+    let mut serialized = check;
+    serialized.push(("MISUSE_MODE", "serialized".into()));
+    let job = mpirun(
+        &exe,
+        &Launch {
+            ranks: 2,
+            env: serialized,
+            ..Default::default()
+        },
+    );
+    assert_ne!(
+        job.code(),
+        Some(0),
+        "the misuse was not reported:{}",
+        job.describe()
+    );
+    assert!(
+        job.output().contains("MPI_THREAD_SERIALIZED") && !job.output().contains("NOT DETECTED"),
+        "the job did not end naming the level:{}",
+        job.describe()
+    );
 }

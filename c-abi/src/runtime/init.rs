@@ -121,7 +121,9 @@ mpi_fn! {
     /// `MPI_Init`: starts MPI (thread level `MPI_THREAD_SINGLE`). The arguments are not used.
     /// Then starts the asynchronous progress thread if `MPI_ASYNC_PROGRESS` asks for it.
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) |st| {
-        start(st, MPI_THREAD_SINGLE)
+        start(st, MPI_THREAD_SINGLE)?;
+        thread::grant(MPI_THREAD_SINGLE);
+        Ok(())
     } then started
 }
 

@@ -74,10 +74,16 @@
 //! at once makes an engine request (as its nonblocking twin does); one that completes at once
 //! returns from its first look, with no back-off.
 //!
+//! **Misuse of the lower levels** is checked on request only (`MPI_THREAD_CHECK=1`,
+//! [`lock`]): a call from a thread other than the main one under `MPI_THREAD_SINGLE` or
+//! `FUNNELED` returns `MPI_ERR_OTHER`, a call while another thread is inside MPI under
+//! `SERIALIZED` ends the job, each with a message naming the level. Checking by default would
+//! cost every call of every program a thread-local read (the caller's thread) or the lock's
+//! atomic operations, which the fast path's budget has no room for; without the variable the
+//! checks cost nothing (the flag `call` reads already).
+//!
 //! **Not yet.** Threads on different communicators still take turns behind the one lock
-//! (the engine and its tables are shared); calls from a thread other than the main one under
-//! `MPI_THREAD_SINGLE`/`FUNNELED`, or two threads in MPI at once under `SERIALIZED`, are not
-//! detected (a check would cost a thread-local read, or an atomic swap, per call).
+//! (the engine and its tables are shared).
 
 pub(crate) mod lock;
 mod wait;
@@ -90,12 +96,29 @@ use std::ffi::c_int;
 /// The highest thread level the library provides.
 pub(crate) const MAX_LEVEL: c_int = MPI_THREAD_MULTIPLE;
 
+/// The environment variable that asks for the checks of the lower levels' rules.
+pub(crate) const CHECK_ENV: &str = "MPI_THREAD_CHECK";
+
 /// The level granted for `required`: `required` itself, within the levels MPI defines. Granting
-/// `MPI_THREAD_MULTIPLE` turns the lock on for good (before the call that grants it returns).
+/// `MPI_THREAD_MULTIPLE` turns the lock on for good (before the call that grants it returns);
+/// granting a lower one with [`CHECK_ENV`] set turns the checks of its rule on, the calling
+/// thread being the main one.
 pub(crate) fn grant(required: c_int) -> c_int {
     let level = required.clamp(MPI_THREAD_SINGLE, MAX_LEVEL);
     if level == MPI_THREAD_MULTIPLE {
         lock::set_multiple();
+    } else if checks_asked() {
+        lock::set_check(level);
     }
     level
+}
+
+/// Whether [`CHECK_ENV`] asks for the checks (`1`, `true`, `yes`, `on`).
+fn checks_asked() -> bool {
+    std::env::var(CHECK_ENV).is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }

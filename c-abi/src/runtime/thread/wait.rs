@@ -48,7 +48,7 @@ impl Calling {
     #[inline(always)]
     pub fn releases(&self) -> bool {
         match &self.held {
-            Some(h) => h.owns(),
+            Some(h) => h.owns() && super::lock::waits_let_go(),
             None => false,
         }
     }
