@@ -48,14 +48,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 #[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
     let held = if lock::on() {
-        Some(lock::enter_call(name))
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
     } else {
         None
     };
-    let code = match held.as_ref().and_then(lock::Held::misuse) {
-        None => run(name, body),
-        Some(misuse) => misused(name, misuse),
-    };
+    let code = run(name, body);
     drop(held);
     code
 }
@@ -63,14 +64,16 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<
 /// A call that breaks its thread level's rule (`MPI_THREAD_CHECK=1`): reported instead of run.
 #[cold]
 #[inline(never)]
-fn misused(name: &'static str, misuse: lock::Misuse) -> c_int {
+fn misused(name: &'static str, misuse: lock::Misuse, held: lock::Held) -> c_int {
     let e = MpiError::new(crate::abi::MPI_ERR_OTHER, misuse.message(name));
-    match misuse {
+    let code = match misuse {
         // The lock is held: the error handler can be looked up.
         lock::Misuse::NotMain(_) => raise(name, e),
         // Another thread holds the state: nothing of it may be read here.
         lock::Misuse::Concurrent => errhandler::fatal(name, None, None, &e),
-    }
+    };
+    drop(held);
+    code
 }
 
 /// As [`call`], for a body that may wait (`mpi_fn!`'s `waits` form): the body gets the call's
@@ -82,15 +85,14 @@ pub(crate) fn call_waiting(
     body: impl FnOnce(&mut Calling) -> MpiResult<()>,
 ) -> c_int {
     let held = if lock::on() {
-        Some(lock::enter_call(name))
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
     } else {
         None
     };
-    if let Some(misuse) = held.as_ref().and_then(lock::Held::misuse) {
-        let code = misused(name, misuse);
-        drop(held);
-        return code;
-    }
     let mut calling = Calling::new(held);
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut calling)));
     // The body's references into the state ended with it; `raise` takes its own (the lock
