@@ -58,7 +58,7 @@
 //! requires every other thread to have finished its MPI calls by then). Holding the lock
 //! there is sound and can only deadlock, when the wait needs another thread of the process to
 //! make an MPI call meanwhile.
-
+//!
 //! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
 //! delete function, a generalized request's function, an error handler) that calls MPI runs
 //! on the thread that holds the lock, nested in the call that runs it: it does not take the
@@ -68,8 +68,8 @@
 //! (a field) and takes its old path: no request, no allocation, no lock. Measured with
 //! callgrind on a ping-pong of 8-byte messages (instructions per call, with what each calls,
 //! before and after this module): `MPI_Send` 530 to 536, `MPI_Isend` 571 to 567,
-//! `MPI_Irecv` 258 to 254, `MPI_Wait` of a complete request 120 to 128; under
-//! //! `MPI_THREAD_MULTIPLE` each call takes and releases an uncontended mutex (two atomic
+//! `MPI_Irecv` 258 to 254, `MPI_Wait` of a complete request 120 to 128. Under
+//! `MPI_THREAD_MULTIPLE` each call takes and releases an uncontended mutex (two atomic
 //! operations and a few thread-local accesses), and a blocking call that does not complete
 //! at once makes an engine request (as its nonblocking twin does); one that completes at once
 //! returns from its first look, with no back-off.
