@@ -52,9 +52,8 @@ static void *not_main(void *arg)
     return NULL;
 }
 
-static void exchange(MPI_Comm comm, int peer, size_t bytes, int rounds_scale)
+static void exchange(MPI_Comm comm, int peer, size_t bytes)
 {
-    (void)rounds_scale;
     struct pair a = {comm, peer, 1, bytes}, b = {comm, peer, 0, bytes};
     pthread_t ta, tb;
     CHECK(pthread_create(&ta, NULL, ping, &a) == 0, "pthread_create");
@@ -80,10 +79,10 @@ int main(int argc, char **argv)
     pthread_join(t, NULL);
     CHECK(other == 0, "another thread is not the main one (%d)", other);
 
-    exchange(MPI_COMM_SELF, 0, 64, 1);
-    exchange(MPI_COMM_WORLD, test_rank, 64, 1);
-    exchange(MPI_COMM_SELF, 0, BIG, 1);
-    exchange(MPI_COMM_WORLD, test_rank, BIG, 1);
+    exchange(MPI_COMM_SELF, 0, 64);
+    exchange(MPI_COMM_WORLD, test_rank, 64);
+    exchange(MPI_COMM_SELF, 0, BIG);
+    exchange(MPI_COMM_WORLD, test_rank, BIG);
     test_ok();
     CHECK_MPI(MPI_Finalize());
     return 0;
