@@ -22,7 +22,9 @@
 //! class (or, under the default `MPI_ERRORS_ARE_FATAL`, ends the job with a one-line message)
 //! and changes nothing. The fast path (`MPI_Send`, `MPI_Recv`, `MPI_Isend`, `MPI_Irecv`,
 //! `MPI_Wait` of small messages) adds a few comparisons to the engine: no lock, no allocation,
-//! no hashing. Thread level: up to `MPI_THREAD_SERIALIZED`.
+//! no hashing. Thread level: up to `MPI_THREAD_MULTIPLE` (`runtime::thread`: under it every
+//! call holds one process-wide lock while it uses the state, and blocking calls let it go
+//! while they wait; below it, no lock at all).
 //!
 //! **What it needs from below.** An [`mpich_channel::Adi`] per process: bytes, engine ranks,
 //! tags and 16-bit context ids; nonblocking operations that never block; a progress call that
@@ -47,7 +49,7 @@
 //! displacements of the int and the large-count `_c` forms), `error`. Above them: `runtime`
 //! (the `Runtime` aggregate of the engine and every table, which makes the contexts; the
 //! process-wide state cell; the `MPI_`/`PMPI_` entry-point macro and the raise path to the
-//! error handlers). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
+//! error handlers; `thread`, the lock of `MPI_THREAD_MULTIPLE` and the waits that let it go). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
 //! `MPI_Finalize`), `fortran` (the Fortran entry points and the `mpi_f08` glue, generated from
 //! `mpi.h` by `fortran/generate.rs` and `fortran/generate_f08.rs`, and the Fortran sentinels)
 //! and `spawn` (dynamic processes, refused).

@@ -205,6 +205,19 @@ pub(crate) fn allgather_bytes(
     mine: &[u8],
     all: &mut [u8],
 ) -> MpiResult<()> {
+    allgather_bytes_schedule(comms, spare, comm, mine, all)?.run(engine, spare)
+}
+
+/// [`allgather_bytes`]'s schedule, for a caller that moves it on itself ([`Schedule::poll`]:
+/// a blocking call under `MPI_THREAD_MULTIPLE` whose wait lets the process's lock go). The
+/// schedule points to `mine` and `all`, which must stay put and untouched until it completes.
+pub(crate) fn allgather_bytes_schedule(
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
+    comm: CommIdx,
+    mine: &[u8],
+    all: &mut [u8],
+) -> MpiResult<Schedule> {
     let mut b = Builder::new(comms, spare, comm);
     assert_eq!(
         all.len(),
@@ -222,7 +235,7 @@ pub(crate) fn allgather_bytes(
         lay: Layout::BYTES,
     };
     allgather::allgather(&mut b, Some(&m), &r);
-    b.finish()?.run(engine, spare)
+    b.finish()
 }
 
 /// Blocking barrier on `comm`.

@@ -186,6 +186,9 @@ pub(crate) struct Agreement {
     joined: bool,
     /// It has ended (and left `Contexts::in_flight`).
     over: bool,
+    /// A blocking call whose wait lets the process's lock go (`MPI_THREAD_MULTIPLE`): other
+    /// threads may start agreements while its join round runs, so that round never offers.
+    among_threads: bool,
 }
 
 /// Rounds one call of [`Agreement::step`] runs at most (they all complete at once only on a
@@ -212,7 +215,19 @@ impl Agreement {
             held: false,
             joined: false,
             over: false,
+            among_threads: false,
         }
+    }
+
+    /// Marks the agreement of a blocking call that other threads' calls may run beside
+    /// (`MPI_THREAD_MULTIPLE`, the call's wait letting the process's lock go): its join
+    /// round offers nothing, as a nonblocking one's does. The exception for a blocking call
+    /// alone at its process rests on nothing else starting there until its round ends, which
+    /// other threads break; without it, the protocol's argument holds with several blocking
+    /// agreements in flight at a process too (they are ordered by parent and sequence).
+    pub fn among_threads(mut self) -> Agreement {
+        self.among_threads = true;
+        self
     }
 
     /// Moves the agreement on without waiting; `Some` once it is over: the agreed pair, or
@@ -223,7 +238,10 @@ impl Agreement {
                 let held = self
                     .contexts
                     .borrow_mut()
-                    .offer(self.key, self.joined, &mut self.words);
+                    // Not joined yet and among threads: offered as if joined, which grants
+                    // nothing to an agreement not in the joined set (zeros, like a
+                    // nonblocking join round).
+                    .offer(self.key, self.joined || self.among_threads, &mut self.words);
                 self.held = held;
                 let words = self.words.as_mut_ptr();
                 match crate::coll::band_u64_schedule(&self.team, words, WORDS) {

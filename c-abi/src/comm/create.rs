@@ -64,6 +64,15 @@ fn copy_attrs(cx: &mut Cx<'_>, parent: CommIdx, idx: CommIdx) -> MpiResult<()> {
 /// `MPI_Comm_dup`: a new communicator with the same group(s), attributes copied.
 pub(crate) fn dup(cx: &mut Cx<'_>, parent: CommIdx) -> MpiResult<(CommIdx, MPI_Comm)> {
     let ctxs = make::agree(cx, parent, true)?;
+    dup_agreed(cx, parent, ctxs)
+}
+
+/// `MPI_Comm_dup` once its members agreed on `ctxs` (its agreement run by the caller).
+pub(crate) fn dup_agreed(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    ctxs: (u16, u16),
+) -> MpiResult<(CommIdx, MPI_Comm)> {
     let new = copy_of(cx.comms.get(parent), ctxs);
     let idle = cx.idle();
     let (idx, handle) = cx.comms.insert(new, idle);
@@ -102,7 +111,7 @@ pub(crate) fn idup(
 
 /// The members of `parent`'s group with color `color`, ordered by (key, rank in `parent`),
 /// from everyone's `(color, key)`.
-fn split_group(c: &Comm, everyone: &[(c_int, c_int)], color: c_int) -> Group {
+pub(crate) fn split_group(c: &Comm, everyone: &[(c_int, c_int)], color: c_int) -> Group {
     GroupData::new(
         by_key(everyone, color)
             .into_iter()
@@ -118,20 +127,30 @@ fn gather_pairs(
     color: c_int,
     key: c_int,
 ) -> MpiResult<Vec<(c_int, c_int)>> {
-    let mut mine = [0u8; 8];
-    mine[..4].copy_from_slice(&color.to_ne_bytes());
-    mine[4..].copy_from_slice(&key.to_ne_bytes());
+    let mine = pair_bytes(color, key);
     let mut all = vec![0u8; 8 * cx.comms.get(parent).size];
     crate::coll::allgather_bytes(cx.engine, cx.comms, cx.spare, parent, &mine, &mut all)?;
-    Ok(all
-        .chunks_exact(8)
+    Ok(pairs_of(&all))
+}
+
+/// This process's `(color, key)` as `MPI_Comm_split` exchanges it.
+pub(crate) fn pair_bytes(color: c_int, key: c_int) -> Vec<u8> {
+    let mut mine = vec![0u8; 8];
+    mine[..4].copy_from_slice(&color.to_ne_bytes());
+    mine[4..].copy_from_slice(&key.to_ne_bytes());
+    mine
+}
+
+/// Everyone's `(color, key)` from the gathered bytes.
+pub(crate) fn pairs_of(all: &[u8]) -> Vec<(c_int, c_int)> {
+    all.chunks_exact(8)
         .map(|b| {
             (
                 c_int::from_ne_bytes(b[..4].try_into().expect("4 bytes")),
                 c_int::from_ne_bytes(b[4..].try_into().expect("4 bytes")),
             )
         })
-        .collect())
+        .collect()
 }
 
 /// `MPI_Comm_split` on an intracommunicator: `MPI_COMM_NULL` for `MPI_UNDEFINED`.

@@ -53,6 +53,16 @@ pub(crate) fn agree(cx: &mut Cx<'_>, parent: CommIdx, keep: bool) -> MpiResult<(
         .block_on(|e| Ok::<_, MpiError>(agreement.step(e.p2p())?))?
 }
 
+/// The agreement of a blocking creating call under `MPI_THREAD_MULTIPLE`, for the caller to
+/// move on ([`Agreement::step`]) in the looks of a wait that lets the process's lock go
+/// (`runtime::thread`): the same protocol and sequence number as [`agree`]'s, its join round
+/// offering nothing ([`Agreement::among_threads`]). It owns what it needs (the team, the shared
+/// context mask): nothing of it points into the running state.
+pub(crate) fn begin_agree(cx: &mut Cx<'_>, parent: CommIdx, keep: bool) -> Agreement {
+    let team = crate::coll::Team::of(cx.comms, parent);
+    Agreement::new(team, false, keep, cx.comms.contexts.clone()).among_threads()
+}
+
 /// Starts the agreement of `MPI_Comm_idup` on `parent`, for the communicator `new` (stored
 /// with [`CommTable::insert_late`]): an operation of the progress engine, which delivers the
 /// contexts into `new` when it ends. Returns its request.

@@ -22,15 +22,17 @@
 //! class or ends the process. A panic (a bug, or a failed internal assertion) must not unwind into C: it is
 //! caught here and reported as `MPI_ERR_INTERN` the same way.
 //!
-//! **The progress thread's lock.** With `MPI_ASYNC_PROGRESS=1` a thread of the library turns
-//! the engine too; `call` then holds one process-wide lock around the body and its error
-//! path ([`crate::runtime::progress`]). Without it, `call` reads one flag and takes no lock.
+//! **The lock.** Under `MPI_THREAD_MULTIPLE`, or with `MPI_ASYNC_PROGRESS=1` (a thread of the
+//! library turns the engine too), `call` holds one process-wide lock around the body and its
+//! error path ([`crate::runtime::thread`]); otherwise it reads one flag and takes no lock.
+//! A body that may wait takes the `waits` form ([`call_waiting`]), whose waits let the lock
+//! go between looks at the state.
 
 use crate::abi::MPI_SUCCESS;
 use crate::errhandler;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::global;
-use crate::runtime::progress;
+use crate::runtime::thread::{lock, Calling};
 use crate::runtime::Mpi;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -38,20 +40,69 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs the body of the MPI function `name` on the process's state and turns its result into
 /// the C return value.
 ///
-/// While the asynchronous progress thread runs, the body and its error path hold the
-/// process-wide lock ([`progress::lock`]); otherwise this costs one relaxed load, a branch,
+/// While calls take the lock (`MPI_THREAD_MULTIPLE`, or the asynchronous progress thread),
+/// the body and its error path hold it ([`lock`]); otherwise this costs one relaxed load, a branch,
 /// and the test of its outcome at the end (about 10 instructions per call, measured with
 /// callgrind; keeping the guard out of the frame or the locked path out of line made LLVM
 /// stop inlining the bodies, which cost more).
 #[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
-    let held = if progress::lock::on() {
-        Some(progress::lock::enter())
+    let held = if lock::on() {
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
     } else {
         None
     };
     let code = run(name, body);
     drop(held);
+    code
+}
+
+/// A call that breaks its thread level's rule (`MPI_THREAD_CHECK=1`): reported instead of run.
+#[cold]
+#[inline(never)]
+fn misused(name: &'static str, misuse: lock::Misuse, held: lock::Held) -> c_int {
+    let e = MpiError::new(crate::abi::MPI_ERR_OTHER, misuse.message(name));
+    let code = match misuse {
+        // The lock is held: the error handler can be looked up.
+        lock::Misuse::NotMain(_) => raise(name, e),
+        // Another thread holds the state: nothing of it may be read here.
+        lock::Misuse::Concurrent => errhandler::fatal(name, None, None, &e),
+    };
+    drop(held);
+    code
+}
+
+/// As [`call`], for a body that may wait (`mpi_fn!`'s `waits` form): the body gets the call's
+/// [`Calling`] instead of the state, and its waits ([`Calling::wait_until`]) let the lock go
+/// between looks (see [`crate::runtime::thread`]).
+#[inline(always)]
+pub(crate) fn call_waiting(
+    name: &'static str,
+    body: impl FnOnce(&mut Calling) -> MpiResult<()>,
+) -> c_int {
+    let held = if lock::on() {
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
+    } else {
+        None
+    };
+    let mut calling = Calling::new(held);
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut calling)));
+    // The body's references into the state ended with it; `raise` takes its own (the lock
+    // is held again: a wait resumes it before it returns or unwinds).
+    let code = match outcome {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => raise(name, e),
+        Err(panic) => raise(name, MpiError::internal(panic_text(&*panic))),
+    };
+    drop(calling);
     code
 }
 
@@ -137,6 +188,9 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// types the internals take (`MPI_Count::from(count)`, [`crate::count`]), so both functions
 /// run the same code; the int one pays a sign extension.
 ///
+/// With `waits |call|` instead of `|st|`, the body gets a `&mut Calling` (the call's right to
+/// the state, [`crate::runtime::thread::Calling`]) and may wait with the lock let go.
+///
 /// The last form, `raw fn NAME / PNAME(args) -> T { body }`, is for the few functions that
 /// cannot fail and do not return an error code (`MPI_Wtime`): the body is the function.
 macro_rules! mpi_fn {
@@ -146,15 +200,28 @@ macro_rules! mpi_fn {
         where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
         ( $($arg:ident : $ty:ty),* $(,)? ) |$st:ident| $body:block
     ) => {
-        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+]
-            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$st| $body);
-        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+]
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [|$st|]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) $body);
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [|$st|]
             $(#[$doc])*
             #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
-            fn $mpi_c / $pmpi_c ($($arg: $ty),*) |$st| $body);
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*) $body);
     };
-    (@form $module:ident [$($alias:ident = $t:ty),+]
-        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) |$st:ident| $body:block
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident , large $mpi_c:ident / $pmpi_c:ident
+        where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
+        ( $($arg:ident : $ty:ty),* $(,)? ) waits |$call:ident| $body:block
+    ) => {
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [waits |$call|]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) $body);
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [waits |$call|]
+            $(#[$doc])*
+            #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*) $body);
+    };
+    (@form $module:ident [$($alias:ident = $t:ty),+] [$($how:tt)+]
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) $body:block
     ) => {
         // The body widens its counts (`MPI_Count::from`, `into()`): the identity in the `_c`
         // form, which clippy would otherwise call useless there.
@@ -168,9 +235,26 @@ macro_rules! mpi_fn {
             )+
             $crate::runtime::export::mpi_fn! {
                 $(#[$doc])*
-                fn $mpi / $pmpi($($arg: $ty),*) |$st| $body
+                fn $mpi / $pmpi($($arg: $ty),*) $($how)+ $body
             }
         }
+    };
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) waits |$call:ident| $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function's pointer arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            $crate::runtime::export::call_waiting(
+                stringify!($mpi),
+                |$call: &mut $crate::runtime::thread::Calling| -> $crate::error::MpiResult<()> { $body },
+            )
+        }
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
     };
     (
         $(#[$doc:meta])*

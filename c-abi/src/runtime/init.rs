@@ -7,12 +7,13 @@
 //! [`shut_down`] ends it after the last of `MPI_Finalize` / `MPI_Session_finalize`.
 //! `MPI_Initialized` and `MPI_Finalized` report the world model only.
 //!
-//! **Thread level.** The engine is not thread safe and the state is reached without a lock
-//! (see [`crate::runtime::global`]), so the library grants at most `MPI_THREAD_SERIALIZED`: a program
-//! asking for `MPI_THREAD_MULTIPLE` is told so through `provided`, as MPI intends. The
-//! asynchronous progress thread (`MPI_ASYNC_PROGRESS=1`, [`crate::runtime::progress`]) does not
-//! change that: it is started after `MPI_Init`'s call ends and stopped at the start of
-//! `MPI_Finalize`, and a lock keeps it out of the program's calls.
+//! **Thread level.** `MPI_Init_thread` grants the level asked for, `MPI_THREAD_MULTIPLE`
+//! included ([`crate::runtime::thread`]: granting it turns the process's lock on before the
+//! call returns). The asynchronous progress thread (`MPI_ASYNC_PROGRESS=1`,
+//! [`crate::runtime::progress`]) is started after `MPI_Init`'s call ends and stopped at the
+//! start of `MPI_Finalize`, and the same lock keeps it out of the program's calls.
+//! `MPI_Finalize` waits (for buffered sends, for the engine's last messages) holding the lock:
+//! MPI requires every other thread to have finished its MPI calls by then.
 
 use crate::abi::*;
 use crate::attr::KeyvalTable;
@@ -29,13 +30,11 @@ use crate::op::OpTable;
 use crate::p2p::bsend::BsendBuffer;
 use crate::runtime::export::mpi_fn;
 use crate::runtime::progress;
+use crate::runtime::thread;
 use crate::runtime::{Mpi, Phase, Runtime, World};
 use mpich_channel::{Adi, Engine};
 use std::ffi::{c_char, c_int};
 use std::io::Write;
-
-/// The highest thread level the library provides.
-const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
 
 /// Starts the world model with thread level `level` (and the library, unless a session has
 /// started it already).
@@ -122,13 +121,15 @@ mpi_fn! {
     /// `MPI_Init`: starts MPI (thread level `MPI_THREAD_SINGLE`). The arguments are not used.
     /// Then starts the asynchronous progress thread if `MPI_ASYNC_PROGRESS` asks for it.
     fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) |st| {
-        start(st, MPI_THREAD_SINGLE)
+        start(st, MPI_THREAD_SINGLE)?;
+        thread::grant(MPI_THREAD_SINGLE);
+        Ok(())
     } then started
 }
 
 mpi_fn! {
-    /// `MPI_Init_thread`: starts MPI with the thread level asked for, up to
-    /// `MPI_THREAD_SERIALIZED`; `*provided` says which. Then starts the asynchronous progress
+    /// `MPI_Init_thread`: starts MPI with the thread level asked for (any of the four, up
+    /// to `MPI_THREAD_MULTIPLE`); `*provided` says which. Then starts the asynchronous progress
     /// thread if `MPI_ASYNC_PROGRESS` asks for it (the level granted is the same either way).
     fn MPI_Init_thread / PMPI_Init_thread(
         _argc: *mut c_int,
@@ -137,8 +138,8 @@ mpi_fn! {
         provided: *mut c_int,
     ) |st| {
         let provided = Out::new(provided, "provided")?;
-        let level = required.clamp(MPI_THREAD_SINGLE, MAX_THREAD_LEVEL);
-        start(st, level)?;
+        start(st, required.clamp(MPI_THREAD_SINGLE, thread::MAX_LEVEL))?;
+        let level = thread::grant(required);
         provided.set(level);
         Ok(())
     } then started

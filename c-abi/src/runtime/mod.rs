@@ -22,6 +22,7 @@ pub(crate) mod export;
 pub(crate) mod global;
 pub(crate) mod init;
 pub(crate) mod progress;
+pub(crate) mod thread;
 
 use crate::abi::*;
 use crate::attr::KeyvalTable;

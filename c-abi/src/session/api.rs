@@ -17,7 +17,7 @@ use crate::runtime::{Mpi, Phase, World};
 use std::ffi::{c_char, c_int};
 
 /// The highest thread level a session is granted (as for `MPI_Init_thread`).
-const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
+const MAX_THREAD_LEVEL: c_int = crate::runtime::thread::MAX_LEVEL;
 
 /// A process-set name argument.
 fn pset_name_arg(name: *const c_char) -> MpiResult<String> {
@@ -31,8 +31,8 @@ fn stringtag_arg(tag: *const c_char) -> MpiResult<String> {
 
 mpi_fn! {
     /// `MPI_Session_init`: opens a session (bringing the library up if neither `MPI_Init`
-    /// nor another session has). The `thread_level` info key asks for a thread level (up to
-    /// `MPI_THREAD_SERIALIZED` is granted; `MPI_Session_get_info` says which).
+    /// nor another session has). The `thread_level` info key asks for a thread level (the one
+    /// asked for is granted, up to `MPI_THREAD_MULTIPLE`; `MPI_Session_get_info` says which).
     fn MPI_Session_init / PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) |st| {
         let out = Out::new(session, "session")?;
         let hints = st.infos().hints(info)?;
@@ -53,6 +53,7 @@ mpi_fn! {
             st.main_thread.get_or_insert(std::thread::current().id());
         }
         let h = st.runtime()?.sessions.insert(Session { errhandler, thread_level: level })?;
+        crate::runtime::thread::grant(level);
         out.set(h);
         Ok(())
     }

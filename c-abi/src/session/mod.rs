@@ -21,8 +21,8 @@
 //! done): a session opened after everything was finalized fails with `MPI_ERR_OTHER`.
 //!
 //! **A session** is a handle (`0xb8000000 | index`, MPICH's encoding), an error handler, and the
-//! thread level it was granted (the `thread_level` info key asks; at most
-//! `MPI_THREAD_SERIALIZED`, as for `MPI_Init_thread`; `MPI_Session_get_info` reports it).
+//! thread level it was granted (the `thread_level` info key asks; up to
+//! `MPI_THREAD_MULTIPLE`, as for `MPI_Init_thread`; `MPI_Session_get_info` reports it).
 //! Its process sets are the two the standard requires: `mpi://WORLD` (every process of the job,
 //! in rank order) and `mpi://SELF` (this process); each has the info key `mpi_size`. Names are
 //! compared without regard to case (URIs' scheme part is case-insensitive). An unknown name is

@@ -50,9 +50,9 @@
 //! counted and work before `MPI_Init`, between, and after `MPI_Finalize`; the last
 //! `MPI_T_finalize` frees every handle and session. The interface's own state ([`ToolState`])
 //! is behind a mutex; reading the counters touches the engine, which, like every MPI call,
-//! needs the program's calls serialized: `MPI_T_init_thread` grants at most
-//! `MPI_THREAD_SERIALIZED`, as `MPI_Init_thread` does, and with the asynchronous progress
-//! thread the calls take its lock like every other entry point.
+//! takes the process's lock like every other entry point whenever calls take it:
+//! `MPI_T_init_thread` grants the level asked for, as `MPI_Init_thread` does, and granting
+//! `MPI_THREAD_MULTIPLE` turns the lock on (`runtime::thread`).
 //!
 //! **Errors.** The `MPI_T` functions return their error class (`MPI_T_ERR_*`) and call no
 //! error handler, as the standard says; a NULL where an output is required is

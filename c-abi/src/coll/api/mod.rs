@@ -3,7 +3,10 @@
 //!
 //! Each collective has one function that checks its arguments and builds its schedule; the
 //! `collective!` macro makes the blocking and the nonblocking entry point from it, so the
-//! two cannot drift apart. An intercommunicator goes to [`inter`] (its own checks and
+//! two cannot drift apart. Under `MPI_THREAD_MULTIPLE` the blocking entry point starts the
+//! schedule as the nonblocking one does and waits for its request with the process's lock let
+//! go between looks ([`crate::runtime::thread`]); the short-message paths without a schedule
+//! ([`crate::coll::direct`], which wait inside) are then not taken. An intercommunicator goes to [`inter`] (its own checks and
 //! schedules) before anything else. Checks follow MPICH's classes: an invalid communicator
 //! (or an intercommunicator for `MPI_Scan`/`MPI_Exscan`) is `MPI_ERR_COMM`, a negative count
 //! `MPI_ERR_COUNT`, an invalid or uncommitted datatype `MPI_ERR_TYPE`, a root out of range
@@ -63,6 +66,17 @@ pub(super) fn begin(cx: &mut Cx<'_>, s: Schedule, request: Out<MPI_Request>) -> 
     Ok(())
 }
 
+/// Starts a blocking collective as its nonblocking twin would (under `MPI_THREAD_MULTIPLE`,
+/// where the call then waits for the request letting the lock go: `runtime::thread`);
+/// returns the request. The schedule is the one the blocking call runs (same sequence
+/// number, tags and algorithm), so the ranks that run it in the engine's loop and those that
+/// run it this way interoperate.
+pub(super) fn begin_waited(cx: &mut Cx<'_>, s: Schedule) -> MpiResult<MPI_Request> {
+    let comm = s.comm;
+    let id = on(comm, super::start(cx.engine, s))?;
+    Ok(crate::p2p::request::handle(cx.engine, id))
+}
+
 /// Makes the blocking and nonblocking entry points of a collective from its schedule builder
 /// (defined before the family modules, which use it).
 ///
@@ -85,12 +99,18 @@ macro_rules! collective {
             $(#[$doc])*
             fn $mpi / $pmpi, large $mpi_c / $pmpi_c
             where [Count = ::std::ffi::c_int | MPI_Count, Disp = ::std::ffi::c_int | MPI_Aint]
-            ($($arg: $ty),*) |st| {
-                let cx = &mut st.runtime()?.coll();
-                collective!(@direct [$($direct)?] cx ($($arg.into()),*));
+            ($($arg: $ty),*) waits |call| {
+                let releases = call.releases();
+                let cx = &mut call.state().runtime()?.coll();
+                if !releases {
+                    collective!(@direct [$($direct)?] cx ($($arg.into()),*));
+                    let s = $build(cx, $($arg.into()),*)?;
+                    let idx = s.comm;
+                    return on(idx, cx.run(s));
+                }
                 let s = $build(cx, $($arg.into()),*)?;
-                let idx = s.comm;
-                on(idx, cx.run(s))
+                let request = $crate::coll::api::begin_waited(cx, s)?;
+                call.wait_request(request)?.check()
             }
         }
         mpi_fn! {
@@ -113,12 +133,18 @@ macro_rules! collective {
     ) => {
         mpi_fn! {
             $(#[$doc])*
-            fn $mpi / $pmpi($($arg: $ty),*) |st| {
-                let cx = &mut st.runtime()?.coll();
-                collective!(@direct [$($direct)?] cx ($($arg),*));
+            fn $mpi / $pmpi($($arg: $ty),*) waits |call| {
+                let releases = call.releases();
+                let cx = &mut call.state().runtime()?.coll();
+                if !releases {
+                    collective!(@direct [$($direct)?] cx ($($arg),*));
+                    let s = $build(cx, $($arg),*)?;
+                    let idx = s.comm;
+                    return on(idx, cx.run(s));
+                }
                 let s = $build(cx, $($arg),*)?;
-                let idx = s.comm;
-                on(idx, cx.run(s))
+                let request = $crate::coll::api::begin_waited(cx, s)?;
+                call.wait_request(request)?.check()
             }
         }
         mpi_fn! {

@@ -2,17 +2,28 @@
 //! `MPI_Comm_dup_with_info`, `MPI_Comm_idup_with_info`, `MPI_Comm_split`,
 //! `MPI_Comm_split_type`, `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Comm_free`,
 //! `MPI_Comm_disconnect`, and `MPI_Comm_get_parent`.
+//!
+//! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
+//! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`,
+//! `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on intracommunicators
+//! run their exchanges (the split's allgather,
+//! the agreement on a context pair) in waits that let the process's lock go, so that threads
+//! creating communicators on different parents do not wait for each other; the same
+//! schedules and protocol as the calls that wait holding the lock, so the two interoperate
+//! rank by rank. The other creating calls still wait holding it.
 
 use crate::abi::*;
 use crate::comm::create::{
-    check_subset, create_from, create_group, dup, free, host_color, idup, split, split_by_hardware,
-    HardwareSplit,
+    check_subset, create_from, create_group, dup, dup_agreed, free, host_color, idup, pair_bytes,
+    pairs_of, split, split_by_hardware, split_group, HardwareSplit,
 };
 use crate::comm::hardware::Level;
+use crate::comm::make::{begin_agree, install};
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::Calling;
 use crate::runtime::Runtime;
 use std::ffi::c_int;
 
@@ -41,13 +52,62 @@ fn begin(
     Ok((idx, checks().map_err(|e| e.on(idx))?))
 }
 
+/// Under `MPI_THREAD_MULTIPLE`: the agreement on a context pair of a blocking creating call
+/// on `parent` (`keep`: this process will use it), run in a wait that lets the lock go.
+fn agreed(call: &mut Calling, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
+    let mut agreement = begin_agree(&mut call.state().runtime()?.comm(), parent, keep);
+    call.wait_until(|st| {
+        let rt = st.runtime()?;
+        rt.engine.poke()?;
+        agreement.step(rt.engine.p2p())?.transpose()
+    })
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: everyone's `(color, key)` in `parent` for `MPI_Comm_split`,
+/// exchanged in a wait that lets the lock go (the schedule the blocking exchange runs).
+fn gathered_pairs(
+    call: &mut Calling,
+    parent: CommIdx,
+    color: c_int,
+    key: c_int,
+) -> MpiResult<Vec<(c_int, c_int)>> {
+    let mine = pair_bytes(color, key);
+    let rt = call.state().runtime()?;
+    let mut all = vec![0u8; mine.len() * rt.comms.get(parent).size];
+    let mut plan = crate::coll::allgather_bytes_schedule(
+        &mut rt.comms,
+        &mut rt.coll_spare,
+        parent,
+        &mine,
+        &mut all,
+    )?;
+    // The schedule writes into `all` (a heap block that stays put) until it completes.
+    call.wait_until(|st| {
+        let rt = st.runtime()?;
+        rt.engine.poke()?;
+        Ok(plan.poll(rt.engine.p2p())?.then_some(()))
+    })?;
+    if let Some(e) = plan.take_error() {
+        return Err(e);
+    }
+    Ok(pairs_of(&all))
+}
+
 mpi_fn! {
     /// `MPI_Comm_dup`: a communicator with the same group, its own message space, and copies
     /// of the attributes, error handler and topology.
-    fn MPI_Comm_dup / PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_dup / PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_dup", false)?;
-        let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        if !releases {
+            let (_, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+            out.set(h);
+            return Ok(());
+        }
+        let ctxs = agreed(call, idx, true).map_err(|e| e.on(idx))?;
+        let rt = call.state().runtime()?;
+        let (_, h) = dup_agreed(&mut rt.comm(), idx, ctxs).map_err(|e| e.on(idx))?;
         out.set(h);
         Ok(())
     }
@@ -93,16 +153,40 @@ mpi_fn! {
     /// `MPI_Comm_split`: one new communicator per color, ranks ordered by key then old rank.
     /// Any color other than `MPI_UNDEFINED` is accepted, negative ones included (as MPICH). On
     /// an intercommunicator, each color's processes of both groups form an intercommunicator.
-    fn MPI_Comm_split / PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_split / PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split", false)?;
         if rt.comms.get(idx).is_inter() {
             out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
             return Ok(());
         }
-        out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+        if !releases {
+            out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            return Ok(());
+        }
+        out.set(split_waiting(call, idx, color, key).map_err(|e| e.on(idx))?);
         Ok(())
     }
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: `MPI_Comm_split` of intracommunicator `parent`, its allgather
+/// and agreement run in waits that let the lock go (the same steps as `create::split`).
+fn split_waiting(
+    call: &mut Calling,
+    parent: CommIdx,
+    color: c_int,
+    key: c_int,
+) -> MpiResult<MPI_Comm> {
+    let everyone = gathered_pairs(call, parent, color, key)?;
+    let rt = call.state().runtime()?;
+    let group =
+        (color != MPI_UNDEFINED).then(|| split_group(rt.comms.get(parent), &everyone, color));
+    let ctxs = agreed(call, parent, group.is_some())?;
+    let rt = call.state().runtime()?;
+    Ok(group.map_or(MPI_COMM_NULL, |g| {
+        install(&mut rt.comm(), parent, ctxs, g).1
+    }))
 }
 
 mpi_fn! {
@@ -117,8 +201,9 @@ mpi_fn! {
         key: c_int,
         info: MPI_Info,
         newcomm: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split_type", true)?;
         if info != MPI_INFO_NULL {
             rt.infos.get(info).map_err(|e| e.on(idx))?;
@@ -140,7 +225,12 @@ mpi_fn! {
         };
         let Some(how) = how else {
             let color = if split_type == MPI_UNDEFINED { MPI_UNDEFINED } else { host_color() };
-            out.set(split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let h = if releases {
+                split_waiting(call, idx, color, key)
+            } else {
+                split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(h.map_err(|e| e.on(idx))?);
             return Ok(());
         };
         let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;
@@ -158,8 +248,9 @@ mpi_fn! {
     /// every process); the others get `MPI_COMM_NULL`. On an intercommunicator each side
     /// passes a subset of its local group, and the members get an intercommunicator between
     /// the two subsets (`MPI_COMM_NULL` if either is empty).
-    fn MPI_Comm_create / PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_create / PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_create", false)?;
         let g = rt.groups.get(group).map_err(|e| e.on(idx))?.clone();
         check_subset(rt.comms.get(idx), &g).map_err(|e| e.on(idx))?;
@@ -173,6 +264,12 @@ mpi_fn! {
             return Ok(());
         }
         let mine = g.local(rt.engine.p2p_ref().rank()).map(|_| g);
+        if releases {
+            let ctxs = agreed(call, idx, mine.is_some()).map_err(|e| e.on(idx))?;
+            let rt = call.state().runtime()?;
+            out.set(mine.map_or(MPI_COMM_NULL, |g| install(&mut rt.comm(), idx, ctxs, g).1));
+            return Ok(());
+        }
         out.set(create_from(&mut rt.comm(), idx, mine).map_err(|e| e.on(idx))?.map_or(MPI_COMM_NULL, |(_, h)| h));
         Ok(())
     }
@@ -216,11 +313,18 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Comm_dup_with_info`: `MPI_Comm_dup`, with `info` as the new hints.
-    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_dup_with_info", false)?;
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        let (new, h) = dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
+        let (new, h) = if releases {
+            let ctxs = agreed(call, idx, true).map_err(|e| e.on(idx))?;
+            dup_agreed(&mut call.state().runtime()?.comm(), idx, ctxs).map_err(|e| e.on(idx))?
+        } else {
+            dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?
+        };
+        let rt = call.state().runtime()?;
         rt.comms.get_mut(new).hints = crate::comm::kept_hints(&hints);
         out.set(h);
         Ok(())

@@ -1,11 +1,17 @@
 //! The C entry points of blocking point-to-point: `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`,
 //! `MPI_Rsend`, `MPI_Recv`, `MPI_Sendrecv`, `MPI_Sendrecv_replace`, `MPI_Probe`, `MPI_Iprobe`.
+//!
+//! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
+//! [`crate::runtime::thread`]) a blocking call that may wait is its nonblocking twin's start
+//! and a wait for the request, as `MPI_Isend` + `MPI_Wait` would be; `MPI_Probe` looks as
+//! `MPI_Iprobe` does until it finds. Otherwise each runs its fast path, as before.
 
 use crate::abi::*;
 use crate::cptr::Out;
 use crate::error::MpiError;
 use crate::p2p::args::{self, ProbeOp, SendKind, SendOp};
 use crate::p2p::blocking::{recv, send, sendrecv};
+use crate::p2p::nonblocking::{isendrecv, record, start_recv, start_send};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
@@ -24,10 +30,17 @@ macro_rules! blocking_send {
                 dest: c_int,
                 tag: c_int,
                 comm: MPI_Comm,
-            ) |st| {
-                let cx = &mut st.runtime()?.p2p();
+            ) waits |call| {
+                let releases = call.releases();
+                let cx = &mut call.state().runtime()?.p2p();
                 let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
-                send(cx, &op, $kind)
+                // A buffered send waits only for room in the buffer (holding the lock).
+                if !releases || $kind == SendKind::Buffered {
+                    return send(cx, &op, $kind);
+                }
+                let id = start_send(cx, &op, $kind)?;
+                let request = record(cx, id);
+                call.wait_request(request)?.check()
             }
         }
     };
@@ -64,10 +77,18 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        let releases = call.releases();
+        let cx = &mut call.state().runtime()?.p2p();
         let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+        if releases {
+            let id = start_recv(cx, &op)?;
+            let request = record(cx, id);
+            let f = call.wait_request(request)?;
+            status.set(&f.c);
+            return f.check();
+        }
         let c = recv(cx, &op)?;
         status.set(&c);
         c.check().map_err(|e| e.on(op.comm))
@@ -90,11 +111,19 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        let releases = call.releases();
+        let cx = &mut call.state().runtime()?.p2p();
         let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
         let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
+        if releases {
+            let id = isendrecv(cx, &s, &r, false)?;
+            let request = record(cx, id);
+            let f = call.wait_request(request)?;
+            status.set(&f.c);
+            return f.check();
+        }
         let c = sendrecv(cx, &s, &r)?;
         status.set(&c);
         c.check().map_err(|e| e.on(r.comm))
@@ -115,11 +144,20 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        let releases = call.releases();
+        let cx = &mut call.state().runtime()?.p2p();
         let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
         let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
+        if releases {
+            // MPI_Isendrecv_replace's request: it sends from a copy it keeps.
+            let id = isendrecv(cx, &s, &r, true)?;
+            let request = record(cx, id);
+            let f = call.wait_request(request)?;
+            status.set(&f.c);
+            return f.check();
+        }
         let outgoing = s.outgoing()?;
         // The data must be copied out before the buffer receives (a packed copy is one).
         let outgoing = if outgoing.is_owned() { outgoing } else { crate::p2p::args::Outgoing::owned(outgoing.bytes().to_vec()) };
@@ -143,12 +181,18 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        let releases = call.releases();
+        let cx = &mut call.state().runtime()?.p2p();
         let op = args::probe_op(cx.comms, source, tag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = match op.source {
             None => Completion::PROC_NULL,
+            Some(src) if releases => call.wait_until(|st| {
+                let cx = &mut st.runtime()?.p2p();
+                let found = cx.engine.iprobe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
+                Ok(found.map(|s| probe_completion(cx, &op, &s)))
+            })?,
             Some(src) => {
                 let s = cx.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
                 probe_completion(cx, &op, &s)

@@ -1,10 +1,17 @@
 //! The C entry points that complete requests: `MPI_Wait`, `MPI_Test` and their
 //! `all`/`any`/`some` forms, `MPI_Request_free`, `MPI_Request_get_status`, `MPI_Cancel`
 //! (which call a generalized request's callbacks: `crate::p2p::grequest`).
+//!
+//! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
+//! [`crate::runtime::thread`]) a wait first waits, looking as its `Test` form does and letting
+//! the lock go between looks, until what it waits for is over (or its arguments are wrong);
+//! its body then finds it over and does not wait. A complete request stays complete until
+//! retired, so what the last look saw still holds when the body runs, under the same hold
+//! of the lock.
 
 use crate::abi::*;
 use crate::cptr::{Array, Out};
-use crate::error::MpiError;
+use crate::error::{MpiError, MpiResult};
 use crate::p2p::completion::{
     any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, resolve,
     resolve_in, retire, retire_into, running, some, Failures, How,
@@ -12,14 +19,61 @@ use crate::p2p::completion::{
 use crate::p2p::grequest;
 use crate::p2p::request;
 use crate::p2p::status::{Completion, StatusOut, Statuses};
+use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::Calling;
 use mpich_channel::Standing;
 use std::ffi::c_int;
 
+/// Under `MPI_THREAD_MULTIPLE`: waits, letting the lock go between looks (each turns the
+/// engine once when `over` is false), until `over` is true. Nothing when the call's waits
+/// keep the lock (its body then waits in the engine's loop).
+fn wait_outside(call: &mut Calling, mut over: impl FnMut(&mut Cx<'_>) -> bool) -> MpiResult<()> {
+    if !call.releases() {
+        return Ok(());
+    }
+    call.wait_until(|st| {
+        let cx = &mut st.runtime()?.p2p();
+        if over(cx) {
+            return Ok(Some(()));
+        }
+        cx.engine.poke()?;
+        Ok(over(cx).then_some(()))
+    })
+}
+
+/// Whether a waiting call on `n` handles at `requests` can run its body without waiting:
+/// every handle is over (`all`), or one is complete or none is active (not `all`), or an
+/// argument is wrong (the body reports it).
+fn handles_over(cx: &Cx<'_>, requests: *mut MPI_Request, n: c_int, all: bool) -> bool {
+    let Ok(n) = usize::try_from(n) else {
+        return true;
+    };
+    let Ok(requests) = Array::new(requests, n, "array_of_requests") else {
+        return true;
+    };
+    let mut any_active = false;
+    for i in 0..n {
+        let id = match resolve(cx, requests.get(i)) {
+            Err(_) => return true,
+            Ok(None) => continue,
+            Ok(Some(id)) => id,
+        };
+        match cx.engine.p2p_ref().standing(id) {
+            Some(Standing::Pending) if all => return false,
+            Some(Standing::Pending) => any_active = true,
+            Some(Standing::Complete) if !all => return true,
+            _ => {}
+        }
+    }
+    all || !any_active
+}
+
 mpi_fn! {
     /// `MPI_Wait`: waits for a request to complete.
-    fn MPI_Wait / PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    fn MPI_Wait / PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) waits |call| {
+        wait_outside(call, |cx| handles_over(cx, request, 1, true))?;
+        let cx = &mut call.state().runtime()?.p2p();
         let handle = Out::new(request, "request")?;
         let status = StatusOut::new(status)?;
         let mut h = handle.get();
@@ -65,8 +119,9 @@ mpi_fn! {
         count: c_int,
         array_of_requests: *mut MPI_Request,
         array_of_statuses: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        wait_outside(call, |cx| handles_over(cx, array_of_requests, count, true))?;
+        let cx = &mut call.state().runtime()?.p2p();
         let n = count_arg(count)?;
         let requests = Array::new(array_of_requests, n, "array_of_requests")?;
         let statuses = Statuses::new(array_of_statuses, n)?;
@@ -125,8 +180,9 @@ mpi_fn! {
         array_of_requests: *mut MPI_Request,
         indx: *mut c_int,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        wait_outside(call, |cx| handles_over(cx, array_of_requests, count, false))?;
+        let cx = &mut call.state().runtime()?.p2p();
         let n = count_arg(count)?;
         let requests = Array::new(array_of_requests, n, "array_of_requests")?;
         let indx = Out::new(indx, "indx")?;
@@ -209,8 +265,9 @@ mpi_fn! {
         outcount: *mut c_int,
         array_of_indices: *mut c_int,
         array_of_statuses: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        wait_outside(call, |cx| handles_over(cx, array_of_requests, incount, false))?;
+        let cx = &mut call.state().runtime()?.p2p();
         some(cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
     }
 }

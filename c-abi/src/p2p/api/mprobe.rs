@@ -19,8 +19,9 @@ mpi_fn! {
         comm: MPI_Comm,
         message: *mut MPI_Message,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
+    ) waits |call| {
+        let releases = call.releases();
+        let cx = &mut call.state().runtime()?.p2p();
         let op = args::probe_op(cx.comms, source, tag, comm)?;
         let message = Out::new(message, "message").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
@@ -29,6 +30,21 @@ mpi_fn! {
             status.set(&Completion::PROC_NULL);
             return Ok(());
         };
+        if releases {
+            // Under MPI_THREAD_MULTIPLE: MPI_Improbe's look until it finds, the lock let go
+            // in between; the message found is taken in the same look (under the lock), so
+            // no other thread's probe or receive can take it first.
+            let taken = call.wait_until(|st| {
+                let cx = &mut st.runtime()?.p2p();
+                match probe_now(cx, src, &op)? {
+                    None => Ok(None),
+                    Some(found) => take_found(cx, &op, &found).map(Some),
+                }
+            })?;
+            status.set(&taken.completion);
+            message.set(hold(taken));
+            return Ok(());
+        }
         let found = cx.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
         let taken = take_found(cx, &op, &found)?;
         status.set(&taken.completion);

@@ -35,9 +35,10 @@
 //! to do, so a call of the program waits for the lock at most that long. While nothing
 //! happens the thread spins briefly, yields, then naps ([`idle`]).
 //!
-//! **Thread level.** The library still grants at most `MPI_THREAD_SERIALIZED`: the lock
-//! makes the progress thread safe beside the program's one thread at a time in MPI, but
-//! nothing else about the library is made safe for concurrent calls.
+//! **Thread level.** The lock is the one `MPI_THREAD_MULTIPLE` turns on too
+//! ([`crate::runtime::thread`]): the thread runs beside any number of the program's threads
+//! in MPI, its rounds taking the lock when no call holds it (a call's wait lets it go between
+//! looks).
 //!
 //! **Failures.** An error of the engine in the thread (a peer that died) cannot be returned
 //! to any caller: it ends the job as a fatal error of a call would, with a line on stderr
@@ -46,11 +47,11 @@
 //! `MPI_Abort`, a fatal error or `exit` end the process with it.
 
 mod idle;
-pub(crate) mod lock;
 
 use crate::comm::WORLD;
 use crate::errhandler::end_process;
 use crate::error::MpiError;
+use crate::runtime::thread::lock;
 use crate::runtime::{global, Phase};
 use idle::Idle;
 use std::io::Write;
@@ -103,14 +104,14 @@ pub(crate) fn start_if_asked() {
     }
     STOP.store(false, Ordering::Relaxed);
     // Before the spawn, which orders it before everything the thread does.
-    lock::set_on(true);
+    lock::set_progress_thread(true);
     let spawned = std::thread::Builder::new()
         .name("mpi-async-progress".into())
         .spawn(run);
     match spawned {
         Ok(handle) => *slot = Some(handle),
         Err(e) => {
-            lock::set_on(false);
+            lock::set_progress_thread(false);
             fail(
                 None,
                 &MpiError::new(
@@ -133,7 +134,7 @@ pub(crate) fn stop() {
     // The thread ends its round (or nap) and sees STOP; its failures end the process instead
     // of returning, so a join error is only a panic that escaped the thread's own catch.
     let _ = handle.join();
-    lock::set_on(false);
+    lock::set_progress_thread(false);
 }
 
 /// The thread: rounds of engine turns under the lock, backing off while nothing happens.

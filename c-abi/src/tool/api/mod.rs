@@ -15,7 +15,6 @@ mod pvar;
 use crate::abi::*;
 use crate::cptr::{self, Out};
 use crate::runtime::global;
-use crate::runtime::progress;
 use crate::runtime::{Mpi, Phase};
 use crate::tool::catalog;
 use crate::tool::handles::{self, Kind, ALL_PVAR_HANDLES};
@@ -42,18 +41,19 @@ pub static MPI_T_PVAR_ALL_HANDLES: usize = ALL_PVAR_HANDLES;
 
 /// Runs an `MPI_T` function's body on the process's MPI state and the interface's state.
 ///
-/// With the asynchronous progress thread on, the body holds its lock, as every MPI call does.
+/// With the lock on (`MPI_THREAD_MULTIPLE`, or the asynchronous progress thread), the body
+/// holds it, as every MPI call does.
 /// A panic is caught (it must not unwind into C) and returned as `MPI_ERR_INTERN`.
 pub(super) fn call(body: impl FnOnce(&mut Mpi, &mut ToolState) -> TResult) -> c_int {
-    let held = if progress::lock::on() {
-        Some(progress::lock::enter())
+    let held = if crate::runtime::thread::lock::on() {
+        Some(crate::runtime::thread::lock::enter())
     } else {
         None
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut tool = TOOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // SAFETY: the only reference to the MPI state during this call (an entry point, called
-        // under MPI_THREAD_SERIALIZED at most, with the progress thread's lock if it runs).
+        // with the process's lock whenever calls take it: see runtime::thread).
         let st = unsafe { global::state() };
         body(st, &mut tool)
     }));
@@ -159,17 +159,15 @@ pub(super) fn mpi_started(st: &Mpi) -> bool {
     !matches!(st.phase, Phase::NotStarted)
 }
 
-/// The highest thread level the interface provides (that of MPI, see `runtime::init`).
-const MAX_THREAD_LEVEL: c_int = MPI_THREAD_SERIALIZED;
-
 tool_fn! {
     /// `MPI_T_init_thread`: starts (or counts one more use of) the interface; may be called
     /// before `MPI_Init`, after `MPI_Finalize` and any number of times. `*provided` is the
-    /// thread level granted, at most `MPI_THREAD_SERIALIZED`.
+    /// thread level granted (the one asked for, up to `MPI_THREAD_MULTIPLE`, as
+    /// `MPI_Init_thread` grants).
     fn MPI_T_init_thread / PMPI_T_init_thread(required: c_int, provided: *mut c_int) |st, tool| {
         let provided = out(provided)?;
         tool.init_count = tool.init_count.checked_add(1).ok_or(MPI_T_ERR_CANNOT_INIT)?;
-        provided.set(required.clamp(MPI_THREAD_SINGLE, MAX_THREAD_LEVEL));
+        provided.set(crate::runtime::thread::grant(required));
         Ok(())
     }
 }

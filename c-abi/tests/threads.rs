@@ -1,0 +1,103 @@
+//! `MPI_THREAD_MULTIPLE`: the C programs of `tests/c/thread/`, each starting threads with
+//! pthreads that call MPI at once, self-checking with real data, run as MPI jobs of 1, 2 and 4
+//! ranks (4 ranks of 4 or 5 threads each oversubscribe this 2-core machine many times over).
+//!
+//! What they cover (see each program's header): the level granted and reported; threads of
+//! one rank exchanging with each other in the pattern that deadlocks if a blocking call holds
+//! the library's lock while it waits; threads on communicators of their own (made by each
+//! thread, on parents of its own) doing ping-pongs and blocking collectives at once;
+//! `MPI_ANY_SOURCE`/`MPI_ANY_TAG` receives and matched probes from several threads on one
+//! communicator; `MPI_Waitany`/`Waitsome`/`Waitall` on requests other threads posted; a
+//! blocking collective on one thread beside point-to-point on another, with a user-defined
+//! reduction that calls MPI (a nested call). Also over the FM channel, on 8 ranks, and with the
+//! asynchronous progress thread (which shares the lock). With `MPI_THREAD_CHECK=1`, the misuse
+//! of the lower levels is reported (`misuse.c`).
+
+mod common;
+
+use common::{assert_ok, mpirun, program, run_ok, Launch};
+
+/// Runs `tests/c/thread/<name>.c` at each rank count.
+fn run_at(name: &str, sizes: &[usize]) {
+    for &ranks in sizes {
+        run_ok(&format!("thread/{name}"), ranks, None);
+    }
+}
+
+#[test]
+fn threads_of_one_rank_exchange_with_each_other() {
+    run_at("self_exchange", &[1, 2]);
+}
+
+#[test]
+fn threads_on_their_own_communicators_run_at_once() {
+    run_at("comms_parallel", &[1, 2, 4]);
+}
+
+#[test]
+fn threads_share_one_communicator_and_each_others_requests() {
+    run_at("any_source", &[1, 2, 4]);
+}
+
+#[test]
+fn threads_on_8_ranks_and_over_fm() {
+    run_at("comms_parallel", &[8]);
+    run_ok("thread/comms_parallel", 2, Some("fm"));
+    run_ok("thread/any_source", 2, Some("fm"));
+}
+
+#[test]
+fn threads_beside_the_asynchronous_progress_thread() {
+    for name in ["thread/comms_parallel", "thread/any_source"] {
+        let job = mpirun(
+            &program(name),
+            &Launch {
+                ranks: 4,
+                env: vec![("MPI_ASYNC_PROGRESS", "1".into())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, name);
+    }
+}
+
+/// `MPI_THREAD_CHECK=1`: a call from another thread under `MPI_THREAD_FUNNELED` returns
+/// `MPI_ERR_OTHER` naming the level (the program checks it); a call while another thread is
+/// inside MPI under `MPI_THREAD_SERIALIZED` ends the job with a message naming the level.
+#[test]
+fn misuse_of_the_lower_levels_is_reported_when_checked() {
+    let check = vec![("MPI_THREAD_CHECK", "1".into())];
+    let exe = program("thread/misuse");
+    for ranks in [1, 2] {
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: check.clone(),
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, "misuse");
+    }
+    let mut serialized = check;
+    serialized.push(("MISUSE_MODE", "serialized".into()));
+    let job = mpirun(
+        &exe,
+        &Launch {
+            ranks: 2,
+            env: serialized,
+            ..Default::default()
+        },
+    );
+    assert_ne!(
+        job.code(),
+        Some(0),
+        "the misuse was not reported:{}",
+        job.describe()
+    );
+    assert!(
+        job.output().contains("MPI_THREAD_SERIALIZED") && !job.output().contains("NOT DETECTED"),
+        "the job did not end naming the level:{}",
+        job.describe()
+    );
+}
