@@ -31,7 +31,12 @@ impl Run {
 }
 
 /// Starts `mpirun -n ranks program args...` with `env`; not waited for.
-fn start(program: &Path, ranks: usize, args: &[&str], env: &[(&str, OsString)]) -> std::process::Child {
+fn start(
+    program: &Path,
+    ranks: usize,
+    args: &[&str],
+    env: &[(&str, OsString)],
+) -> std::process::Child {
     let mut c = Command::new(common::mpirun_path());
     c.arg("-n")
         .arg(ranks.to_string())
@@ -137,7 +142,10 @@ fn spawn_one_to_three_children_from_one_and_two_parents() {
         let run = finish(start(&exe, parents, &[&children.to_string()], &[]));
         assert_ok(&run, "dynamic_spawn");
         assert_eq!(
-            run.stdout.lines().filter(|l| l.trim_end() == "child ok").count(),
+            run.stdout
+                .lines()
+                .filter(|l| l.trim_end() == "child ok")
+                .count(),
             1,
             "{parents} parents, {children} children: the children did not finish:{}",
             run.describe()
@@ -196,7 +204,11 @@ fn a_child_that_dies_ends_the_job_naming_it() {
     let before = shm_entries();
     let started = Instant::now();
     let run = finish(start(&exe, 1, &[], &[]));
-    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
     assert_ne!(run.code, Some(0), "the job went on:{}", run.describe());
     assert!(
         run.stderr.contains("exited with status 3"),

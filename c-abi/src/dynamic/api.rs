@@ -21,7 +21,11 @@ fn checked(rt: &Runtime, comm: MPI_Comm, root: c_int, what: &str) -> MpiResult<(
     if root < 0 || root as usize >= c.size {
         return Err(MpiError::new(
             MPI_ERR_ROOT,
-            format!("{what}: root {root} is not a rank of {} (size {})", c.label(), c.size),
+            format!(
+                "{what}: root {root} is not a rank of {} (size {})",
+                c.label(),
+                c.size
+            ),
         )
         .on(idx));
     }
@@ -59,7 +63,10 @@ fn command(
 ) -> MpiResult<pmi::SpawnCommand> {
     let command = input_string(cmd, "command")?;
     if command.trim().is_empty() {
-        return Err(MpiError::new(MPI_ERR_SPAWN, "the command to spawn is empty"));
+        return Err(MpiError::new(
+            MPI_ERR_SPAWN,
+            "the command to spawn is empty",
+        ));
     }
     if maxprocs <= 0 {
         return Err(MpiError::new(
@@ -282,20 +289,27 @@ fn swap_lines(fd: c_int, line: &str) -> MpiResult<String> {
     // SAFETY: the caller's socket stays open during the call (MPI_Comm_join's contract); the
     // stream is never dropped (ManuallyDrop), so the descriptor is not closed here.
     let mut s = std::mem::ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
-    let io = |e: std::io::Error| MpiError::new(MPI_ERR_OTHER, format!("MPI_Comm_join: the socket: {e}"));
+    let io =
+        |e: std::io::Error| MpiError::new(MPI_ERR_OTHER, format!("MPI_Comm_join: the socket: {e}"));
     s.write_all(format!("{line}\n").as_bytes()).map_err(io)?;
     let mut got = Vec::new();
     let mut b = [0u8; 1];
     while got.len() < 1024 {
         if s.read(&mut b).map_err(io)? == 0 {
-            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Comm_join: the other side closed the socket"));
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI_Comm_join: the other side closed the socket",
+            ));
         }
         if b[0] == b'\n' {
             return Ok(String::from_utf8_lossy(&got).into_owned());
         }
         got.push(b[0]);
     }
-    Err(MpiError::new(MPI_ERR_OTHER, "MPI_Comm_join: the other side sent no port"))
+    Err(MpiError::new(
+        MPI_ERR_OTHER,
+        "MPI_Comm_join: the other side sent no port",
+    ))
 }
 
 mpi_fn! {
@@ -338,7 +352,14 @@ fn barrier(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
         };
         if net.me == 0 {
             let mut theirs = [0u8; 8];
-            link.sendrecv(&mut rt.engine, Some(0), &[1u8; 8], Some(0), &mut theirs, TAG_LEADERS + 0x70)?;
+            link.sendrecv(
+                &mut rt.engine,
+                Some(0),
+                &[1u8; 8],
+                Some(0),
+                &mut theirs,
+                TAG_LEADERS + 0x70,
+            )?;
         }
         let mut b = [0u8; 8];
         net.bcast(&mut rt.engine, 0, &mut b, TAG_BCAST + 0x70)?;

@@ -152,7 +152,11 @@ pub(crate) fn accept(
     if header[0] != 0 {
         return Err(root_error.unwrap_or_else(|| failed_at_root(header[0], "MPI_Comm_accept")));
     }
-    let (n, remote_root, token) = (header[1] as usize, header[2] as usize, words_token(&header[3..5]));
+    let (n, remote_root, token) = (
+        header[1] as usize,
+        header[2] as usize,
+        words_token(&header[3..5]),
+    );
     let socks = accept_members(&listener, n, &token)?;
     Ok(Linked { socks, remote_root })
 }
@@ -189,7 +193,12 @@ fn root_accept(
                 backoff.snooze();
                 continue;
             }
-            Err(e) => return Err(MpiError::new(MPI_ERR_PORT, format!("accepting on the port: {e}"))),
+            Err(e) => {
+                return Err(MpiError::new(
+                    MPI_ERR_PORT,
+                    format!("accepting on the port: {e}"),
+                ))
+            }
         };
         backoff.reset();
         let _ = s.set_nonblocking(false);
@@ -197,7 +206,12 @@ fn root_accept(
             continue;
         };
         let mut w = line.split_whitespace();
-        let hello = (w.next(), w.next().and_then(port::unhex), w.next().and_then(|n| n.parse::<usize>().ok()), w.next().and_then(|n| n.parse::<usize>().ok()));
+        let hello = (
+            w.next(),
+            w.next().and_then(port::unhex),
+            w.next().and_then(|n| n.parse::<usize>().ok()),
+            w.next().and_then(|n| n.parse::<usize>().ok()),
+        );
         let (Some("MPIDYN1"), Some(secret), Some(n), Some(rb)) = hello else {
             let _ = s.write_all(b"refused: not a connection of this library\n");
             continue;
@@ -249,7 +263,12 @@ fn accept_members(
                 backoff.snooze();
                 continue;
             }
-            Err(e) => return Err(MpiError::new(MPI_ERR_OTHER, format!("accepting a process of the other job: {e}"))),
+            Err(e) => {
+                return Err(MpiError::new(
+                    MPI_ERR_OTHER,
+                    format!("accepting a process of the other job: {e}"),
+                ))
+            }
         };
         let _ = s.set_nonblocking(false);
         let Ok(line) = read_line(&mut s, LINE_LIMIT) else {
@@ -269,7 +288,10 @@ fn accept_members(
         socks[j] = Some(s);
         got += 1;
     }
-    Ok(socks.into_iter().map(|s| s.expect("every member connected")).collect())
+    Ok(socks
+        .into_iter()
+        .map(|s| s.expect("every member connected"))
+        .collect())
 }
 
 /// The connecting group's side. `port_name` is the root's argument (ignored elsewhere).
@@ -299,7 +321,11 @@ pub(crate) fn connect(
     if header[0] != 0 {
         return Err(root_error.unwrap_or_else(|| failed_at_root(header[0], "MPI_Comm_connect")));
     }
-    let (n, remote_root, token) = (header[1] as usize, header[2] as usize, words_token(&header[3..5]));
+    let (n, remote_root, token) = (
+        header[1] as usize,
+        header[2] as usize,
+        words_token(&header[3..5]),
+    );
     let mut table = vec![0u8; ADDR_BYTES * n];
     if net.me == root {
         for (i, a) in addrs_text.split_whitespace().take(n).enumerate() {
@@ -323,7 +349,12 @@ pub(crate) fn connect(
             )
         })?;
         s.write_all(format!("MPIDYN2 {} {}\n", port::hex(&token), net.me).as_bytes())
-            .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("greeting process {i} of the other job: {e}")))?;
+            .map_err(|e| {
+                MpiError::new(
+                    MPI_ERR_OTHER,
+                    format!("greeting process {i} of the other job: {e}"),
+                )
+            })?;
         socks.push(s);
     }
     Ok(Linked { socks, remote_root })
@@ -349,8 +380,13 @@ fn root_connect(
     s.write_all(format!("MPIDYN1 {} {size} {root}\n", port::hex(&target.secret)).as_bytes())
         .map_err(|e| unreachable(format!("sending the greeting failed: {e}")))?;
     let line = read_line(&mut s, limit).map_err(|e| {
-        if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
-            unreachable(format!("nobody accepted within {limit:?} (MPI_PORT_TIMEOUT)"))
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            unreachable(format!(
+                "nobody accepted within {limit:?} (MPI_PORT_TIMEOUT)"
+            ))
         } else {
             unreachable(format!("the port closed the connection ({e})"))
         }

@@ -29,7 +29,10 @@ fn directory() -> MpiResult<PathBuf> {
         .map_err(|e| {
             MpiError::new(
                 MPI_ERR_SERVICE,
-                format!("the name service directory {}: {e} (set MPI_NAME_SERVICE_DIR)", dir.display()),
+                format!(
+                    "the name service directory {}: {e} (set MPI_NAME_SERVICE_DIR)",
+                    dir.display()
+                ),
             )
         })?;
     Ok(dir)
@@ -53,7 +56,9 @@ pub(crate) fn publish(service: &str, port: &str) -> MpiResult<()> {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
                 MpiError::new(
                     MPI_ERR_SERVICE,
-                    format!("the service name '{service}' is published already; unpublish it first"),
+                    format!(
+                        "the service name '{service}' is published already; unpublish it first"
+                    ),
                 )
             } else {
                 MpiError::new(MPI_ERR_SERVICE, format!("publishing '{service}': {e}"))

@@ -127,7 +127,13 @@ mod tests {
         let parsed = parse(&p.name).unwrap();
         assert_eq!(parsed.addr, p.listener.local_addr().unwrap());
         assert!(same_secret(&parsed.secret, &p.secret));
-        for bad in ["", "x", "mpiport1:1.2.3.4:5", "mpiport1:1.2.3.4:99999:00", "tcp:1.2.3.4:5:00112233445566778899aabbccddeeff"] {
+        for bad in [
+            "",
+            "x",
+            "mpiport1:1.2.3.4:5",
+            "mpiport1:1.2.3.4:99999:00",
+            "tcp:1.2.3.4:5:00112233445566778899aabbccddeeff",
+        ] {
             assert_eq!(parse(bad).err().unwrap().class, MPI_ERR_PORT, "{bad}");
         }
     }

@@ -68,7 +68,10 @@ pub(crate) fn spawn(
     let total = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")) as usize;
     if status != 0 {
         let e = root_error.unwrap_or_else(|| {
-            MpiError::new(status as i32, "the spawn failed at the root (its error says why)")
+            MpiError::new(
+                status as i32,
+                "the spawn failed at the root (its error says why)",
+            )
         });
         return Ok(Spawned {
             intercomm: Err(e),

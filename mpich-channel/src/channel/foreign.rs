@@ -244,7 +244,8 @@ impl Joined {
         };
         while inbuf.len() - at >= HEADER {
             let kind = inbuf[at];
-            let len = u32::from_le_bytes(inbuf[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
+            let len =
+                u32::from_le_bytes(inbuf[at + 4..at + 8].try_into().expect("4 bytes")) as usize;
             if inbuf.len() - at - HEADER < len {
                 break;
             }
@@ -260,7 +261,8 @@ impl Joined {
                     let key = u64::from_le_bytes(body[4..12].try_into().expect("8"));
                     let rreq = u32::from_le_bytes(body[12..16].try_into().expect("4"));
                     let want = u64::from_le_bytes(body[16..24].try_into().expect("8")) as usize;
-                    let ok = matches!(self.exports.get(&id), Some(e) if e.dest == rank && e.key == key);
+                    let ok =
+                        matches!(self.exports.get(&id), Some(e) if e.dest == rank && e.key == key);
                     let p = self.peers[i].as_mut().expect("a live peer");
                     if ok {
                         let e = self.exports.remove(&id).expect("checked above");
@@ -316,7 +318,9 @@ impl Joined {
         let mut any = false;
         for i in 0..self.peers.len() {
             let rank = self.local_size + i;
-            let Some(p) = self.peers[i].as_mut() else { continue };
+            let Some(p) = self.peers[i].as_mut() else {
+                continue;
+            };
             let flushed = p.flush();
             let filled = p.fill();
             // What did arrive is handled first: a goodbye may be in it.

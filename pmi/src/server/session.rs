@@ -288,7 +288,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                 }
             }
         }
-        self.refuse_and_close("a spawn request without endcmd").await;
+        self.refuse_and_close("a spawn request without endcmd")
+            .await;
         Next::Close
     }
 

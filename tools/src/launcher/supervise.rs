@@ -55,8 +55,8 @@ use super::cli::Options;
 use super::guard::Guard;
 use super::hosts;
 use super::os::{self, signal_group};
-use super::spawn::{self, SpawnedJob};
 use super::output::{self, Sink, Writer};
+use super::spawn::{self, SpawnedJob};
 use super::status::{abort_status, signal_name, RankEnd, TIMED_OUT};
 use nic_model::placement::{self, Plan};
 use nic_model::Job;
@@ -537,7 +537,9 @@ impl Supervisor {
         if std::env::var_os(spawn::PREPUT_ENV).is_some() {
             command.env("PMI_SPAWNED", "1");
         }
-        command.env_remove(spawn::PREPUT_ENV).env_remove(spawn::APPS_ENV);
+        command
+            .env_remove(spawn::PREPUT_ENV)
+            .env_remove(spawn::APPS_ENV);
         command.envs(options.env.iter().map(|(name, value)| (name, value)));
         let (ours, theirs) = UnixStream::pair()?;
         self.pmi

@@ -233,5 +233,3 @@ mpi_fn! {
         idup_handle(st.runtime()?, comm, newcomm, request, "MPI_Comm_idup_with_info", Some(info))
     }
 }
-
-
