@@ -222,3 +222,68 @@ fn a_child_that_dies_ends_the_job_naming_it() {
     );
     assert_nothing_left(&exe, &before);
 }
+
+/// `mpiexec.hydra` (MPICH's process manager, PMI-1 `spawn`), if installed.
+fn hydra() -> Option<std::path::PathBuf> {
+    let found = common::installed("mpiexec.hydra");
+    if found.is_none() {
+        eprintln!("skipped: mpiexec.hydra is not installed (Debian package mpich)");
+    }
+    found
+}
+
+/// Starts `mpiexec.hydra -n ranks program args...`; not waited for.
+fn start_hydra(
+    hydra: &Path,
+    program: &Path,
+    ranks: usize,
+    args: &[&str],
+    env: &[(&str, OsString)],
+) -> std::process::Child {
+    let mut c = Command::new(hydra);
+    c.arg("-n")
+        .arg(ranks.to_string())
+        .arg(program)
+        .args(args)
+        .env("LD_LIBRARY_PATH", common::library_dir())
+        .env_remove("MPI_PMI_VERSION")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.spawn().expect("mpiexec.hydra starts")
+}
+
+#[test]
+fn spawn_and_ports_under_hydra() {
+    let Some(hydra) = hydra() else { return };
+    let exe = common::program("dynamic/spawn");
+    let before = shm_entries();
+    for (parents, children) in [(1, 2), (2, 3)] {
+        let run = finish(start_hydra(
+            &hydra,
+            &exe,
+            parents,
+            &[&children.to_string()],
+            &[],
+        ));
+        assert_ok(&run, "dynamic_spawn");
+        assert!(run.stdout.contains("child ok"), "{}", run.describe());
+    }
+    assert_nothing_left(&exe, &before);
+    // A Hydra job accepts, a job of our mpirun connects.
+    let exe = common::program("dynamic/ports");
+    let names = common::Scratch::new("dynamic", "hydra-names");
+    let service = format!("dyn-hydra-{}", std::process::id());
+    let env = [("MPI_NAME_SERVICE_DIR", names.0.clone().into_os_string())];
+    let server = start_hydra(&hydra, &exe, 2, &["server", &service], &env);
+    let client = start(&exe, 2, &["client", &service], &env);
+    let (s, c) = (finish(server), finish(client));
+    assert_ok(&s, "dynamic_ports");
+    assert_ok(&c, "dynamic_ports");
+    assert_nothing_left(&exe, &before);
+}
