@@ -155,6 +155,19 @@ fn spawn_one_to_three_children_from_one_and_two_parents() {
 }
 
 #[test]
+fn spawn_multiple_two_commands_share_one_world_with_appnum_and_wdir() {
+    let exe = common::program("dynamic/spawn_multiple");
+    let before = shm_entries();
+    for parents in [1, 2] {
+        assert_ok(
+            &finish(start(&exe, parents, &[], &[])),
+            "dynamic_spawn_multiple",
+        );
+    }
+    assert_nothing_left(&exe, &before);
+}
+
+#[test]
 fn accept_and_connect_between_two_jobs_through_the_name_service() {
     let exe = common::program("dynamic/ports");
     let names = common::Scratch::new("dynamic", "names");
