@@ -132,7 +132,7 @@ mpi_fn! {
         } else {
             None
         };
-        let s = spawn(rt, idx, root as usize, commands).map_err(|e| e.on(idx))?;
+        let s = spawn(&mut rt.comm(), idx, root as usize, commands).map_err(|e| e.on(idx))?;
         finish(s, idx, &out, array_of_errcodes)
     }
 }
@@ -177,7 +177,7 @@ mpi_fn! {
         } else {
             None
         };
-        let s = spawn(rt, idx, root as usize, commands).map_err(|e| e.on(idx))?;
+        let s = spawn(&mut rt.comm(), idx, root as usize, commands).map_err(|e| e.on(idx))?;
         finish(s, idx, &out, array_of_errcodes)
     }
 }

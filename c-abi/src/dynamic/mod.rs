@@ -131,12 +131,12 @@ pub(crate) fn make_intercomm(
 /// In `MPI_Init` of a spawned process: connects to the parents (collective over the new
 /// `MPI_COMM_WORLD`) and keeps the intercommunicator for `MPI_Comm_get_parent`. Nothing for
 /// a process that was not spawned.
-pub(crate) fn join_parent(rt: &mut crate::runtime::Runtime) -> MpiResult<()> {
+pub(crate) fn join_parent(cx: &mut Cx<'_>) -> MpiResult<Option<MPI_Comm>> {
     if let Ok(n) = std::env::var("MPIRUN_APPNUM") {
         crate::attr::comm_attrs::set_appnum(n.trim().parse().unwrap_or(0));
     }
     if std::env::var("PMI_SPAWNED").ok().as_deref() != Some("1") {
-        return Ok(());
+        return Ok(None);
     }
     let port = nic_model::net::launcher::with_client(|c| {
         if std::env::var_os("MPIRUN_APPNUM").is_none() {
@@ -154,14 +154,12 @@ pub(crate) fn join_parent(rt: &mut crate::runtime::Runtime) -> MpiResult<()> {
                 format!("this process was spawned, but its parents' port cannot be read from the launcher: {e}"),
             ))
         }
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let world = crate::comm::WORLD;
-    let net = Net::local(rt.comms.get(world));
-    let linked = link::connect(&mut rt.engine, &net, 0, Some(&port))?;
-    let parent = make_intercomm(&mut rt.comm(), world, 0, linked)?;
-    rt.dynamic.parent = Some(parent);
-    Ok(())
+    let net = Net::local(cx.comms.get(world));
+    let linked = link::connect(cx.engine, &net, 0, Some(&port))?;
+    make_intercomm(cx, world, 0, linked).map(Some)
 }
 
 /// The engine ranks of other jobs that `c` names.

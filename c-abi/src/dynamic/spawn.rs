@@ -4,10 +4,10 @@
 
 use super::{link, make_intercomm, port};
 use crate::abi::*;
+use crate::comm::make::Cx;
 use crate::comm::net::{Net, TAG_BCAST};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
-use crate::runtime::Runtime;
 
 /// The tag of the root's word about the spawn.
 const TAG_SPAWNED: i32 = TAG_BCAST + 0x0060_0000;
@@ -37,12 +37,12 @@ fn launch(commands: &[pmi::SpawnCommand], port: &str) -> MpiResult<()> {
 
 /// The collective work of a spawn over the intracommunicator `idx`; `commands` is the root's.
 pub(crate) fn spawn(
-    rt: &mut Runtime,
+    cx: &mut Cx<'_>,
     idx: CommIdx,
     root: usize,
     commands: Option<Vec<pmi::SpawnCommand>>,
 ) -> MpiResult<Spawned> {
-    let net = Net::local(rt.comms.get(idx));
+    let net = Net::local(cx.comms.get(idx));
     let mut word = [0u64; 2];
     let mut open = None;
     let mut root_error = None;
@@ -63,7 +63,7 @@ pub(crate) fn spawn(
         }
     }
     let mut bytes: Vec<u8> = word.iter().flat_map(|w| w.to_le_bytes()).collect();
-    net.bcast(&mut rt.engine, root, &mut bytes, TAG_SPAWNED)?;
+    net.bcast(cx.engine, root, &mut bytes, TAG_SPAWNED)?;
     let status = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
     let total = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")) as usize;
     if status != 0 {
@@ -78,8 +78,8 @@ pub(crate) fn spawn(
             total,
         });
     }
-    let linked = link::accept(&mut rt.engine, &net, root, open.as_ref())?;
+    let linked = link::accept(cx.engine, &net, root, open.as_ref())?;
     drop(open); // The port closes: the children are in.
-    let intercomm = make_intercomm(&mut rt.comm(), idx, root, linked);
+    let intercomm = make_intercomm(cx, idx, root, linked);
     Ok(Spawned { intercomm, total })
 }

@@ -58,7 +58,8 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
     if !matches!(st.phase, Phase::Running(_)) {
         bring_up(st, level)?;
     }
-    crate::dynamic::join_parent(st.runtime()?)?;
+    let rt = st.runtime()?;
+    rt.dynamic.parent = crate::dynamic::join_parent(&mut rt.comm())?;
     st.world = World::Running;
     st.thread_level = level;
     st.main_thread = Some(std::thread::current().id());
