@@ -223,14 +223,11 @@ fn a_child_that_dies_ends_the_job_naming_it() {
         started.elapsed()
     );
     assert_ne!(run.code, Some(0), "the job went on:{}", run.describe());
+    // The parent names the child it lost (its rank in the child job and its address); the
+    // child job's mpirun may say how it ended too, unless the parent's abort came first.
     assert!(
-        run.stderr.contains("exited with status 3"),
+        run.stderr.contains("process 0 of another job"),
         "no message names the dead child:{}",
-        run.describe()
-    );
-    assert!(
-        run.stderr.contains("is gone"),
-        "the parent did not report its lost peer:{}",
         run.describe()
     );
     assert_nothing_left(&exe, &before);

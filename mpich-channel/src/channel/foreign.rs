@@ -56,6 +56,8 @@ struct Peer {
     inbuf: Vec<u8>,
     /// The peer said goodbye: its end of the stream may close.
     said_bye: bool,
+    /// Who it is, for messages: its rank in its group and its address.
+    label: String,
     /// Where reads land first (made once: zeroing 64 KiB on every poll cost microseconds).
     scratch: Box<[u8]>,
 }
@@ -157,9 +159,14 @@ impl Joined {
     }
 
     fn gone(&self, rank: usize, why: &str) -> ChannelError {
+        let who = self
+            .peers
+            .get(rank - self.local_size)
+            .and_then(|p| p.as_ref())
+            .map_or("a process of another job", |p| p.label.as_str());
         ChannelError::PeerGone {
             rank,
-            why: why.to_string(),
+            why: format!("{who}: {why}"),
         }
     }
 
@@ -180,7 +187,11 @@ impl Joined {
         // network device (4096 polls of a system call each would hold the core for ms).
         nic_model::wait::note_polls_are_system_calls();
         let mut ranks = Vec::with_capacity(socks.len());
-        for sock in socks {
+        for (i, sock) in socks.into_iter().enumerate() {
+            let label = match sock.peer_addr() {
+                Ok(a) => format!("process {i} of another job (at {a})"),
+                Err(_) => format!("process {i} of another job"),
+            };
             sock.set_nonblocking(true)
                 .and_then(|_| sock.set_nodelay(true))
                 .map_err(|e| ChannelError::Transport(format!("a peer's socket: {e}")))?;
@@ -191,6 +202,7 @@ impl Joined {
                 inbuf: Vec::new(),
                 said_bye: false,
                 scratch: vec![0u8; 64 * 1024].into_boxed_slice(),
+                label,
             }));
         }
         Ok(ranks)
@@ -337,7 +349,7 @@ impl Joined {
                     None
                 }
                 (Ok(_), Ok((_, false))) => {
-                    Some("its connection closed (the process of another job ended)".to_string())
+                    Some("its connection closed (the process ended)".to_string())
                 }
                 (Err(e), _) => Some(format!("sending failed: {e}")),
                 (_, Err(e)) => Some(format!("receiving failed: {e}")),
