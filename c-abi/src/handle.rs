@@ -194,6 +194,14 @@ impl<T> Table<T> {
     }
 
     /// The indices of retired objects.
+    /// Every live object.
+    pub fn live_values(&self) -> impl Iterator<Item = &T> + '_ {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Live(v) => Some(v),
+            _ => None,
+        })
+    }
+
     pub fn retired(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots
             .iter()

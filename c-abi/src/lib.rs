@@ -52,10 +52,10 @@
 //! error handlers; `thread`, the lock of `MPI_THREAD_MULTIPLE` and the waits that let it go). At the top, the entry points: every `api`, `runtime::init` (`MPI_Init`,
 //! `MPI_Finalize`), `fortran` (the Fortran entry points and the `mpi_f08` glue, generated from
 //! `mpi.h` by `fortran/generate.rs` and `fortran/generate_f08.rs`, and the Fortran sentinels)
-//! and `spawn` (dynamic processes, refused).
+//! and `dynamic` (dynamic processes: spawn, ports, join, names).
 //!
 //! ```text
-//!   entry points   p2p::api  coll::api  comm::api  ...  runtime::init  fortran  spawn
+//!   entry points   p2p::api  coll::api  comm::api  ...  runtime::init  fortran  dynamic
 //!        │             st.runtime()?.p2p() / .coll() / .comm(): borrows of the tables
 //!   runtime        Runtime { engine, comms, types, ops, groups, keyvals, ... }  global  export
 //!        │
@@ -82,6 +82,7 @@ mod comm;
 mod count;
 mod cptr;
 mod datatype;
+mod dynamic;
 mod env;
 mod errhandler;
 mod error;
@@ -95,7 +96,6 @@ mod p2p;
 mod partitioned;
 mod runtime;
 mod session;
-mod spawn;
 mod tool;
 mod topo;
 mod win;

@@ -327,6 +327,102 @@ impl Client {
             .map(str::to_string))
     }
 
+    /// Reads `key` of this job's key-value space as the process manager stored it (no rank
+    /// prefix): the keys a spawning parent pre-put (`PARENT_ROOT_PORT_NAME`). `Ok(None)` if it
+    /// is not there. PMI-1 only (PMI-2 has no such keys: `None`).
+    pub fn get_preput(&mut self, key: &str) -> Result<Option<String>, PmiError> {
+        if self.version != Version::V1 {
+            return Ok(None);
+        }
+        let request = Message::new("get")
+            .with("kvsname", &self.kvs_name)
+            .with("key", key);
+        let reply = self.request_v1("get", &request, "get_result", self.request)?;
+        if rc_of("get", &reply)? != 0 {
+            return Ok(None);
+        }
+        Ok(reply.get("value").map(str::to_string))
+    }
+
+    /// `get_appnum` (PMI-1): which command of an MPMD or `spawn_multiple` start this process
+    /// runs; 0 under PMI-2.
+    pub fn appnum(&mut self) -> Result<i32, PmiError> {
+        if self.version != Version::V1 {
+            return Ok(0);
+        }
+        let reply = self.request_v1(
+            "get_appnum",
+            &Message::new("get_appnum"),
+            "appnum",
+            self.request,
+        )?;
+        check_rc("get_appnum", &reply)?;
+        Ok(number_field("get_appnum", &reply, "appnum")? as i32)
+    }
+
+    /// `get_universe_size` (PMI-1): how many processes the process manager can run; the
+    /// job's size under PMI-2.
+    pub fn universe_size(&mut self) -> Result<usize, PmiError> {
+        if self.version != Version::V1 {
+            return Ok(self.size);
+        }
+        let reply = self.request_v1(
+            "get_universe_size",
+            &Message::new("get_universe_size"),
+            "universe_size",
+            self.request,
+        )?;
+        check_rc("get_universe_size", &reply)?;
+        number_field("get_universe_size", &reply, "size")
+    }
+
+    /// Asks the process manager to start a new job of `commands` (PMI-1 `mcmd=spawn`, one
+    /// block per command, as MPICH's `PMI_Spawn_multiple` sends them), with `preput` stored in
+    /// the new job's key-value space. Returns once the process manager answers (it has started
+    /// the job, or refused with its reason).
+    pub fn spawn(
+        &mut self,
+        commands: &[crate::SpawnCommand],
+        preput: &[(String, String)],
+    ) -> Result<(), PmiError> {
+        if self.version != Version::V1 {
+            return Err(PmiError::Refused {
+                command: "spawn",
+                rc: -1,
+                message: "spawning needs PMI-1 (MPI_PMI_VERSION=1)".into(),
+            });
+        }
+        let one_line = |s: &str| s.replace(['\n', '\r'], " ");
+        let total = commands.len();
+        for (i, c) in commands.iter().enumerate() {
+            let mut block = format!(
+                "mcmd=spawn\nnprocs={}\nexecname={}\ntotspawns={total}\nspawnssofar={}\nargcnt={}\n",
+                c.nprocs,
+                one_line(&c.command),
+                i + 1,
+                c.args.len()
+            );
+            for (j, a) in c.args.iter().enumerate() {
+                block += &format!("arg{}={}\n", j + 1, one_line(a));
+            }
+            block += &format!("preput_num={}\n", preput.len());
+            for (j, (k, v)) in preput.iter().enumerate() {
+                block += &format!("preput_key_{j}={k}\npreput_val_{j}={}\n", one_line(v));
+            }
+            block += &format!("info_num={}\n", c.info.len());
+            for (j, (k, v)) in c.info.iter().enumerate() {
+                block += &format!("info_key_{j}={k}\ninfo_val_{j}={}\n", one_line(v));
+            }
+            block += "endcmd\n";
+            self.conn
+                .send(block.as_bytes(), "spawn", Deadline::start(self.request))?;
+        }
+        let line = self.conn.read_line("spawn", Deadline::start(self.fence))?;
+        let reply = parse_v1("spawn", &line)?;
+        expect_cmd("spawn", &reply, "spawn_result", &line)?;
+        check_rc("spawn", &reply)
+    }
+
     fn check_key(&self, key: &str) -> Result<(), PmiError> {
         value::check_key(key).map_err(|problem| PmiError::InvalidKey {
             key: key.into(),

@@ -57,3 +57,14 @@ impl fmt::Display for Version {
         })
     }
 }
+
+/// One command of a spawn request ([`Client::spawn`]; the server side in `server`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpawnCommand {
+    /// The program, as the caller named it.
+    pub command: String,
+    pub args: Vec<String>,
+    pub nprocs: usize,
+    /// Info keys and values (`wdir`, `path`, `host`, ...).
+    pub info: Vec<(String, String)>,
+}

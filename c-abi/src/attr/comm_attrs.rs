@@ -111,7 +111,14 @@ static ATTR_IO: c_int = MPI_ANY_SOURCE;
 /// `MPI_Wtime` reads each host's own monotonic clock; ranks on different hosts (the TCP wire)
 /// do not share it, so the library does not promise a global clock.
 static ATTR_WTIME_IS_GLOBAL: c_int = 0;
-static ATTR_APPNUM: c_int = 0;
+/// `MPI_APPNUM`: set at `MPI_Init` for a process started as one of several commands
+/// (`dynamic::join_parent`); an `AtomicI32` has the layout of the `int` the caller reads.
+static ATTR_APPNUM: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Sets the value of `MPI_APPNUM`.
+pub(crate) fn set_appnum(n: c_int) {
+    ATTR_APPNUM.store(n, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// The value of an attribute of `comm`: `Ok(None)` if it is not set. `universe_size` and
 /// `last_used_code` are where the running state keeps the values of `MPI_UNIVERSE_SIZE` and
@@ -131,7 +138,8 @@ pub(crate) fn get(
         MPI_IO => &ATTR_IO,
         MPI_WTIME_IS_GLOBAL => &ATTR_WTIME_IS_GLOBAL,
         MPI_UNIVERSE_SIZE => universe_size,
-        MPI_APPNUM => &ATTR_APPNUM,
+        // SAFETY: an AtomicI32 has the size and alignment of a c_int (i32); the caller reads it.
+        MPI_APPNUM => unsafe { &*ATTR_APPNUM.as_ptr() },
         MPI_LASTUSEDCODE => last_used_code,
         _ => {
             // Found even if its keyval was freed since (as `delete` does).

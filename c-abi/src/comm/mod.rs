@@ -434,6 +434,12 @@ impl CommTable {
         self.late.arrival(idx)
     }
 
+    /// Every live communicator (the dynamic processes' bookkeeping of which peers are still
+    /// named).
+    pub fn live(&self) -> impl Iterator<Item = &Comm> + '_ {
+        self.table.live_values()
+    }
+
     /// The free context pairs' mask of this process.
     pub fn free_words(&self) -> [u64; context::MASK_WORDS] {
         self.contexts.borrow().mask.words()

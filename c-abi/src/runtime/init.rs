@@ -57,6 +57,8 @@ fn start(st: &mut Mpi, level: c_int) -> MpiResult<()> {
     if !matches!(st.phase, Phase::Running(_)) {
         bring_up(st, level)?;
     }
+    let rt = st.runtime()?;
+    rt.dynamic.parent = crate::dynamic::join_parent(&mut rt.comm())?;
     st.world = World::Running;
     st.thread_level = level;
     st.main_thread = Some(std::thread::current().id());
@@ -112,6 +114,7 @@ pub(crate) fn bring_up(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         universe_size: size as c_int,
         wins: crate::win::WinTable::new(),
         sessions: crate::session::SessionTable::new(),
+        dynamic: Default::default(),
     }));
     st.thread_level = level;
     Ok(())

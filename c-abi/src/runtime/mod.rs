@@ -100,6 +100,8 @@ pub(crate) struct Runtime {
     pub wins: crate::win::WinTable,
     /// The sessions the program has open (`MPI_Session_init`).
     pub sessions: crate::session::SessionTable,
+    /// Ports, and the parents of a spawned process (`dynamic`).
+    pub dynamic: crate::dynamic::Dynamic,
 }
 
 impl Mpi {

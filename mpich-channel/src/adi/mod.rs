@@ -117,7 +117,13 @@ pub struct Adi {
     ch: Box<dyn Channel>,
     st: State,
     rank: usize,
+    /// The ranks of the job (`0..size`).
     size: usize,
+    /// Every rank this process can reach: the job's, then peers of other jobs met later
+    /// ([`Adi::add_peers`]).
+    reach: usize,
+    /// Whether the channel is wrapped with peers of other jobs.
+    joined: bool,
     eager_max: usize,
     name: &'static str,
     /// The job this process made for itself when started without a launcher.
@@ -173,6 +179,8 @@ impl Adi {
             ch,
             rank,
             size,
+            reach: size,
+            joined: false,
             eager_max,
             name,
             _own_job: own_job,
@@ -183,8 +191,43 @@ impl Adi {
         self.rank
     }
 
+    /// The ranks of the job this process was started in (peers of other jobs not counted).
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// Every engine rank this process can name: the job's, then peers of other jobs.
+    pub fn reach(&self) -> usize {
+        self.reach
+    }
+
+    /// Adds connected peers of other jobs (`channel::foreign`): each stream becomes the next
+    /// engine rank past the ones in use; returns them, in the streams' order. The job's
+    /// channel is wrapped at the first call only.
+    pub fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
+        if !self.joined {
+            let local = std::mem::replace(
+                &mut self.ch,
+                Box::new(channel::foreign::Unplugged) as Box<dyn Channel>,
+            );
+            self.ch = Box::new(channel::foreign::Joined::new(local));
+            self.joined = true;
+        }
+        let ranks = self.ch.add_peers(socks)?;
+        self.reach = self.ch.size();
+        while self.st.queued.len() < self.reach {
+            self.st.queued.push(std::collections::VecDeque::new());
+        }
+        Ok(ranks)
+    }
+
+    /// Says goodbye to peers of other jobs (after what was sent to them) and closes their
+    /// connections; their engine ranks are not used again.
+    pub fn remove_peers(&mut self, ranks: &[usize]) {
+        let ranks: Vec<usize> = ranks.iter().copied().filter(|&r| r >= self.size).collect();
+        if self.joined && !ranks.is_empty() {
+            self.ch.remove_peers(&ranks);
+        }
     }
 
     /// `"bip"`, `"fm"` or `"fm1"`.
@@ -214,15 +257,15 @@ impl Adi {
     }
 
     fn check_dest(&self, dest: usize) -> Result<()> {
-        if dest >= self.size {
-            return Err(AdiError::BadRank(dest as i32, self.size));
+        if dest >= self.reach {
+            return Err(AdiError::BadRank(dest as i32, self.reach));
         }
         Ok(())
     }
 
     fn check_source(&self, src: i32) -> Result<()> {
-        if src != ANY_SOURCE && (src < 0 || src as usize >= self.size) {
-            return Err(AdiError::BadRank(src, self.size));
+        if src != ANY_SOURCE && (src < 0 || src as usize >= self.reach) {
+            return Err(AdiError::BadRank(src, self.reach));
         }
         Ok(())
     }
@@ -280,7 +323,7 @@ impl Adi {
         mode: SendMode,
         owner: u32,
     ) -> Result<ReqId> {
-        if dest < self.size
+        if dest < self.reach
             && len <= self.eager_max
             && mode != SendMode::Synchronous
             && self.st.queued[dest].is_empty()
@@ -511,7 +554,7 @@ impl Adi {
         ctx: u16,
         owner: u32,
     ) -> Result<ReqId> {
-        if (src == ANY_SOURCE || (src >= 0 && (src as usize) < self.size))
+        if (src == ANY_SOURCE || (src >= 0 && (src as usize) < self.reach))
             && self.st.unexpected.is_empty()
         {
             // The shortest path: nothing has arrived to match, so the receive is posted.
@@ -1070,7 +1113,7 @@ impl Adi {
             }
         }
         if self.st.queued_dests > 0 {
-            for dest in 0..self.size {
+            for dest in 0..self.reach {
                 while let Some(&id) = self.st.queued[dest].front() {
                     if !self.try_send_envelope(id)? {
                         break;

@@ -33,6 +33,7 @@ use nic_model::RegionKey;
 pub mod bip;
 mod counters;
 pub mod fm;
+pub mod foreign;
 
 pub use counters::{ChannelCounters, CopyCount};
 
@@ -217,6 +218,18 @@ pub trait Channel {
     /// communication on messages.
     fn remote_memory(&mut self) -> Option<&mut dyn crate::remote::RemoteMemory> {
         None
+    }
+    /// Adds connected peers of another job ([`foreign`]); returns their ranks. Only
+    /// [`foreign::Joined`] can.
+    fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
+        drop(socks);
+        Err(ChannelError::Transport(
+            "this channel has no peers of other jobs".into(),
+        ))
+    }
+    /// Says goodbye to peers of another job and closes their connections.
+    fn remove_peers(&mut self, ranks: &[usize]) {
+        let _ = ranks;
     }
 }
 

@@ -35,6 +35,13 @@ pub fn with_exchange<R>(f: impl FnOnce(&mut dyn Exchange) -> R) -> Option<R> {
     slot.as_mut().map(|c| f(&mut PmiExchange(c)))
 }
 
+/// Runs `f` with the launcher's PMI client itself (spawning, pre-put keys, appnum); `None`
+/// when there is none.
+pub fn with_client<R>(f: impl FnOnce(&mut pmi::Client) -> R) -> Option<R> {
+    let mut slot = CLIENT.lock().unwrap_or_else(|p| p.into_inner());
+    slot.as_mut().map(f)
+}
+
 /// Asks the launcher to end the job with `code` (`MPI_Abort`); `false` when there is no
 /// launcher to ask, or it did not take the request.
 pub fn abort(code: i32, message: &str) -> bool {

@@ -72,6 +72,8 @@ pub struct ServerConfig {
     pub job_key: Option<JobKey>,
     /// `PMI_process_mapping` (see [`crate::mapping`]), found by `get` from the start.
     pub process_mapping: Option<String>,
+    /// Other keys found by `get` from the start (a spawned job's `PARENT_ROOT_PORT_NAME`).
+    pub preput: Vec<(String, String)>,
     pub limits: Limits,
     /// How long a TCP client has to complete `initack`.
     pub handshake_timeout: Duration,
@@ -90,6 +92,7 @@ impl ServerConfig {
             appnum: 0,
             job_key: None,
             process_mapping: None,
+            preput: Vec::new(),
             limits: Limits::default(),
             handshake_timeout: Duration::from_secs(10),
             max_line: 4096,
@@ -115,6 +118,15 @@ pub enum ServerEvent {
     ConnectionLost { rank: usize, detail: String },
     /// A TCP connection that did not complete the handshake.
     Rejected { peer: SocketAddr, reason: String },
+    /// A rank asks for a new job (PMI-1 `mcmd=spawn`): the launcher starts it (or not) and
+    /// says so with [`Server::answer_spawn`]`(id, ..)`, which the rank waits for.
+    Spawn {
+        rank: usize,
+        id: u64,
+        commands: Vec<crate::SpawnCommand>,
+        /// Keys to store in the new job's key-value space (`PARENT_ROOT_PORT_NAME`).
+        preput: Vec<(String, String)>,
+    },
 }
 
 /// Why a server cannot be made or cannot listen.
@@ -170,7 +182,8 @@ impl Server {
         let preput = config
             .process_mapping
             .iter()
-            .map(|m| (crate::PROCESS_MAPPING.to_string(), m.clone()));
+            .map(|m| (crate::PROCESS_MAPPING.to_string(), m.clone()))
+            .chain(config.preput.iter().cloned());
         let state = JobState::new(config.size, preput);
         let (sender, events) = mpsc::unbounded_channel();
         Ok(Server {
@@ -178,6 +191,7 @@ impl Server {
                 config,
                 state: Mutex::new(state),
                 events: sender,
+                spawns: Mutex::new(Default::default()),
             }),
             events,
             tasks: Vec::new(),
@@ -234,6 +248,21 @@ impl Server {
     /// `select!` beside other sources.
     pub async fn next_event(&mut self) -> Option<ServerEvent> {
         self.events.recv().await
+    }
+
+    /// Answers spawn request `id` ([`ServerEvent::Spawn`]): `Ok` once the new job started,
+    /// or why it could not.
+    pub fn answer_spawn(&self, id: u64, answer: Result<(), String>) {
+        let sender = self
+            .shared
+            .spawns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .waiting
+            .remove(&id);
+        if let Some(sender) = sender {
+            let _ = sender.send(answer);
+        }
     }
 
     /// An event if one is waiting.

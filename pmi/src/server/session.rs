@@ -16,6 +16,15 @@ pub struct Shared {
     pub config: ServerConfig,
     pub state: Mutex<JobState>,
     pub events: mpsc::UnboundedSender<ServerEvent>,
+    /// Spawn requests waiting for the launcher's answer ([`super::Server::answer_spawn`]).
+    pub spawns: Mutex<SpawnAnswers>,
+}
+
+/// The answers the launcher owes to spawn requests, by request id.
+#[derive(Default)]
+pub struct SpawnAnswers {
+    pub next_id: u64,
+    pub waiting: std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Result<(), String>>>,
 }
 
 impl Shared {
@@ -64,6 +73,8 @@ where
         rank,
         reader,
         write,
+        spawning: Vec::new(),
+        spawn_preput: Vec::new(),
     };
     session.run().await;
 }
@@ -181,6 +192,9 @@ struct Session<S> {
     rank: usize,
     reader: LineReader<ReadHalf<S>>,
     write: WriteHalf<S>,
+    /// The blocks of a spawn request received so far.
+    spawning: Vec<crate::SpawnCommand>,
+    spawn_preput: Vec<(String, String)>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
@@ -192,6 +206,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                 Err(LineError::Io(e)) => return self.ended(&format!("reading failed: {e}")),
                 Err(e) => return self.refuse_and_close(&e.to_string()).await,
             };
+            if line.trim() == "mcmd=spawn" {
+                match self.spawn_block().await {
+                    Next::Continue => continue,
+                    Next::Close => return,
+                }
+            }
             let message = match Message::parse_v1(&line) {
                 Ok(message) => message,
                 Err(problem) => {
@@ -235,6 +255,99 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
             "finalize" => return self.finalize().await,
             "initack" => failure("initack", "this connection is set up already"),
             other => failure("error", &format!("unknown command {other}")),
+        };
+        self.send(&reply).await
+    }
+
+    /// One `mcmd=spawn` block (its first line read already): `key=value` lines up to
+    /// `endcmd`. The last block of a request (`spawnssofar` = `totspawns`) goes to the
+    /// launcher as [`ServerEvent::Spawn`]; its answer is the `spawn_result` reply.
+    async fn spawn_block(&mut self) -> Next {
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for _ in 0..4096 {
+            let line = match self.reader.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => {
+                    self.ended("the connection closed inside a spawn request");
+                    return Next::Close;
+                }
+                Err(e) => {
+                    self.refuse_and_close(&e.to_string()).await;
+                    return Next::Close;
+                }
+            };
+            if line.trim() == "endcmd" {
+                return self.spawn_part(fields).await;
+            }
+            match line.split_once('=') {
+                Some((k, v)) => fields.push((k.trim().to_string(), v.to_string())),
+                None => {
+                    let detail = format!("malformed spawn line {line:?}");
+                    self.refuse_and_close(&detail).await;
+                    return Next::Close;
+                }
+            }
+        }
+        self.refuse_and_close("a spawn request without endcmd")
+            .await;
+        Next::Close
+    }
+
+    async fn spawn_part(&mut self, fields: Vec<(String, String)>) -> Next {
+        let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let num = |k: &str| get(k).and_then(|v| v.trim().parse::<usize>().ok());
+        let (Some(nprocs), Some(command)) = (num("nprocs"), get("execname")) else {
+            let reply = failure("spawn_result", "a spawn block needs nprocs= and execname=");
+            return self.send(&reply).await;
+        };
+        let argcnt = num("argcnt").unwrap_or(0).min(4096);
+        let args = (1..=argcnt)
+            .map(|j| get(&format!("arg{j}")).unwrap_or("").to_string())
+            .collect();
+        let pairs = |n: &str, k: &str, v: &str| -> Vec<(String, String)> {
+            (0..num(n).unwrap_or(0).min(4096))
+                .filter_map(|j| {
+                    Some((
+                        get(&format!("{k}{j}"))?.to_string(),
+                        get(&format!("{v}{j}")).unwrap_or("").to_string(),
+                    ))
+                })
+                .collect()
+        };
+        let info = pairs("info_num", "info_key_", "info_val_");
+        let preput = pairs("preput_num", "preput_key_", "preput_val_");
+        let total = num("totspawns").unwrap_or(1).max(1);
+        let sofar = num("spawnssofar").unwrap_or(1);
+        self.spawning.push(crate::SpawnCommand {
+            command: command.to_string(),
+            args,
+            nprocs,
+            info,
+        });
+        self.spawn_preput = preput;
+        if sofar < total && self.spawning.len() < total {
+            return Next::Continue;
+        }
+        let commands = std::mem::take(&mut self.spawning);
+        let preput = std::mem::take(&mut self.spawn_preput);
+        let (sender, answer) = tokio::sync::oneshot::channel();
+        let id = {
+            let mut spawns = self.shared.spawns.lock().unwrap_or_else(|p| p.into_inner());
+            let id = spawns.next_id;
+            spawns.next_id += 1;
+            spawns.waiting.insert(id, sender);
+            id
+        };
+        self.shared.emit(ServerEvent::Spawn {
+            rank: self.rank,
+            id,
+            commands,
+            preput,
+        });
+        let reply = match answer.await {
+            Ok(Ok(())) => Message::new("spawn_result").with("rc", 0),
+            Ok(Err(why)) => failure("spawn_result", &why),
+            Err(_) => failure("spawn_result", "the launcher did not answer"),
         };
         self.send(&reply).await
     }

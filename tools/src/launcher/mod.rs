@@ -46,6 +46,7 @@ mod hosts;
 mod os;
 mod output;
 mod program;
+mod spawn;
 mod status;
 mod supervise;
 

@@ -56,6 +56,7 @@ use super::guard::Guard;
 use super::hosts;
 use super::os::{self, signal_group};
 use super::output::{self, Sink, Writer};
+use super::spawn::{self, SpawnedJob};
 use super::status::{abort_status, signal_name, RankEnd, TIMED_OUT};
 use nic_model::placement::{self, Plan};
 use nic_model::Job;
@@ -241,7 +242,15 @@ struct Supervisor {
     signals: Signals,
     guard: Option<Guard>,
     ending: Option<Ending>,
+    /// Child jobs started by `MPI_Comm_spawn` ([`spawn`]); their exits arrive as
+    /// `SPAWNED + index`.
+    spawned: Vec<SpawnedJob>,
+    /// This job's ranks when it is a child job of several programs (`spawn::APPS_ENV`).
+    apps: Option<Vec<(std::path::PathBuf, Vec<OsString>, u32)>>,
 }
+
+/// Where the exits of child jobs are numbered from (beside the ranks' exits).
+const SPAWNED: usize = usize::MAX / 2;
 
 impl Supervisor {
     async fn new(
@@ -290,6 +299,8 @@ impl Supervisor {
             signals,
             guard: Some(guard),
             ending: None,
+            spawned: Vec::new(),
+            apps: spawn::apps_from_env(),
         })
     }
 
@@ -299,6 +310,9 @@ impl Supervisor {
         while self.running() > 0 {
             let event = self.next_event(time_limit).await;
             match event {
+                Event::Exited(index, status) if index >= SPAWNED => {
+                    self.on_spawned_exit(index - SPAWNED, status)
+                }
                 Event::Exited(rank, status) => {
                     let failed = !matches!(&status, Ok(s) if s.success());
                     if failed {
@@ -319,6 +333,80 @@ impl Supervisor {
 
     fn running(&self) -> usize {
         self.ranks.iter().filter(|r| r.ended.is_none()).count()
+            + self.spawned.iter().filter(|j| !j.ended).count()
+    }
+
+    /// A rank's `MPI_Comm_spawn`: checks the commands, starts the child job and answers the
+    /// rank (see [`spawn`]).
+    fn start_spawned(
+        &mut self,
+        rank: usize,
+        id: u64,
+        commands: Vec<pmi::SpawnCommand>,
+        preput: Vec<(String, String)>,
+    ) {
+        if self.ending.is_some() {
+            self.pmi.answer_spawn(id, Err("the job is ending".into()));
+            return;
+        }
+        let (mut command, what) = match spawn::child_command(&commands, &preput) {
+            Ok(c) => c,
+            Err(why) => {
+                tracing::info!(target: "mpirun", rank, %why, "spawn refused");
+                self.pmi.answer_spawn(id, Err(why));
+                return;
+            }
+        };
+        command.stdin(Stdio::null());
+        super::os::in_new_session(&mut command);
+        os::die_with_parent(&mut command);
+        let index = self.spawned.len();
+        match tokio::process::Command::from(command).spawn() {
+            Ok(mut child) => {
+                let pid = child.id().expect("a child just spawned has a pid");
+                if let Some(guard) = &mut self.guard {
+                    guard.watch(pid);
+                }
+                tracing::debug!(target: "mpirun", rank, pid, %what, "child job started");
+                let exits = self.exits_sender.clone();
+                tokio::spawn(async move {
+                    let status = child.wait().await;
+                    let _ = exits.send((SPAWNED + index, status));
+                });
+                self.spawned.push(SpawnedJob {
+                    pid,
+                    ended: false,
+                    signalled: false,
+                    what,
+                });
+                self.pmi.answer_spawn(id, Ok(()));
+            }
+            Err(e) => self
+                .pmi
+                .answer_spawn(id, Err(format!("cannot start the child job ({what}): {e}"))),
+        }
+    }
+
+    fn on_spawned_exit(&mut self, index: usize, status: io::Result<ExitStatus>) {
+        let Some(job) = self.spawned.get_mut(index) else {
+            return;
+        };
+        job.ended = true;
+        let end = match status {
+            Ok(status) => RankEnd::from_status(status),
+            Err(_) => RankEnd::Exited(255),
+        };
+        tracing::debug!(target: "mpirun", index, ?end, "child job ended");
+        if !end.success() && !job.signalled && self.ending.is_none() {
+            let message = format!(
+                "{}: the spawned job {index} ({}) {}; ending the job",
+                self.tool,
+                job.what,
+                end.describe()
+            );
+            self.stderr.say(message);
+            self.begin_ending(Cause::RankFailed(end), libc::SIGTERM, FAILURE_GRACE);
+        }
     }
 
     async fn next_event(&mut self, time_limit: Option<Instant>) -> Event {
@@ -431,11 +519,27 @@ impl Supervisor {
     /// The program itself, with a PMI socket (and the fabric, on one host).
     fn local_command(&mut self, rank: usize) -> io::Result<std::process::Command> {
         let options = &self.options;
-        let mut command = std::process::Command::new(&options.program.path);
-        command.arg0(&options.program.argv0).args(&options.args);
+        let mut command = match self.apps.as_ref().and_then(|a| a.get(rank)) {
+            Some((path, args, appnum)) => {
+                let mut c = std::process::Command::new(path);
+                c.args(args).env("MPIRUN_APPNUM", appnum.to_string());
+                c
+            }
+            None => {
+                let mut c = std::process::Command::new(&options.program.path);
+                c.arg0(&options.program.argv0).args(&options.args);
+                c
+            }
+        };
         for name in PMI_VARIABLES.iter().chain(PLACEMENT_VARIABLES) {
             command.env_remove(name);
         }
+        if std::env::var_os(spawn::PREPUT_ENV).is_some() {
+            command.env("PMI_SPAWNED", "1");
+        }
+        command
+            .env_remove(spawn::PREPUT_ENV)
+            .env_remove(spawn::APPS_ENV);
         command.envs(options.env.iter().map(|(name, value)| (name, value)));
         let (ours, theirs) = UnixStream::pair()?;
         self.pmi
@@ -585,6 +689,12 @@ impl Supervisor {
             ServerEvent::Rejected { peer, reason } => {
                 tracing::info!(target: "mpirun", %peer, %reason, "refused a connection to the PMI port");
             }
+            ServerEvent::Spawn {
+                rank,
+                id,
+                commands,
+                preput,
+            } => self.start_spawned(rank, id, commands, preput),
         }
     }
 
@@ -690,12 +800,19 @@ impl Supervisor {
             process.signalled = true;
             signal_group(process.pid, signal);
         }
+        for job in self.spawned.iter_mut().filter(|j| !j.ended) {
+            job.signalled = true;
+            signal_group(job.pid, signal);
+        }
     }
 
     /// After the last rank: kill what the ranks may have left behind, then collect the rest
     /// of their output (for at most [`OUTPUT_DRAIN`], in case something outside their process
     /// groups still holds a pipe).
     async fn clean_up(&mut self) {
+        for job in &self.spawned {
+            signal_group(job.pid, libc::SIGKILL);
+        }
         for process in &self.ranks {
             if signal_group(process.pid, libc::SIGKILL) {
                 tracing::debug!(target: "mpirun", pid = process.pid, "killed processes a rank left behind");
@@ -719,6 +836,7 @@ async fn start_pmi(options: &Options) -> Result<(Server, Option<RemoteAccess>), 
     let mut config = ServerConfig::new(options.nranks);
     let nodes: Vec<usize> = options.places.iter().map(|p| p.node).collect();
     config.process_mapping = Some(pmi::mapping::encode(&nodes));
+    config.preput = spawn::preput_from_env();
     let mut remote_hosts: Vec<&str> = Vec::new();
     for place in options.places.iter().filter(|p| !p.local) {
         if !remote_hosts.contains(&place.host.as_str()) {

@@ -1,7 +1,7 @@
 //! The C entry points that make and free intracommunicators: `MPI_Comm_dup`, `MPI_Comm_idup`,
 //! `MPI_Comm_dup_with_info`, `MPI_Comm_idup_with_info`, `MPI_Comm_split`,
-//! `MPI_Comm_split_type`, `MPI_Comm_create`, `MPI_Comm_create_group`, `MPI_Comm_free`,
-//! `MPI_Comm_disconnect`, and `MPI_Comm_get_parent`.
+//! `MPI_Comm_split_type`, `MPI_Comm_create`, `MPI_Comm_create_group` and `MPI_Comm_free`
+//! (`MPI_Comm_disconnect` and `MPI_Comm_get_parent` are in `dynamic`).
 //!
 //! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
 //! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`,
@@ -335,22 +335,5 @@ mpi_fn! {
     /// `MPI_Comm_idup_with_info`: `MPI_Comm_idup`, with `info` as the new hints.
     fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) |st| {
         idup_handle(st.runtime()?, comm, newcomm, request, "MPI_Comm_idup_with_info", Some(info))
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_disconnect`: frees `*comm` like `MPI_Comm_free`. Operations still pending on
-    /// it complete through their requests (this library has no dynamic processes to detach).
-    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) |st| {
-        free_handle(st.runtime()?, comm)
-    }
-}
-
-mpi_fn! {
-    /// `MPI_Comm_get_parent`: `MPI_COMM_NULL` (no process of a job here was spawned).
-    fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut MPI_Comm) |st| {
-        st.runtime()?;
-        Out::new(parent, "parent")?.set(MPI_COMM_NULL);
-        Ok(())
     }
 }
