@@ -26,6 +26,23 @@ extern "C" {
 #define MPI_VERSION    4
 #define MPI_SUBVERSION 0
 
+/* Which MPI this is, for configure scripts and bindings (mpi4py, ...): the MPICH release whose
+ * binary interface and function set this library provides, as MPICH's own mpi.h names it.
+ * Every MPI_ function of MPICH 4.0.2's mpi_proto.h and mpio.h exists here (tests/large_count.rs
+ * checks the exports); MPICH's MPIX_ extensions do not. MPI-IO is built
+ * in (ROMIO_VERSION tells tools that look for ROMIO that MPI_File_* exist). */
+#define MPICH_NAME     4
+#define MPICH          1
+#define MPICH_VERSION  "4.0.2"
+#define MPICH_NUMVERSION 40002300
+#define MPICH_RELEASE_TYPE_ALPHA 0
+#define MPICH_RELEASE_TYPE_BETA  1
+#define MPICH_RELEASE_TYPE_RC    2
+#define MPICH_RELEASE_TYPE_PATCH 3
+#define MPICH_CALC_VERSION(MAJOR, MINOR, REVISION, TYPE, PATCH) \
+    (((MAJOR) * 10000000) + ((MINOR) * 100000) + ((REVISION) * 1000) + ((TYPE) * 100) + (PATCH))
+#define ROMIO_VERSION 126
+
 /* ==== Basic integer types ================================================================ */
 
 typedef long MPI_Aint;   /* an address, or a difference of addresses */
@@ -559,6 +576,8 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 #define MPI_Win_f2c(win)               ((MPI_Win)(win))
 #define MPI_Message_c2f(msg)           ((MPI_Fint)(msg))
 #define MPI_Message_f2c(msg)           ((MPI_Message)(msg))
+#define MPI_Session_c2f(session)       ((MPI_Fint)(session))
+#define MPI_Session_f2c(session)       ((MPI_Session)(session))
 
 /* ==== Tool information interface (MPI_T, MPI 4.0 chapter 15) ============================ */
 /*

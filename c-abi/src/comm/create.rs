@@ -175,8 +175,10 @@ pub(crate) enum HardwareSplit {
     Unguided,
 }
 
-/// `MPI_Comm_split_type` by hardware on an intracommunicator: every process's location is
-/// exchanged, then `split` by the resource at the chosen level. Returns the new handle
+/// `MPI_Comm_split_type` by hardware on an intracommunicator: `split` by the resource at the
+/// chosen level. Guided, each process's color is its own resource's (`local_color`: a plain
+/// split, so it mixes with callers passing `MPI_UNDEFINED`); unguided, every process's
+/// location is exchanged first to find the level. Returns the new handle
 /// (`MPI_COMM_NULL` for a process in no resource of that level, or if there is no level)
 /// and the level.
 pub(crate) fn split_by_hardware(
@@ -189,6 +191,9 @@ pub(crate) fn split_by_hardware(
         host: host_color(),
         resources: hardware::this_process(),
     };
+    if let HardwareSplit::Guided(level) = how {
+        return Ok((split(cx, parent, guided_color(level), key)?, level));
+    }
     let (n, rank) = {
         let c = cx.comms.get(parent);
         (c.size, c.rank)
@@ -206,14 +211,24 @@ pub(crate) fn split_by_hardware(
         .chunks_exact(Location::BYTES)
         .map(Location::from_bytes)
         .collect();
-    let level = match how {
-        HardwareSplit::Guided(level) => level,
-        HardwareSplit::Unguided => hardware::unguided_level(&everyone),
-    };
+    // Unguided: the level depends on where everyone is.
+    let level = hardware::unguided_level(&everyone);
     let color = level
         .and_then(|l| hardware::color(&everyone, rank, l))
         .unwrap_or(MPI_UNDEFINED);
     Ok((split(cx, parent, color, key)?, level))
+}
+
+/// This process's color for `MPI_COMM_TYPE_HW_GUIDED` at `level`: its resource's
+/// (`hardware::local_color`), or `MPI_UNDEFINED` if it is in none or there is no level.
+pub(crate) fn guided_color(level: Option<Level>) -> c_int {
+    let me = Location {
+        host: host_color(),
+        resources: hardware::this_process(),
+    };
+    level
+        .and_then(|l| hardware::local_color(&me, l))
+        .unwrap_or(MPI_UNDEFINED)
 }
 
 /// A color shared by the processes of one host: a hash of its id (never `MPI_UNDEFINED`).

@@ -152,6 +152,21 @@ pub(crate) fn color(everyone: &[Location], me: usize, level: Level) -> Option<i3
         .map(|i| i as i32)
 }
 
+/// The split color of the process at `me` for `level` computed from its own place alone (a
+/// hash of the host and the resource, never negative), or `None` if it is in no resource of
+/// that level. Every process of one resource computes the same value, so
+/// `MPI_COMM_TYPE_HW_GUIDED` is a plain split on it and mixes with `MPI_UNDEFINED` and
+/// `MPI_COMM_TYPE_SHARED` callers (who split without exchanging places), as the standard
+/// allows.
+pub(crate) fn local_color(me: &Location, level: Level) -> Option<i32> {
+    let (host, resource) = me.at(level)?;
+    let mut h: u32 = 0x811c_9dc5;
+    for b in host.to_le_bytes().into_iter().chain(resource.to_le_bytes()) {
+        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    Some((h & 0x3fff_ffff) as i32)
+}
+
 /// `MPI_COMM_TYPE_HW_UNGUIDED`'s level: the coarsest at which the processes that are in a
 /// resource fall into at least two (every new group a strict subset), if any.
 pub(crate) fn unguided_level(everyone: &[Location]) -> Option<Level> {

@@ -32,6 +32,23 @@ fn checked(rt: &Runtime, comm: MPI_Comm, root: c_int, what: &str) -> MpiResult<(
     Ok((idx, c.rank))
 }
 
+/// The checks of `MPI_Comm_accept` / `MPI_Comm_connect` and the port name, which only the root
+/// reads (`None` on the other members).
+fn checked_port(
+    rt: &Runtime,
+    comm: MPI_Comm,
+    root: c_int,
+    port_name: *const c_char,
+    what: &str,
+) -> MpiResult<(CommIdx, Option<String>)> {
+    let (idx, me) = checked(rt, comm, root, what)?;
+    if me != root as usize {
+        return Ok((idx, None));
+    }
+    let name = input_string(port_name, "port_name").map_err(|e| e.on(idx))?;
+    Ok((idx, Some(name)))
+}
+
 /// A NULL-terminated `argv` (`MPI_ARGV_NULL`: none).
 fn read_argv(argv: *mut *mut c_char) -> MpiResult<Vec<String>> {
     let mut out = Vec::new();
@@ -238,12 +255,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let out = Out::new(newcomm, "newcomm")?;
         out.set(MPI_COMM_NULL);
-        let (idx, me) = checked(rt, comm, root, "MPI_Comm_accept")?;
-        let name = if me == root as usize {
-            Some(input_string(port_name, "port_name").map_err(|e| e.on(idx))?)
-        } else {
-            None
-        };
+        let (idx, name) = checked_port(rt, comm, root, port_name, "MPI_Comm_accept")?;
         let net = Net::local(rt.comms.get(idx));
         let port = name.and_then(|n| rt.dynamic.ports.iter().find(|p| p.name == n.trim()));
         let linked = link::accept(&mut rt.engine, &net, root as usize, port).map_err(|e| e.on(idx))?;
@@ -265,12 +277,7 @@ mpi_fn! {
         let rt = st.runtime()?;
         let out = Out::new(newcomm, "newcomm")?;
         out.set(MPI_COMM_NULL);
-        let (idx, me) = checked(rt, comm, root, "MPI_Comm_connect")?;
-        let name = if me == root as usize {
-            Some(input_string(port_name, "port_name").map_err(|e| e.on(idx))?)
-        } else {
-            None
-        };
+        let (idx, name) = checked_port(rt, comm, root, port_name, "MPI_Comm_connect")?;
         let net = Net::local(rt.comms.get(idx));
         let linked = link::connect(&mut rt.engine, &net, root as usize, name.as_deref()).map_err(|e| e.on(idx))?;
         let h = make_intercomm(&mut rt.comm(), idx, root as usize, linked).map_err(|e| e.on(idx))?;

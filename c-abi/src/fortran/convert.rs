@@ -47,6 +47,7 @@ identity_conversions! {
     MPI_Errhandler: MPI_Errhandler_f2c PMPI_Errhandler_f2c MPI_Errhandler_c2f PMPI_Errhandler_c2f;
     MPI_Win: MPI_Win_f2c PMPI_Win_f2c MPI_Win_c2f PMPI_Win_c2f;
     MPI_Message: MPI_Message_f2c PMPI_Message_f2c MPI_Message_c2f PMPI_Message_c2f;
+    MPI_Session: MPI_Session_f2c PMPI_Session_f2c MPI_Session_c2f PMPI_Session_c2f;
 }
 
 /// Checks that a status argument is a status, not NULL or one of the ignore sentinels.

@@ -92,6 +92,14 @@ impl InfoTable {
             .ok_or_else(|| invalid_info(handle))
     }
 
+    /// Sets `key` to `value` in the info object `handle` (a call's answer written into its
+    /// info argument, as `MPI_Comm_split_type` does with the resource type it used).
+    pub fn set_key(&mut self, handle: MPI_Info, key: &str, value: &str) -> MpiResult<()> {
+        self.get_mut(handle)?
+            .set(key.to_string(), value.to_string());
+        Ok(())
+    }
+
     /// The hints of an info argument that may be `MPI_INFO_NULL` (no hints).
     pub fn hints(&self, handle: MPI_Info) -> MpiResult<Hints> {
         if handle == MPI_INFO_NULL {

@@ -366,11 +366,13 @@ fn post_receives(
     Ok(())
 }
 
-/// The range of sender partitions whose bytes overlap receive partition `r`.
+/// The range of sender partitions whose bytes overlap receive partition `r`. Without bytes
+/// (a zero count) every receive partition waits for every sender partition: a partition has
+/// arrived when the sender made it ready, not merely because there is nothing to move.
 fn covering(part: &Part, sender_parts: usize, partition: usize) -> std::ops::Range<usize> {
     let total = part.partitions * part.part_bytes;
     if part.part_bytes == 0 || sender_parts == 0 {
-        return 0..0;
+        return 0..sender_parts;
     }
     let each = total / sender_parts;
     let (lo, hi) = (

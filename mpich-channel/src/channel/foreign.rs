@@ -209,7 +209,7 @@ impl Joined {
     }
 
     /// Says goodbye to peers `ranks` (after what was queued to them) and closes their
-    /// streams; waits at most [`DRAIN_LIMIT`] for the queued bytes to leave.
+    /// streams; waits at most `DRAIN_LIMIT` for the queued bytes to leave.
     pub fn remove(&mut self, ranks: &[usize]) {
         let deadline = Instant::now() + DRAIN_LIMIT;
         for &rank in ranks {

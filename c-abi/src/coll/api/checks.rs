@@ -242,14 +242,12 @@ pub(super) fn w_blocks(
 ) -> MpiResult<Vec<Block>> {
     (0..counts_.len())
         .map(|i| {
-            let lay = data(cx, buf, counts_[i], tys[i], what)?;
-            Ok((
-                buf.cast::<u8>()
-                    .cast_mut()
-                    .wrapping_offset(displs[i] as isize),
-                counts_[i],
-                lay,
-            ))
+            let at = buf.cast::<u8>().wrapping_offset(displs[i] as isize);
+            // The NULL check judges the block's own address: with MPI_BOTTOM the byte
+            // displacements are the addresses (MPI_IN_PLACE is judged as given).
+            let judged = if in_place(buf) { buf } else { at.cast() };
+            let lay = data(cx, judged, counts_[i], tys[i], what)?;
+            Ok((at.cast_mut(), counts_[i], lay))
         })
         .collect()
 }

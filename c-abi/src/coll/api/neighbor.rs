@@ -94,13 +94,7 @@ fn w_blocks(
     }
     let d = ints(displs, n, displs_name)?;
     let tys = super::checks::types(types, n, types_name)?;
-    (0..n)
-        .map(|i| {
-            let lay = data(cx, buf, c[i], tys[i], side.buf)?;
-            let at = buf.cast::<u8>().cast_mut().wrapping_offset(d[i] as isize);
-            Ok((at, c[i], lay))
-        })
-        .collect()
+    super::checks::w_blocks(cx, buf, &c, &d, tys, side.buf)
 }
 
 /// The neighbours of this process on `idx` and the blocks `blocks` lays out for them from

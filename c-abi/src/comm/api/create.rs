@@ -14,8 +14,8 @@
 
 use crate::abi::*;
 use crate::comm::create::{
-    check_subset, create_from, create_group, dup, dup_agreed, free, host_color, idup, pair_bytes,
-    pairs_of, split, split_by_hardware, split_group, HardwareSplit,
+    check_subset, create_from, create_group, dup, dup_agreed, free, guided_color, host_color, idup,
+    pair_bytes, pairs_of, split, split_by_hardware, split_group, HardwareSplit,
 };
 use crate::comm::hardware::Level;
 use crate::comm::make::{begin_agree, install};
@@ -204,9 +204,30 @@ mpi_fn! {
     ) waits |call| {
         let releases = call.releases();
         let rt = call.state().runtime()?;
-        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split_type", true)?;
+        let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split_type", false)?;
         if info != MPI_INFO_NULL {
             rt.infos.get(info).map_err(|e| e.on(idx))?;
+        }
+        if rt.comms.get(idx).is_inter() {
+            // Each group split by its own colors, as MPI_Comm_split does on an
+            // intercommunicator (MPICH accepts this too).
+            let color = match split_type {
+                MPI_UNDEFINED => MPI_UNDEFINED,
+                MPI_COMM_TYPE_SHARED => host_color(),
+                MPI_COMM_TYPE_HW_GUIDED => {
+                    let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
+                    guided_color(hints.get(HW_RESOURCE_TYPE).and_then(Level::parse))
+                }
+                other => {
+                    return Err(MpiError::new(
+                        MPI_ERR_COMM,
+                        format!("split_type {other} on an intercommunicator: only MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED and MPI_UNDEFINED split one; use an intracommunicator (MPI_Intercomm_merge)"),
+                    )
+                    .on(idx))
+                }
+            };
+            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            return Ok(());
         }
         let how = match split_type {
             MPI_UNDEFINED | MPI_COMM_TYPE_SHARED => None,
@@ -233,10 +254,15 @@ mpi_fn! {
             out.set(h.map_err(|e| e.on(idx))?);
             return Ok(());
         };
+        let unguided = matches!(how, HardwareSplit::Unguided);
         let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;
         if let (Some(level), Ok((new, _))) = (level, rt.comms.lookup(h)) {
             // The new communicator says which resource it is (MPI 4.0 §7.4.2).
             rt.comms.get_mut(new).hints.set(HW_RESOURCE_TYPE.to_string(), level.name().to_string());
+            // Unguided, the info argument says it too (MPICH does this; mpi4py checks it).
+            if unguided && info != MPI_INFO_NULL {
+                rt.infos.set_key(info, HW_RESOURCE_TYPE, level.name()).map_err(|e| e.on(idx))?;
+            }
         }
         out.set(h);
         Ok(())

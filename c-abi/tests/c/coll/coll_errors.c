@@ -91,6 +91,30 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Type_free(&stypes[r]));
             CHECK_MPI(MPI_Type_free(&rtypes[r]));
         }
+        /* MPI_BOTTOM with the addresses as byte displacements and basic types (mpi4py's
+         * testNeighborAlltoallwBottom): a ring, each rank sends its two neighbours. */
+        {
+            MPI_Comm ring;
+            int dims[1] = {size}, periods[1] = {1};
+            int mine[2] = {rank * 10 + 1, rank * 10 + 2}, got[2] = {-1, -1}, twos[2] = {1, 1};
+            MPI_Aint sd[2], rd[2];
+            MPI_Datatype ints2[2] = {MPI_INT, MPI_INT};
+            CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+            CHECK_MPI(MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN));
+            for (int k = 0; k < 2; k++) {
+                CHECK_MPI(MPI_Get_address(&mine[k], &sd[k]));
+                CHECK_MPI(MPI_Get_address(&got[k], &rd[k]));
+            }
+            CHECK_MPI(MPI_Neighbor_alltoallw(MPI_BOTTOM, twos, sd, ints2, MPI_BOTTOM, twos, rd, ints2,
+                                             ring));
+            int left = (rank + size - 1) % size, right = (rank + 1) % size;
+            /* block 0 goes to the -1 neighbour, block 1 to the +1 one (with 1 or 2 ranks the
+             * same rank twice: the MPI 4.0 erratum pairs block k with block k^1) */
+            CHECK(got[0] == left * 10 + 2 && got[1] == right * 10 + 1,
+                  "neighbor_alltoallw at MPI_BOTTOM got %d %d, want %d %d", got[0], got[1],
+                  left * 10 + 2, right * 10 + 1);
+            CHECK_MPI(MPI_Comm_free(&ring));
+        }
         free(zeros);
         free(counts);
         free(displs);

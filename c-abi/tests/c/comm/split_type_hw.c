@@ -113,6 +113,54 @@ int main(int argc, char **argv)
     CHECK(depth < 6, "unguided splits did not end");
     if (me == 0)
         printf("unguided split levels: %d\n", depth);
+
+    /* HW_GUIDED on one rank, MPI_UNDEFINED on the others (mpi4py's testSplitTypeHWGuided): the
+     * root gets a communicator of itself alone, the others MPI_COMM_NULL, nobody hangs. */
+    {
+        MPI_Info shm;
+        CHECK_MPI(MPI_Info_create(&shm));
+        CHECK_MPI(MPI_Info_set(shm, "mpi_hw_resource_type", "mpi_shared_memory"));
+        for (int root = 0; root < n; root++) {
+            MPI_Comm c;
+            CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD,
+                                          me == root ? MPI_COMM_TYPE_HW_GUIDED : MPI_UNDEFINED, 0,
+                                          shm, &c));
+            if (me == root) {
+                int sz = 0;
+                CHECK(c != MPI_COMM_NULL, "the HW_GUIDED root %d got MPI_COMM_NULL", root);
+                CHECK_MPI(MPI_Comm_size(c, &sz));
+                CHECK(sz == 1, "the HW_GUIDED root's communicator has %d processes, want 1", sz);
+                CHECK_MPI(MPI_Comm_free(&c));
+            } else {
+                CHECK(c == MPI_COMM_NULL, "an MPI_UNDEFINED caller got a communicator");
+            }
+        }
+        CHECK_MPI(MPI_Info_free(&shm));
+    }
+
+    /* On an intercommunicator (even and odd ranks): each group split by host, as
+     * MPI_Comm_split does there; MPI_UNDEFINED gives MPI_COMM_NULL (mpi4py's
+     * test_comm_inter.testSplitTypeShared; MPICH accepts it too). */
+    if (n > 1) {
+        MPI_Comm half, inter, c;
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half));
+        CHECK_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, me % 2 ? 0 : 1, 77, &inter));
+        CHECK_MPI(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &c));
+        CHECK(c != MPI_COMM_NULL, "split_type SHARED of an intercommunicator gave MPI_COMM_NULL");
+        int is_inter = 0, local = 0, remote = 0, half_size = 0;
+        CHECK_MPI(MPI_Comm_test_inter(c, &is_inter));
+        CHECK_MPI(MPI_Comm_size(c, &local));
+        CHECK_MPI(MPI_Comm_remote_size(c, &remote));
+        CHECK_MPI(MPI_Comm_size(half, &half_size));
+        CHECK(is_inter && local == half_size && remote == n - half_size,
+              "split_type SHARED of an intercommunicator: inter %d, sizes %d+%d, want %d+%d",
+              is_inter, local, remote, half_size, n - half_size);
+        CHECK_MPI(MPI_Comm_free(&c));
+        CHECK_MPI(MPI_Comm_split_type(inter, MPI_UNDEFINED, me, MPI_INFO_NULL, &c));
+        CHECK(c == MPI_COMM_NULL, "split_type MPI_UNDEFINED of an intercommunicator gave a communicator");
+        CHECK_MPI(MPI_Comm_free(&inter));
+        CHECK_MPI(MPI_Comm_free(&half));
+    }
     test_ok();
     MPI_Finalize();
     return 0;

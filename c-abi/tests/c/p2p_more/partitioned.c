@@ -11,7 +11,7 @@
  *  - different partition counts on the two sides (8 sends, 2 receives; 3 sends, 12
  *    receives) of the same data, and a non-contiguous datatype (every other int);
  *  - a large message (1 MiB in 16 partitions, rendezvous-sized partitions);
- *  - MPI_PROC_NULL on both sides;
+ *  - MPI_PROC_NULL on both sides; zero-count partitions (arrived only once made ready);
  *  - freeing the inactive requests (MPI_Request_free);
  *  - errors under MPI_ERRORS_RETURN: Pready on an inactive request, a partition out of range,
  *    marked twice, Pready on a receive, Parrived on a send, MPI_ANY_SOURCE / MPI_ANY_TAG in
@@ -226,6 +226,42 @@ static void errors(void)
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+/* Zero-count partitions (mpi4py's testRing with s=0): a receive partition has arrived only
+ * once the sender made it ready, round after round, though no byte moves. */
+static void zero_count(void)
+{
+    char sb[1], rb[1];
+    for (int parts = 1; parts <= 3; parts++) {
+        MPI_Request s, r;
+        int flag;
+        CHECK_MPI(MPI_Psend_init(sb, parts, 0, MPI_BYTE, next, 20, MPI_COMM_WORLD, MPI_INFO_NULL, &s));
+        CHECK_MPI(MPI_Precv_init(rb, parts, 0, MPI_BYTE, prev, 20, MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+        for (int round = 0; round < 3; round++) {
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            CHECK_MPI(MPI_Start(&r));
+            for (int i = 0; i < parts; i++) {
+                CHECK_MPI(MPI_Parrived(r, i, &flag));
+                CHECK(!flag, "zero-count partition %d of %d arrived in round %d before its sender started",
+                      i, parts, round);
+            }
+            CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            CHECK_MPI(MPI_Start(&s));
+            for (int i = 0; i < parts; i++)
+                CHECK_MPI(MPI_Pready(i, s));
+            for (int i = 0; i < parts; i++) {
+                flag = 0;
+                for (long spins = 0; !flag && spins < 100000000L; spins++)
+                    CHECK_MPI(MPI_Parrived(r, i, &flag));
+                CHECK(flag, "zero-count partition %d of %d never arrived", i, parts);
+            }
+            CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        }
+        CHECK_MPI(MPI_Request_free(&s));
+        CHECK_MPI(MPI_Request_free(&r));
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_init(&argc, &argv);
@@ -241,6 +277,7 @@ int main(int argc, char **argv)
     pair(16, 16384, 4, 65536, LIST_SHUFFLED, 2, 8);
     strided();
     proc_null();
+    zero_count();
     errors();
     test_ok();
     MPI_Finalize();
