@@ -51,7 +51,7 @@ struct Exchange<'a> {
 impl<'a> Exchange<'a> {
     /// Takes `comm`'s next collective sequence number (as a schedule does).
     fn new(engine: &'a mut Engine, comms: &'a mut CommTable, idx: CommIdx) -> Exchange<'a> {
-        let seq = comms.get_mut(idx).next_coll_seq();
+        let seq = comms.get_mut(idx).next_coll_seq(false);
         let comm = comms.get(idx);
         Exchange {
             engine,

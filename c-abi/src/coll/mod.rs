@@ -89,12 +89,15 @@ pub(crate) struct Cx<'a> {
     pub types: &'a TypeTable,
     pub ops: &'a OpTable,
     pub spare: &'a mut Option<Schedule>,
+    /// Whether the call is a nonblocking or persistent collective (its schedules take their
+    /// sequence numbers from that family: `Comm::next_coll_seq`); set by those entry points.
+    pub nonblocking: bool,
 }
 
 impl Cx<'_> {
     /// An empty schedule on `comm`, taking its next collective sequence number.
     pub fn builder(&mut self, comm: CommIdx) -> Builder {
-        Builder::new(self.comms, self.spare, comm)
+        Builder::new(self.comms, self.spare, comm, self.nonblocking)
     }
 
     /// Runs a schedule to completion (a blocking collective).
@@ -161,7 +164,7 @@ impl Team {
     /// `comm`'s members; takes its next collective sequence number (every member calls this
     /// in the same order, as for any collective).
     pub fn of(comms: &mut CommTable, comm: CommIdx) -> Team {
-        let seq = comms.get_mut(comm).next_coll_seq();
+        let seq = comms.get_mut(comm).next_coll_seq(false);
         let c = comms.get(comm);
         let remote = if c.is_inter() {
             (0..c.remote_size()).map(|r| c.to_global(r)).collect()
@@ -218,7 +221,7 @@ pub(crate) fn allgather_bytes_schedule(
     mine: &[u8],
     all: &mut [u8],
 ) -> MpiResult<Schedule> {
-    let mut b = Builder::new(comms, spare, comm);
+    let mut b = Builder::new(comms, spare, comm, false);
     assert_eq!(
         all.len(),
         mine.len() * b.size,
@@ -246,7 +249,7 @@ pub(crate) fn barrier(
     spare: &mut Option<Schedule>,
     comm: CommIdx,
 ) -> MpiResult<()> {
-    let mut b = Builder::new(comms, spare, comm);
+    let mut b = Builder::new(comms, spare, comm, false);
     bcast::barrier(&mut b);
     b.finish()?.run(engine, spare)
 }

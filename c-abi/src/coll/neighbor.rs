@@ -112,7 +112,7 @@ pub(crate) unsafe fn exchange_direct(
 ) -> MpiResult<()> {
     debug_assert_eq!(send.len(), nb.outdegree);
     debug_assert_eq!(recv.len(), nb.indegree);
-    let seq = comms.get_mut(idx).next_coll_seq();
+    let seq = comms.get_mut(idx).next_coll_seq(false);
     let c = comms.get(idx);
     let ctx = c.coll_ctx;
     let mut reqs: [ReqId; 2 * FEW] = [0; 2 * FEW];

@@ -32,7 +32,9 @@
 //! **Tags.** Each schedule gets a 17-bit sequence number from its communicator; a transfer's
 //! tag is that number and a 12-bit step chosen by the algorithm, so consecutive and
 //! overlapping collectives on one communicator never match each other's messages (all ranks
-//! call collectives in the same order, so they agree on the number).
+//! call collectives in the same order, so they agree on the number). Blocking collectives
+//! and nonblocking or persistent ones count apart, in the two halves of the number
+//! (`Comm::next_coll_seq`), as MPICH tags them apart.
 
 use super::buf::Layout;
 use crate::abi::*;
@@ -187,8 +189,13 @@ impl Builder {
     /// A blocking collective on small data is a few messages, and allocating its schedule
     /// afresh cost about as much as sending them, so the allocations of the last finished
     /// schedule are reused (`spare`).
-    pub fn new(comms: &mut CommTable, spare: &mut Option<Schedule>, comm: CommIdx) -> Builder {
-        let seq = comms.get_mut(comm).next_coll_seq();
+    pub fn new(
+        comms: &mut CommTable,
+        spare: &mut Option<Schedule>,
+        comm: CommIdx,
+        nonblocking: bool,
+    ) -> Builder {
+        let seq = comms.get_mut(comm).next_coll_seq(nonblocking);
         let mut s = spare.take().unwrap_or_else(|| Plan::empty(comm));
         let c = comms.get(comm);
         let mut globals = std::mem::take(&mut s.spare_globals);

@@ -112,8 +112,10 @@ pub(crate) struct Comm {
     /// An intercommunicator's local group; `None` for an intracommunicator.
     local: Option<Group>,
     pub errhandler: MPI_Errhandler,
-    /// A counter the collectives use to tag successive nonblocking collectives.
+    /// The counters the collectives use to tag successive collectives: blocking ones, and
+    /// nonblocking and persistent ones (two families, see `next_coll_seq`).
     pub coll_seq: u32,
+    pub nbc_seq: u32,
     pub attrs: Attrs,
     pub topo: Option<Rc<Topology>>,
     pub hints: Hints,
@@ -183,6 +185,7 @@ impl Comm {
             local,
             errhandler: MPI_ERRORS_ARE_FATAL,
             coll_seq: 0,
+            nbc_seq: 0,
             attrs: Attrs::default(),
             topo: None,
             hints: Hints::default(),
@@ -291,11 +294,21 @@ impl Comm {
     }
 
     /// The sequence number of the next collective on this communicator (all its members
-    /// count alike).
-    pub fn next_coll_seq(&mut self) -> u32 {
-        let seq = self.coll_seq;
-        self.coll_seq = seq.wrapping_add(1);
-        seq
+    /// count alike). Blocking collectives and nonblocking (or persistent) ones count apart,
+    /// in two halves of the 17-bit number, as MPICH tags them apart: a program whose
+    /// processes interleave the two kinds differently (mpi4py's `testIAgree`: one process
+    /// starts an `MPI_Iallreduce` before a `MPI_Barrier` the others call first) still matches
+    /// each call with its own kind.
+    pub fn next_coll_seq(&mut self, nonblocking: bool) -> u32 {
+        const HALF: u32 = 1 << 16;
+        let counter = if nonblocking {
+            &mut self.nbc_seq
+        } else {
+            &mut self.coll_seq
+        };
+        let seq = *counter;
+        *counter = seq.wrapping_add(1);
+        (seq % HALF) | if nonblocking { HALF } else { 0 }
     }
 
     /// How messages name it: its name, or its handle if it has none.

@@ -164,6 +164,7 @@ impl Runtime {
             types: &self.types,
             ops: &self.ops,
             spare: &mut self.coll_spare,
+            nonblocking: false,
         }
     }
 

@@ -119,6 +119,7 @@ macro_rules! collective {
             where [Count = ::std::ffi::c_int | MPI_Count, Disp = ::std::ffi::c_int | MPI_Aint]
             ($($arg: $ty,)* request: *mut MPI_Request) |st| {
                 let cx = &mut st.runtime()?.coll();
+                cx.nonblocking = true;
                 let (idx, _) = cx.comms.lookup($comm)?;
                 let out = on(idx, Out::new(request, "request"))?;
                 let s = $build(cx, $($arg.into()),*)?;
@@ -151,6 +152,7 @@ macro_rules! collective {
             $(#[$idoc])*
             fn $impi / $ipmpi($($arg: $ty,)* request: *mut MPI_Request) |st| {
                 let cx = &mut st.runtime()?.coll();
+                cx.nonblocking = true;
                 let (idx, _) = cx.comms.lookup($comm)?;
                 let out = on(idx, Out::new(request, "request"))?;
                 let s = $build(cx, $($arg),*)?;

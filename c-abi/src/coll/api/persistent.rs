@@ -35,6 +35,7 @@ macro_rules! persistent {
             where [Count = c_int | MPI_Count, Disp = c_int | MPI_Aint]
             ($($arg: $ty,)* _info: MPI_Info, request: *mut MPI_Request) |st| {
                 let cx = &mut st.runtime()?.coll();
+                cx.nonblocking = true;
                 let (idx, _) = cx.comms.lookup($comm)?;
                 let out = on(idx, Out::new(request, "request"))?;
                 let s = $build(cx, $($arg.into()),*)?;
@@ -51,6 +52,7 @@ macro_rules! persistent {
             $(#[$doc])*
             fn $mpi / $pmpi($($arg: $ty,)* _info: MPI_Info, request: *mut MPI_Request) |st| {
                 let cx = &mut st.runtime()?.coll();
+                cx.nonblocking = true;
                 let (idx, _) = cx.comms.lookup($comm)?;
                 let out = on(idx, Out::new(request, "request"))?;
                 let s = $build(cx, $($arg),*)?;
