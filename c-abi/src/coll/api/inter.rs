@@ -386,6 +386,11 @@ pub(super) fn reduce(
         idx,
         (|| {
             let role = role(cx, idx, root)?;
+            if role == Role::Idle {
+                // Only `root` is significant here: the count, datatype and operation are not
+                // looked at (mpi4py passes MPI_BYTE with MPI_SUM), as in MPICH.
+                return Ok((role, 0, Layout::BYTES, true));
+            }
             let n = count(n, "count")?;
             let (lay, commutative) = reduction_args(cx, datatype, op)?;
             match role {
@@ -400,7 +405,10 @@ pub(super) fn reduce(
             Ok((role, n, lay, commutative))
         })(),
     )?;
-    let mut b = reducer(cx, idx, op, datatype)?;
+    let mut b = match role {
+        Role::Idle => cx.builder(idx),
+        _ => reducer(cx, idx, op, datatype)?,
+    };
     if n > 0 {
         inter::reduce(
             &mut b,
