@@ -803,6 +803,9 @@ fn intent_of_output(function: &str, name: &str) -> &'static str {
     if name == "ranges" {
         return "in"; // MPI_Group_range_incl/excl: `int ranges[][3]`, read only
     }
+    if base == "Pready_list" && name == "array_of_partitions" {
+        return "in"; // MPICH's prototype lacks the `const` the standard's INTENT(IN) means
+    }
     let in_out = name == "position"
         || (base == "Dims_create" && name == "dims")
         || (base == "Info_get_string" && name == "buflen")

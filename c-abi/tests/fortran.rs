@@ -776,3 +776,15 @@ fn f08_generalized_requests_on_1_2_4_ranks() {
 fn f08_large_count_overloads_on_1_2_4_ranks() {
     run_f08_on_1_2_4("f08_large_count.f90");
 }
+
+/// MPI 4.0's additions through `mpi_f08` (`f08_mpi4.f90`) and `use mpi` (`mpi4.f90`, the same
+/// program with INTEGER handles): MPI_Init_thread granting MULTIPLE, partitioned
+/// communication restarted three times (Pready, Pready_range, Pready_list, Parrived), neighbor
+/// collectives on a periodic ring (blocking, nonblocking, persistent), Isendrecv(_replace),
+/// Comm_idup, split_type HW_GUIDED, Pack_external (big-endian bytes checked), datatype
+/// attributes, Type_match_size, Type_create_f90_integer.
+#[test]
+fn mpi4_additions_from_f08_and_use_mpi_on_1_2_4_ranks() {
+    run_f08_on_1_2_4("f08_mpi4.f90");
+    run_f08_on_1_2_4("mpi4.f90");
+}
