@@ -68,6 +68,7 @@ use std::process::Command;
 pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Init",
     "MPI_Init_thread",
+    "MPI_Info_create_env",
     "MPI_Pcontrol",
     "MPI_Type_hvector",
     "MPI_Type_hindexed",

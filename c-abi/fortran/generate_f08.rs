@@ -128,6 +128,14 @@ end subroutine",
 end subroutine",
     ),
     (
+        "MPI_Info_create_env",
+        "subroutine MPI_Info_create_env(info, ierror)
+  import :: MPI_Info
+  type(MPI_Info), intent(out) :: info
+  integer, optional, intent(out) :: ierror
+end subroutine",
+    ),
+    (
         "MPI_Pcontrol",
         "subroutine MPI_Pcontrol(level)
   integer, intent(in) :: level

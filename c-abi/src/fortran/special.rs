@@ -1,6 +1,7 @@
 //! The Fortran entry points that the generator's rules do not cover (its `HAND_WRITTEN` list).
 //!
 //! - `MPI_INIT(IERROR)`, `MPI_INIT_THREAD(REQUIRED, PROVIDED, IERROR)`: no `argc`/`argv`.
+//! - `MPI_INFO_CREATE_ENV(INFO, IERROR)`: no `argc`/`argv` either.
 //! - `MPI_PCONTROL(LEVEL, IERROR)`: C's is variadic.
 //! - The MPI-1 functions whose Fortran displacements and addresses are default `INTEGER`
 //!   where C has `MPI_Aint`: `MPI_TYPE_HVECTOR`, `MPI_TYPE_HINDEXED`, `MPI_TYPE_STRUCT`,
@@ -38,6 +39,15 @@ twin! {
     (required: *const c_int, provided: *mut c_int, ierr: *mut MPI_Fint) |call| {
         // SAFETY: the caller's references; MPI_Init_thread accepts NULL argc/argv.
         unsafe { set_ierr(ierr, call(null_mut(), null_mut(), *required, provided)) }
+    }
+}
+
+twin! {
+    "MPI_Info_create_env", mpi_info_create_env_ / pmpi_info_create_env_ => MPI_Info_create_env / PMPI_Info_create_env,
+    (info: *mut MPI_Info, ierr: *mut MPI_Fint) |call| {
+        // SAFETY: the caller's references (a Fortran info handle is the C one); the C function
+        // accepts no arguments (argc 0, argv NULL).
+        unsafe { set_ierr(ierr, call(0, null_mut(), info)) }
     }
 }
 

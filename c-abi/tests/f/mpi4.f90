@@ -5,8 +5,8 @@
 ! collectives on a periodic ring (blocking, nonblocking, persistent), MPI_Isendrecv and
 ! MPI_Isendrecv_replace, MPI_Comm_idup, MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED,
 ! MPI_Pack_external / Unpack_external / Pack_external_size, datatype keyvals and
-! attributes, MPI_Type_match_size and MPI_Type_create_f90_integer. Every rank talks to
-! its ring neighbours (on one rank, with itself). Rank 0 prints 'OK mpi4'.
+! attributes, MPI_Type_match_size, MPI_Type_create_f90_integer and MPI_Info_create_env.
+! Every rank talks to its ring neighbours (on one rank, with itself). Rank 0 prints 'OK mpi4'.
 program mpi4
     use mpi
     implicit none
@@ -28,6 +28,7 @@ program mpi4
     call communicators()
     call external32()
     call type_attributes()
+    call environment()
 
     call MPI_Finalize(ierr)
     if (rank == 0) print '(A)', 'OK mpi4'
@@ -206,6 +207,17 @@ contains
         call MPI_Type_create_f90_integer(9, f90int, ierr)
         call check(f90int /= MPI_DATATYPE_NULL, 'type_create_f90_integer')
     end subroutine type_attributes
+
+    subroutine environment()
+        integer :: env
+        integer :: nkeys, nenv
+
+        call MPI_Info_create_env(env, ierr)
+        call MPI_Info_get_nkeys(env, nkeys, ierr)
+        call MPI_Info_get_nkeys(MPI_INFO_ENV, nenv, ierr)
+        call check(nkeys == nenv .and. nkeys > 0, 'info_create_env keys')
+        call MPI_Info_free(env, ierr)
+    end subroutine environment
 
     subroutine check(cond, what)
         logical, intent(in) :: cond
