@@ -39,6 +39,13 @@ fn threads_share_one_communicator_and_each_others_requests() {
     run_at("any_source", &[1, 2, 4]);
 }
 
+/// One-sided synchronization (fence, start, lock, free; created and allocated windows) waits
+/// with the lock let go: another thread of the rank answers the partner meanwhile.
+#[test]
+fn window_synchronization_lets_other_threads_answer() {
+    run_at("win_waits", &[2, 4]);
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

@@ -241,6 +241,19 @@ pub(crate) fn allgather_bytes_schedule(
     b.finish()
 }
 
+/// The barrier's schedule on `comm` (the one `MPI_Barrier` runs under
+/// `MPI_THREAD_MULTIPLE`), for a caller that moves it on itself ([`Schedule::poll`]) in a
+/// wait that lets the process's lock go (a window's fence or free).
+pub(crate) fn barrier_schedule(
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
+    comm: CommIdx,
+) -> MpiResult<Schedule> {
+    let mut b = Builder::new(comms, spare, comm, false);
+    bcast::barrier(&mut b);
+    b.finish()
+}
+
 /// Blocking barrier on `comm`.
 #[allow(dead_code)] // offered to the communicator code, which may not need it
 pub(crate) fn barrier(

@@ -502,9 +502,17 @@ mpi_fn! {
 pub(super) fn free(rt: &mut Runtime, h: MPI_Win) -> MpiResult<()> {
     let hook = rt.wins.hook(&mut rt.engine);
     {
-        let w = rt.wins.get(h)?;
-        sync::quiesce(&mut rt.engine, &mut rt.comms, hook, w).map_err(|e| e.on_win(h))?;
+        let w = rt.wins.get_mut(h)?;
+        let a = &mut sync::Holding::new(&mut rt.engine, &mut rt.comms, hook, w);
+        sync::quiesce(a).map_err(|e| e.on_win(h))?;
     }
+    release(rt, h)
+}
+
+/// The end of [`free`], once the window is quiet everywhere: its attributes, state,
+/// communicator and memory released.
+fn release(rt: &mut Runtime, h: MPI_Win) -> MpiResult<()> {
+    let hook = rt.wins.hook(&mut rt.engine);
     super::attrs::delete_all(rt, h)?;
     let w = rt.wins.remove(h).expect("checked live above");
     let (ws, adi) = state(&mut rt.engine, hook, w.slot);
@@ -523,12 +531,19 @@ fn free_comm(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
 }
 
 mpi_fn! {
-    /// `MPI_Win_free`: frees the window (collective); `*win` becomes `MPI_WIN_NULL`.
-    fn MPI_Win_free / PMPI_Win_free(win: *mut MPI_Win) |st| {
-        let rt = st.runtime()?;
+    /// `MPI_Win_free`: frees the window (collective); `*win` becomes `MPI_WIN_NULL`. Under
+    /// `MPI_THREAD_MULTIPLE` its wait for the other processes lets the process's lock go
+    /// (`sync::Releasing`).
+    fn MPI_Win_free / PMPI_Win_free(win: *mut MPI_Win) waits |call| {
         let out = Out::new(win, "win")?;
         let h = out.get();
-        free(rt, h)?;
+        if call.releases() {
+            call.state().runtime()?.wins.get(h)?;
+            sync::quiesce(&mut sync::Releasing::new(call, h)).map_err(|e| e.on_win(h))?;
+            release(call.state().runtime()?, h)?;
+        } else {
+            free(call.state().runtime()?, h)?;
+        }
         out.set(MPI_WIN_NULL);
         Ok(())
     }
