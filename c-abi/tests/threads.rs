@@ -46,6 +46,14 @@ fn window_synchronization_lets_other_threads_answer() {
     run_at("win_waits", &[2, 4]);
 }
 
+/// Communicator constructors (`MPI_Comm_create_group` on two groups at once from two threads;
+/// the topology constructors and `MPI_Comm_create_group` beside a thread that answers the
+/// partner) wait with the lock and the context-id lock let go.
+#[test]
+fn communicator_constructors_let_other_threads_answer() {
+    run_at("comm_waits", &[2, 4]);
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

@@ -182,6 +182,30 @@ impl Team {
     }
 }
 
+impl Team {
+    /// The members of `group` (engine ranks; this process is its member `rank`), a subgroup
+    /// of `comm`, for an exchange among them only that the program names by `tag`
+    /// (`MPI_Comm_create_group`): no sequence number of `comm` is taken (the other processes
+    /// of `comm` take no part), and the schedules' tags lie apart from `comm`'s collectives
+    /// ([`sched::SUBGROUP`]).
+    pub fn subgroup(
+        comms: &CommTable,
+        comm: CommIdx,
+        group: Vec<usize>,
+        rank: usize,
+        tag: std::ffi::c_int,
+    ) -> Team {
+        Team {
+            globals: group,
+            remote: Vec::new(),
+            rank,
+            ctx: comms.get(comm).coll_ctx,
+            seq: sched::SUBGROUP | tag as u32 & !sched::SUBGROUP,
+            comm,
+        }
+    }
+}
+
 /// One allreduce with bitwise AND of the `count` words at `words` among `team`, as a schedule
 /// for the caller to poll ([`Schedule::poll`]). Every schedule built for one team uses the same
 /// tags: the caller runs them one after another (each member the same number), so the k-th

@@ -50,16 +50,25 @@ pub(crate) fn dist_graph(
     dests: Vec<c_int>,
     dw: Option<Vec<c_int>>,
 ) -> MpiResult<MPI_Comm> {
+    let n = cx.comms.get(parent).size;
+    create_with(cx, parent, n, dist_topology(sources, sw, dests, dw))
+}
+
+/// The topology of a distributed graph whose neighbours (and weights) this process knows.
+pub(crate) fn dist_topology(
+    sources: Vec<c_int>,
+    sw: Option<Vec<c_int>>,
+    dests: Vec<c_int>,
+    dw: Option<Vec<c_int>>,
+) -> Topology {
     let weighted = sw.is_some() || dw.is_some();
-    let topo = Topology::DistGraph {
+    Topology::DistGraph {
         source_weights: sw.unwrap_or_else(|| vec![1; sources.len()]),
         dest_weights: dw.unwrap_or_else(|| vec![1; dests.len()]),
         sources,
         dests,
         weighted,
-    };
-    let n = cx.comms.get(parent).size;
-    create_with(cx, parent, n, topo)
+    }
 }
 
 /// Everyone's edge triples, in rank order (two allgathers: the counts, then padded blocks).

@@ -1,0 +1,210 @@
+/*
+ * comm_waits: communicator constructors under MPI_THREAD_MULTIPLE do not wait holding the
+ * library's lock, and MPI_Comm_create_group does not hold the process's context-id lock
+ * across its exchange.
+ *
+ * 1. Two threads of every rank create communicators at once with MPI_Comm_create_group, over
+ *    two different groups (the world in order and reversed, tags 1 and 2): even ranks start
+ *    the first group's call first, odd ranks the second's, so that a call that held the lock
+ *    (or the context-id lock) while waiting for the others would hang the job. Each new
+ *    communicator's group order and an allreduce on it are checked.
+ * 2. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
+ *    constructor (MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
+ *    MPI_Dist_graph_create_adjacent) or MPI_Comm_create_group on the pair, which can return only
+ *    once the partner has entered it, while another thread must first answer a message of the
+ *    partner, which makes its call only after the answer.
+ */
+#define TEST_NAME "comm_waits"
+#include "mpitest.h"
+#include <pthread.h>
+
+#define ROUNDS 3
+#define DELAY_MS 20
+#define TAG 9
+
+static MPI_Group world_group;
+
+struct create_job {
+    int reversed; /* the group: the world reversed, or in order */
+    int tag;
+    int delay_ms;
+    MPI_Comm made;
+};
+
+static void *create_over(void *arg)
+{
+    struct create_job *j = arg;
+    int n = test_size, ranks[64];
+    for (int i = 0; i < n; i++)
+        ranks[i] = j->reversed ? n - 1 - i : i;
+    MPI_Group g;
+    CHECK_MPI(MPI_Group_incl(world_group, n, ranks, &g));
+    sleep_ms(j->delay_ms);
+    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, g, j->tag, &j->made));
+    CHECK_MPI(MPI_Group_free(&g));
+    return NULL;
+}
+
+static void check_made(MPI_Comm c, int reversed)
+{
+    int rank = -1, size = -1, sum = -1;
+    CHECK(c != MPI_COMM_NULL, "a member got MPI_COMM_NULL");
+    CHECK_MPI(MPI_Comm_rank(c, &rank));
+    CHECK_MPI(MPI_Comm_size(c, &size));
+    CHECK(size == test_size, "size %d", size);
+    CHECK(rank == (reversed ? test_size - 1 - test_rank : test_rank), "rank %d (reversed %d)",
+          rank, reversed);
+    int mine = test_rank + 1;
+    CHECK_MPI(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK(sum == test_size * (test_size + 1) / 2, "allreduce %d", sum);
+}
+
+/* Part 1: two create_group calls at once on every rank, in opposite orders on odd ranks. */
+static void two_groups_at_once(void)
+{
+    for (int round = 0; round < ROUNDS; round++) {
+        int even = test_rank % 2 == 0;
+        struct create_job in_order = {0, 1 + 2 * round, even ? 0 : DELAY_MS, MPI_COMM_NULL};
+        struct create_job reversed = {1, 2 + 2 * round, even ? DELAY_MS : 0, MPI_COMM_NULL};
+        pthread_t a, b;
+        CHECK(pthread_create(&a, NULL, create_over, &in_order) == 0, "pthread_create");
+        CHECK(pthread_create(&b, NULL, create_over, &reversed) == 0, "pthread_create");
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        check_made(in_order.made, 0);
+        check_made(reversed.made, 1);
+        CHECK_MPI(MPI_Comm_free(&in_order.made));
+        CHECK_MPI(MPI_Comm_free(&reversed.made));
+    }
+}
+
+/* Part 2: a constructor on one thread of the even rank while another answers the partner. */
+static int partner, is_even, round_no;
+static MPI_Comm pair;      /* this rank and its partner (even first) */
+static MPI_Comm made;      /* what the constructor made */
+
+static int value_of(int rank) { return 100 * round_no + rank; }
+
+static void *answer(void *arg)
+{
+    (void)arg;
+    sleep_ms(DELAY_MS);
+    int x = -1;
+    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(x == value_of(partner), "round %d: got %d from %d", round_no, x, partner);
+    x += 1;
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
+    return NULL;
+}
+
+static void ask(void)
+{
+    int x = value_of(test_rank), y = -1;
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Recv(&y, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(y == x + 1, "round %d: answer %d, expected %d", round_no, y, x + 1);
+}
+
+static void cart_create(void)
+{
+    int dims[1] = {2}, periods[1] = {1};
+    CHECK_MPI(MPI_Cart_create(pair, 1, dims, periods, 0, &made));
+}
+
+static MPI_Comm grid; /* a 2x1 grid on the pair, for MPI_Cart_sub */
+
+static void cart_sub(void)
+{
+    int remain[2] = {1, 0};
+    CHECK_MPI(MPI_Cart_sub(grid, remain, &made));
+}
+
+static void graph_create(void)
+{
+    int index[2] = {1, 2}, edges[2] = {1, 0};
+    CHECK_MPI(MPI_Graph_create(pair, 2, index, edges, 0, &made));
+}
+
+static void dist_graph_create(void)
+{
+    int other = 1 - (test_rank % 2);
+    CHECK_MPI(MPI_Dist_graph_create_adjacent(pair, 1, &other, MPI_UNWEIGHTED, 1, &other,
+                                             MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &made));
+}
+
+static void create_group(void)
+{
+    MPI_Group g;
+    CHECK_MPI(MPI_Comm_group(pair, &g));
+    CHECK_MPI(MPI_Comm_create_group(pair, g, 5, &made));
+    CHECK_MPI(MPI_Group_free(&g));
+}
+
+/* Two processes, the even rank first; a ring exchange on it checks it. */
+static void check_pair_comm(MPI_Comm c, const char *what)
+{
+    int rank = -1, size = -1, got = -1, mine = value_of(test_rank);
+    CHECK(c != MPI_COMM_NULL, "%s made MPI_COMM_NULL", what);
+    CHECK_MPI(MPI_Comm_size(c, &size));
+    CHECK_MPI(MPI_Comm_rank(c, &rank));
+    CHECK(size == 2 && rank == test_rank % 2, "%s: rank %d of %d", what, rank, size);
+    CHECK_MPI(MPI_Sendrecv(&mine, 1, MPI_INT, 1 - rank, 3, &got, 1, MPI_INT, 1 - rank, 3, c,
+                           MPI_STATUS_IGNORE));
+    CHECK(got == value_of(partner), "%s: got %d", what, got);
+}
+
+static void beside_answer(void (*make)(void), const char *what)
+{
+    made = MPI_COMM_NULL;
+    if (is_even) {
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
+        make();
+        pthread_join(t, NULL);
+    } else {
+        ask();
+        make();
+    }
+    check_pair_comm(made, what);
+    CHECK_MPI(MPI_Comm_free(&made));
+}
+
+static void constructors_beside_answers(void)
+{
+    is_even = test_rank % 2 == 0;
+    partner = is_even ? test_rank + 1 : test_rank - 1;
+    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, test_rank / 2, test_rank, &pair));
+    int dims[2] = {2, 1}, periods[2] = {0, 0};
+    CHECK_MPI(MPI_Cart_create(pair, 2, dims, periods, 0, &grid));
+    for (round_no = 0; round_no < ROUNDS; round_no++) {
+        beside_answer(cart_create, "MPI_Cart_create");
+        beside_answer(cart_sub, "MPI_Cart_sub");
+        beside_answer(graph_create, "MPI_Graph_create");
+        beside_answer(dist_graph_create, "MPI_Dist_graph_create_adjacent");
+        beside_answer(create_group, "MPI_Comm_create_group");
+    }
+    CHECK_MPI(MPI_Comm_free(&grid));
+    CHECK_MPI(MPI_Comm_free(&pair));
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
+    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    CHECK(test_size % 2 == 0 && test_size <= 64, "run with an even number of ranks, up to 64");
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+
+    const char *part = getenv("COMM_WAITS_PART");
+    if (!part || strcmp(part, "2") != 0)
+        two_groups_at_once();
+    if (!part || strcmp(part, "1") != 0)
+        constructors_beside_answers();
+
+    CHECK_MPI(MPI_Group_free(&world_group));
+    test_ok();
+    CHECK_MPI(MPI_Finalize());
+    return 0;
+}
