@@ -54,6 +54,13 @@ fn communicator_constructors_let_other_threads_answer() {
     run_at("comm_waits", &[2, 4]);
 }
 
+/// `MPI_Buffer_flush` and `MPI_Buffer_detach` wait for a buffered rendezvous send with the
+/// lock let go: another thread of the rank receives the partner's message meanwhile.
+#[test]
+fn buffer_detach_and_flush_let_other_threads_receive() {
+    run_at("bsend_waits", &[2, 4]);
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);
