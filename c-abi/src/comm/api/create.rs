@@ -117,7 +117,12 @@ mpi_fn! {
         let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split", false)?;
         if rt.comms.get(idx).is_inter() {
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         if !releases {
@@ -166,7 +171,12 @@ mpi_fn! {
                     .on(idx))
                 }
             };
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         let how = match split_type {
@@ -226,7 +236,12 @@ mpi_fn! {
                 Some(r) => (0, r as c_int),
                 None => (MPI_UNDEFINED, 0),
             };
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         let mine = g.local(rt.engine.p2p_ref().rank()).map(|_| g);

@@ -8,11 +8,15 @@
  *    the first group's call first, odd ranks the second's, so that a call that held the lock
  *    (or the context-id lock) while waiting for the others would hang the job. Each new
  *    communicator's group order and an allreduce on it are checked.
- * 2. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
+ * 2, 3. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
  *    constructor (MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
- *    MPI_Dist_graph_create_adjacent) or MPI_Comm_create_group on the pair, which can return only
- *    once the partner has entered it, while another thread must first answer a message of the
- *    partner, which makes its call only after the answer.
+ *    MPI_Dist_graph_create_adjacent), MPI_Comm_create_group on the pair, MPI_Intercomm_create
+ *    (each rank's MPI_COMM_SELF joined to its partner's), MPI_Intercomm_merge or MPI_Comm_split
+ *    of that intercommunicator, which can return only once the partner has entered it, while
+ *    another thread must first answer a message of the partner, which makes its call only
+ *    after the answer (part 3: the intercommunicator calls).
+ * COMM_WAITS_PART=1, 2 or 3 runs one part only (to show which hangs on a build that waits
+ * holding the lock).
  */
 #define TEST_NAME "comm_waits"
 #include "mpitest.h"
@@ -140,6 +144,30 @@ static void create_group(void)
     CHECK_MPI(MPI_Group_free(&g));
 }
 
+static MPI_Comm inter; /* this rank's MPI_COMM_SELF joined to its partner's */
+
+static void intercomm_create(void)
+{
+    CHECK_MPI(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, partner, 6, &made));
+}
+
+static void intercomm_merge(void) { CHECK_MPI(MPI_Intercomm_merge(inter, 0, &made)); }
+
+static void intercomm_split(void) { CHECK_MPI(MPI_Comm_split(inter, 0, 0, &made)); }
+
+/* An intercommunicator of this rank and its partner; an exchange across checks it. */
+static void check_inter(MPI_Comm c, const char *what)
+{
+    int flag = 0, remote = -1, got = -1, mine = value_of(test_rank);
+    CHECK(c != MPI_COMM_NULL, "%s made MPI_COMM_NULL", what);
+    CHECK_MPI(MPI_Comm_test_inter(c, &flag));
+    CHECK_MPI(MPI_Comm_remote_size(c, &remote));
+    CHECK(flag && remote == 1, "%s: inter %d, remote size %d", what, flag, remote);
+    CHECK_MPI(MPI_Sendrecv(&mine, 1, MPI_INT, 0, 4, &got, 1, MPI_INT, 0, 4, c,
+                           MPI_STATUS_IGNORE));
+    CHECK(got == value_of(partner), "%s: got %d", what, got);
+}
+
 /* Two processes, the even rank first; a ring exchange on it checks it. */
 static void check_pair_comm(MPI_Comm c, const char *what)
 {
@@ -151,6 +179,23 @@ static void check_pair_comm(MPI_Comm c, const char *what)
     CHECK_MPI(MPI_Sendrecv(&mine, 1, MPI_INT, 1 - rank, 3, &got, 1, MPI_INT, 1 - rank, 3, c,
                            MPI_STATUS_IGNORE));
     CHECK(got == value_of(partner), "%s: got %d", what, got);
+}
+
+/* Runs `make` on the even rank beside a thread that answers the partner (on the odd rank,
+ * after asking), and returns what it made. */
+static MPI_Comm made_beside_answer(void (*make)(void))
+{
+    made = MPI_COMM_NULL;
+    if (is_even) {
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
+        make();
+        pthread_join(t, NULL);
+    } else {
+        ask();
+        make();
+    }
+    return made;
 }
 
 static void beside_answer(void (*make)(void), const char *what)
@@ -176,12 +221,25 @@ static void constructors_beside_answers(void)
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, test_rank / 2, test_rank, &pair));
     int dims[2] = {2, 1}, periods[2] = {0, 0};
     CHECK_MPI(MPI_Cart_create(pair, 2, dims, periods, 0, &grid));
-    for (round_no = 0; round_no < ROUNDS; round_no++) {
+    const char *part = getenv("COMM_WAITS_PART");
+    int constructors = !part || strcmp(part, "2") == 0, inters = !part || strcmp(part, "3") == 0;
+    for (round_no = 0; round_no < ROUNDS && constructors; round_no++) {
         beside_answer(cart_create, "MPI_Cart_create");
         beside_answer(cart_sub, "MPI_Cart_sub");
         beside_answer(graph_create, "MPI_Graph_create");
         beside_answer(dist_graph_create, "MPI_Dist_graph_create_adjacent");
         beside_answer(create_group, "MPI_Comm_create_group");
+    }
+    for (round_no = 0; round_no < ROUNDS && inters; round_no++) {
+        inter = made_beside_answer(intercomm_create);
+        check_inter(inter, "MPI_Intercomm_create");
+        MPI_Comm merged = made_beside_answer(intercomm_merge);
+        check_pair_comm(merged, "MPI_Intercomm_merge");
+        CHECK_MPI(MPI_Comm_free(&merged));
+        MPI_Comm split = made_beside_answer(intercomm_split);
+        check_inter(split, "MPI_Comm_split of an intercommunicator");
+        CHECK_MPI(MPI_Comm_free(&split));
+        CHECK_MPI(MPI_Comm_free(&inter));
     }
     CHECK_MPI(MPI_Comm_free(&grid));
     CHECK_MPI(MPI_Comm_free(&pair));
@@ -201,7 +259,7 @@ int main(int argc, char **argv)
     if (!part || strcmp(part, "2") != 0)
         two_groups_at_once();
     if (!part || strcmp(part, "1") != 0)
-        constructors_beside_answers();
+        constructors_beside_answers(); /* parts 2 and 3 */
 
     CHECK_MPI(MPI_Group_free(&world_group));
     test_ok();
