@@ -86,8 +86,10 @@
 //! (the engine and its tables are shared).
 
 pub(crate) mod lock;
+mod reach;
 mod wait;
 
+pub(crate) use reach::Reach;
 pub(crate) use wait::Calling;
 
 use crate::abi::{MPI_THREAD_MULTIPLE, MPI_THREAD_SINGLE};

@@ -2,12 +2,15 @@
  * win_waits: one-sided synchronization under MPI_THREAD_MULTIPLE does not wait holding the
  * library's lock. Ranks are paired (even rank r with r + 1). On the even rank, one thread
  * enters a synchronization call that can return only once the odd partner has entered its
- * own (MPI_Win_fence, MPI_Win_start waiting for the post, MPI_Win_lock waiting for the
- * partner's exclusive lock on itself to end, MPI_Win_free's barrier), while another thread
+ * own (MPI_Win_create and MPI_Win_allocate, MPI_Win_fence, MPI_Win_start waiting for the
+ * post, MPI_Win_lock waiting for the partner's exclusive lock on itself to end,
+ * MPI_Win_free's barrier), while another thread
  * must first answer a point-to-point message from the partner, which makes its call only
  * after the answer. If the waiting call held the lock, the answering thread could not make
  * its MPI_Recv and the job would hang. Windows made by MPI_Win_create (requests) and by
  * MPI_Win_allocate (loads and stores on one host); the values put are checked.
+ * WIN_WAITS_PART=create runs the creations only (to show that they hang on a build that
+ * waits holding the lock).
  */
 #define TEST_NAME "win_waits"
 #include "mpitest.h"
@@ -97,27 +100,44 @@ static int read_own(void)
     return v;
 }
 
-static void make_window(int allocate, int **mem)
+static int create_only; /* WIN_WAITS_PART=create: only the creations wait beside answers */
+static int allocating; /* the windows: MPI_Win_allocate'd, or MPI_Win_create'd on `mem` */
+static int *mem;
+
+static void make_window(void)
 {
-    if (allocate) {
+    if (allocating) {
         CHECK_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                                    &base, &win));
     } else {
-        *mem = test_malloc(sizeof(int));
-        base = *mem;
-        CHECK_MPI(MPI_Win_create(base, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+        CHECK_MPI(MPI_Win_create(mem, sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                                  &win));
+        base = mem;
     }
-    *base = -1;
-    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 static void rounds(int allocate)
 {
     const char *kind = allocate ? "allocated" : "created";
     for (round_no = 0; round_no < ROUNDS; round_no++) {
-        int *mem = NULL;
-        make_window(allocate, &mem);
+        /* Creation: the even rank's waits for the partner's. */
+        allocating = allocate;
+        mem = test_malloc(sizeof(int));
+        *mem = -1;
+        if (is_even) {
+            beside_answer(make_window);
+        } else {
+            ask();
+            make_window();
+        }
+        *base = -1;
+        CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (create_only) {
+            CHECK_MPI(MPI_Win_free(&win));
+            free(mem);
+            continue;
+        }
+        round_no += ROUNDS;
 
         /* Fence: the even rank's fence waits for the partner's. */
         if (is_even) {
@@ -166,7 +186,7 @@ static void rounds(int allocate)
             free_win();
         }
         CHECK(win == MPI_WIN_NULL, "the freed window is MPI_WIN_NULL");
-        round_no -= 3 * ROUNDS;
+        round_no -= 4 * ROUNDS;
         free(mem);
     }
 }
@@ -186,6 +206,8 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Group_incl(world, 1, &partner, &partner_group));
     CHECK_MPI(MPI_Group_free(&world));
 
+    const char *part = getenv("WIN_WAITS_PART");
+    create_only = part && strcmp(part, "create") == 0;
     rounds(0);
     rounds(1);
 
