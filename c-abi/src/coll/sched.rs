@@ -747,13 +747,20 @@ mod tests {
         assert_eq!(tag(1, 0), 1 << STEP_BITS);
         assert_ne!(tag(5, 3), tag(6, 3));
         assert_ne!(tag(5, 3), tag(5, 4));
-        for (seq, step) in [(!SUBGROUP, u32::MAX), (1 << SEQ_BITS, 0x801), (12345, 0x900)] {
+        for (seq, step) in [
+            (!SUBGROUP, u32::MAX),
+            (1 << SEQ_BITS, 0x801),
+            (12345, 0x900),
+        ] {
             let t = tag(seq, step);
             assert!((0..0x2000_0000).contains(&t), "tag {t:#x} out of range");
         }
         for (seq, step) in [(u32::MAX, u32::MAX), (SUBGROUP, 0), (SUBGROUP | 77, 3)] {
             let t = tag(seq, step);
-            assert!((0x3A00_0000..0x3E00_0000).contains(&t), "tag {t:#x} out of range");
+            assert!(
+                (0x3A00_0000..0x3E00_0000).contains(&t),
+                "tag {t:#x} out of range"
+            );
         }
         assert_ne!(tag(SUBGROUP | 77, 3), tag(SUBGROUP | 78, 3));
     }

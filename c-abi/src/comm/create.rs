@@ -11,8 +11,8 @@
 //! the agreement. New communicators inherit the parent's error handler; `dup` also copies the
 //! attributes (through their copy callbacks), the topology and the info hints.
 
-use super::hardware::{self, Level, Location};
 use super::agree::Agreement;
+use super::hardware::{self, Level, Location};
 use super::make::{self, by_key, install, Cx};
 use super::{Comm, CommIdx, SELF, WORLD};
 use crate::abi::*;

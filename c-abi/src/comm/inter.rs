@@ -61,8 +61,12 @@ pub(crate) fn intercomm_create(
     peer: Option<(usize, u16)>,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let (net, contexts) =
-        a.cx(|cx| Ok((Net::local(cx.comms.get(local_idx)), cx.comms.contexts.clone())))?;
+    let (net, contexts) = a.cx(|cx| {
+        Ok((
+            Net::local(cx.comms.get(local_idx)),
+            cx.comms.contexts.clone(),
+        ))
+    })?;
     let _lock = super::agree::Exclusive::acquire(a, &contexts)?;
     let mut words = a.cx(|cx| Ok(cx.comms.free_words().to_vec()))?;
     net.allreduce_band(a, &mut words, TAG_ALLREDUCE)?;

@@ -7,8 +7,8 @@
 //! state afresh after each wait.
 
 use crate::abi::*;
-use crate::comm::create::{pair_bytes, pairs_of, split_group};
 use crate::comm::agree::Agreement;
+use crate::comm::create::{pair_bytes, pairs_of, split_group};
 use crate::comm::make::{begin_agree, install};
 use crate::comm::CommIdx;
 use crate::error::MpiResult;

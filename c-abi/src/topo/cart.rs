@@ -287,7 +287,13 @@ pub(crate) fn sub_grid_call(
         unreachable!("a sub-grid is a grid")
     };
     if !call.releases() {
-        return sub_grid(&mut call.state().runtime()?.comm(), parent, color, key, topo);
+        return sub_grid(
+            &mut call.state().runtime()?.comm(),
+            parent,
+            color,
+            key,
+            topo,
+        );
     }
     if dims.is_empty() {
         return super::create::create_with_call(call, parent, 1, topo);

@@ -165,7 +165,12 @@ impl Access for Releasing<'_> {
         let handle = self.handle;
         self.call.wait_until(|st| {
             let rt = st.runtime()?;
-            let d = rt.wins.get(handle)?.direct.as_ref().expect("a direct window");
+            let d = rt
+                .wins
+                .get(handle)?
+                .direct
+                .as_ref()
+                .expect("a direct window");
             if ready(d) {
                 return Ok(Some(()));
             }

@@ -14,8 +14,8 @@
 
 use crate::abi::*;
 use crate::comm::create::{
-    check_subset, create_from, create_group, dup, group_agreement, dup_agreed, free, guided_color, host_color, idup,
-    split, split_by_hardware, HardwareSplit,
+    check_subset, create_from, create_group, dup, dup_agreed, free, group_agreement, guided_color,
+    host_color, idup, split, split_by_hardware, HardwareSplit,
 };
 use crate::comm::hardware::Level;
 use crate::comm::make::install;

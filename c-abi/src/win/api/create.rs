@@ -14,6 +14,7 @@
 //! move their data without a request (`win::origin`).
 
 use crate::abi::*;
+use crate::comm::make::install;
 use crate::comm::net::Net;
 use crate::comm::CommIdx;
 use crate::count::CountOut;
@@ -22,7 +23,6 @@ use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
 use crate::runtime::thread::{Calling, Reach};
 use crate::runtime::Runtime;
-use crate::comm::make::install;
 use crate::win::memory::{self, Owned};
 use crate::win::state::{DeviceData, DeviceSizes, Memory, WinState};
 use crate::win::{direct, state, sync, Epochs, Peer, Win};

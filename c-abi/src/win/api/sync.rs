@@ -153,7 +153,13 @@ fn flush(
     rank: Option<c_int>,
     local: bool,
 ) -> MpiResult<()> {
-    if call.state().runtime()?.wins.flush_direct(win, rank).is_some() {
+    if call
+        .state()
+        .runtime()?
+        .wins
+        .flush_direct(win, rank)
+        .is_some()
+    {
         return Ok(());
     }
     synchronized!(call, win, |a| {
