@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{assert_ok, mpirun, program, run_ok, Launch};
+use common::{assert_ok, mpirun, program, run_ok, Launch, Scratch};
 
 /// Runs `tests/c/thread/<name>.c` at each rank count.
 fn run_at(name: &str, sizes: &[usize]) {
@@ -59,6 +59,25 @@ fn communicator_constructors_let_other_threads_answer() {
 #[test]
 fn buffer_detach_and_flush_let_other_threads_receive() {
     run_at("bsend_waits", &[2, 4]);
+}
+
+/// The collective MPI-IO accesses (`_all`, two-phase) wait with the lock let go: another
+/// thread of the rank answers the partner meanwhile.
+#[test]
+fn collective_file_access_lets_other_threads_answer() {
+    let exe = program("thread/file_waits");
+    for ranks in [2, 4] {
+        let dir = Scratch::new("thread", &format!("file_waits{ranks}"));
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: vec![("FILE_TEST_DIR", dir.0.as_os_str().to_owned())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, "file_waits");
+    }
 }
 
 #[test]

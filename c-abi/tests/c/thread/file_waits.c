@@ -1,0 +1,127 @@
+/*
+ * file_waits: the collective data accesses of MPI-IO (MPI_File_write_at_all,
+ * MPI_File_read_at_all, MPI_File_write_all, MPI_File_read_all) under MPI_THREAD_MULTIPLE do
+ * not wait holding the library's lock. Ranks are paired (even r with r + 1). On the even
+ * rank, one thread enters the collective access (two-phase I/O: it needs every process of
+ * the file's communicator) while another thread must first answer a point-to-point message
+ * of the partner, which makes its own access only after the answer. If the access held the
+ * lock while it waited, the answering thread could not make its MPI_Recv and the job would
+ * hang. Each rank writes its own block; everything read back is checked. The file is in
+ * $FILE_TEST_DIR.
+ */
+#define TEST_NAME "file_waits"
+#include "mpitest.h"
+#include "../file/file_util.h"
+#include <pthread.h>
+
+#define ROUNDS 3
+#define BLOCK 4096
+#define DELAY_MS 20
+#define TAG 13
+
+static int partner, is_even, round_no, slot; /* slot: the round whose blocks are accessed */
+static MPI_File fh;
+static unsigned char block[BLOCK], back[BLOCK];
+
+static int value_of(int rank) { return 100 * round_no + rank; }
+
+static void *answer(void *arg)
+{
+    (void)arg;
+    sleep_ms(DELAY_MS);
+    int x = -1;
+    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(x == value_of(partner), "round %d: got %d from %d", round_no, x, partner);
+    x += 1;
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
+    return NULL;
+}
+
+static void ask(void)
+{
+    int x = value_of(test_rank), y = -1;
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Recv(&y, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(y == x + 1, "round %d: answer %d, expected %d", round_no, y, x + 1);
+}
+
+static void beside_answer(void (*access)(void))
+{
+    if (is_even) {
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
+        access();
+        pthread_join(t, NULL);
+    } else {
+        ask();
+        access();
+    }
+}
+
+static MPI_Offset my_offset(void) { return (MPI_Offset)(slot * test_size + test_rank) * BLOCK; }
+
+static void write_at_all(void)
+{
+    MPI_Status st;
+    CHECK_MPI(MPI_File_write_at_all(fh, my_offset(), block, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "wrote %d", moved_bytes(&st));
+}
+
+static void read_at_all(void)
+{
+    MPI_Status st;
+    memset(back, 0, BLOCK);
+    CHECK_MPI(MPI_File_read_at_all(fh, my_offset(), back, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "read %d", moved_bytes(&st));
+}
+
+static void write_all(void)
+{
+    MPI_Status st;
+    CHECK_MPI(MPI_File_seek(fh, my_offset(), MPI_SEEK_SET));
+    CHECK_MPI(MPI_File_write_all(fh, block, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "wrote %d", moved_bytes(&st));
+}
+
+static void read_all(void)
+{
+    MPI_Status st;
+    memset(back, 0, BLOCK);
+    CHECK_MPI(MPI_File_seek(fh, my_offset(), MPI_SEEK_SET));
+    CHECK_MPI(MPI_File_read_all(fh, back, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "read %d", moved_bytes(&st));
+}
+
+int main(int argc, char **argv)
+{
+    int provided = -1;
+    CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
+    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    CHECK(test_size % 2 == 0, "run with an even number of ranks");
+    is_even = test_rank % 2 == 0;
+    partner = is_even ? test_rank + 1 : test_rank - 1;
+    const char *path = test_path("file_waits.dat");
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fh));
+
+    for (round_no = 0; round_no < ROUNDS; round_no++) {
+        slot = round_no;
+        uint32_t seed = message_seed(test_rank, round_no, 1);
+        fill_pattern(block, BLOCK, seed);
+        beside_answer(round_no % 2 ? write_all : write_at_all);
+        round_no += ROUNDS;
+        beside_answer(round_no % 2 ? read_all : read_at_all);
+        round_no -= ROUNDS;
+        CHECK_PATTERN(back, BLOCK, seed, "round %d", round_no);
+    }
+
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    if (test_rank == 0)
+        CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
+    test_ok();
+    CHECK_MPI(MPI_Finalize());
+    return 0;
+}
