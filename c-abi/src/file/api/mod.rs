@@ -30,7 +30,7 @@ use crate::errhandler::{call_file_user, judge_file, FileVerdict};
 use crate::error::{MpiError, MpiResult};
 use crate::file::{files, MPI_FILE_NULL};
 use crate::runtime::export::{call, call_waiting};
-use crate::runtime::thread::Calling;
+use crate::runtime::thread::{Calling, Reach};
 use crate::runtime::Runtime;
 use std::ffi::c_int;
 
@@ -202,27 +202,22 @@ macro_rules! file_fn {
 pub(super) use file_fn;
 
 /// Every member's `mine`, in rank order, on communicator `comm`.
-fn gather(rt: &mut Runtime, comm: CommIdx, mine: u64) -> MpiResult<Vec<u64>> {
-    let net = Net::local(rt.comms.get(comm));
+fn gather(a: &mut impl Reach, comm: CommIdx, mine: u64) -> MpiResult<Vec<u64>> {
+    let net = a.rt(|rt| Ok(Net::local(rt.comms.get(comm))))?;
     let mut all = vec![0u64; net.size()];
-    net.allgather(
-        &mut rt.engine,
-        as_bytes(&[mine]),
-        as_bytes_mut(&mut all),
-        TAG_FILE,
-    )?;
+    net.allgather(a, as_bytes(&[mine]), as_bytes_mut(&mut all), TAG_FILE)?;
     Ok(all)
 }
 
 /// The collective outcome of a step every member did (or tried): `Ok` on every member if it
 /// succeeded on every member; otherwise the same class on every member (the lowest failing
 /// rank's), with this member's own detail if it failed, or the failing rank named.
-fn agree(rt: &mut Runtime, comm: CommIdx, mine: MpiResult<()>, what: &str) -> MpiResult<()> {
+fn agree(a: &mut impl Reach, comm: CommIdx, mine: MpiResult<()>, what: &str) -> MpiResult<()> {
     let word = match &mine {
         Ok(()) => 0,
         Err(e) => e.class as u64,
     };
-    let all = gather(rt, comm, word)?;
+    let all = gather(a, comm, word)?;
     let Some((rank, &class)) = all.iter().enumerate().find(|(_, &w)| w != 0) else {
         return Ok(());
     };

@@ -63,9 +63,9 @@ pub(super) fn first_pointer(file: &std::fs::File, amode_arg: c_int) -> [u64; 2] 
 /// `MPI_File_set_view`'s step (collective, after the view changed): the shared pointer back
 /// to 0. Rank 0 writes it where it is kept; the others wait, so no process moves the pointer
 /// before it is reset.
-pub(super) fn reset(rt: &mut Runtime, fh: MPI_File) -> MpiResult<()> {
+pub(super) fn reset(a: &mut impl crate::runtime::thread::Reach, fh: MPI_File) -> MpiResult<()> {
     let comm = files().get(fh)?.comm;
-    let root = rt.comms.get(comm).rank == 0;
+    let root = a.rt(|rt| Ok(rt.comms.get(comm).rank == 0))?;
     let mine = {
         let mut t = files();
         let f = t.get(fh)?;
@@ -73,7 +73,7 @@ pub(super) fn reset(rt: &mut Runtime, fh: MPI_File) -> MpiResult<()> {
             .reset(0, root)
             .map_err(|e| pointer_error(f, "resetting", &e))
     };
-    agree(rt, comm, mine, "resetting the shared file pointer")
+    agree(a, comm, mine, "resetting the shared file pointer")
 }
 
 /// The error of a failed step on the shared pointer's side file.
