@@ -361,8 +361,9 @@ mpi_fn! {
         info: MPI_Info,
         _reorder: c_int,
         comm_dist_graph: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let idx = intra(rt, comm_old, "MPI_Dist_graph_create")?;
         let checks = || -> MpiResult<_> {
             let out = Out::new(comm_dist_graph, "comm_dist_graph")?;
@@ -387,7 +388,12 @@ mpi_fn! {
             Ok((out, edges, w.is_some()))
         };
         let (out, edges, weighted) = checks().map_err(|e| e.on(idx))?;
-        out.set(from_edges(&mut rt.comm(), idx, &edges, weighted).map_err(|e| e.on(idx))?);
+        let made = if releases {
+            from_edges(call, idx, &edges, weighted)
+        } else {
+            from_edges(&mut rt.comm(), idx, &edges, weighted)
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
 }

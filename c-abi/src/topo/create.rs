@@ -17,6 +17,28 @@ fn first_n(c: &crate::comm::Comm, n: usize) -> Option<Group> {
     (c.rank < n).then(|| GroupData::new((0..n).map(|i| c.local_global(i) as u32).collect()))
 }
 
+/// [`create_with`] written once for a call's two ways of waiting (`comm::make::Steps`: a
+/// held [`Cx`], or a blocking call's [`Calling`]).
+pub(crate) fn create_with_steps(
+    a: &mut impl crate::comm::make::Steps,
+    parent: CommIdx,
+    n: usize,
+    topo: Topology,
+) -> MpiResult<MPI_Comm> {
+    let group = a.cx(|cx| Ok(first_n(cx.comms.get(parent), n)))?;
+    let ctxs = a.agree(parent, group.is_some())?;
+    a.cx(|cx| {
+        Ok(match group {
+            Some(g) => {
+                let (idx, handle) = crate::comm::make::install(cx, parent, ctxs, g);
+                cx.comms.get_mut(idx).topo = Some(Rc::new(topo));
+                handle
+            }
+            None => MPI_COMM_NULL,
+        })
+    })
+}
+
 /// [`create_with`] for the blocking call `call`: its agreement in a wait that lets the lock
 /// go when the call's waits do.
 pub(crate) fn create_with_call(
