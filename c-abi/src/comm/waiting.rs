@@ -8,7 +8,10 @@
 
 use crate::abi::*;
 use crate::comm::agree::Agreement;
-use crate::comm::create::{pair_bytes, pairs_of, split_group};
+use crate::comm::create::{
+    guided_color, host_color, pair_bytes, pairs_of, split_group, HardwareSplit,
+};
+use crate::comm::hardware::{self, Level, Location};
 use crate::comm::make::{begin_agree, install};
 use crate::comm::CommIdx;
 use crate::error::MpiResult;
@@ -33,25 +36,21 @@ pub(crate) fn agreed_on(call: &mut Calling, mut agreement: Agreement) -> MpiResu
     })
 }
 
-/// Under `MPI_THREAD_MULTIPLE`: everyone's `(color, key)` in `parent` for `MPI_Comm_split`,
-/// exchanged in a wait that lets the lock go (the schedule the blocking exchange runs).
-fn gathered_pairs(
-    call: &mut Calling,
-    parent: CommIdx,
-    color: c_int,
-    key: c_int,
-) -> MpiResult<Vec<(c_int, c_int)>> {
-    let mine = pair_bytes(color, key);
+/// Under `MPI_THREAD_MULTIPLE`: everyone's `mine` (one block each, in rank order) in
+/// `parent`, exchanged in a wait that lets the lock go (the schedule `coll::allgather_bytes`
+/// runs).
+fn gathered(call: &mut Calling, parent: CommIdx, mine: &[u8]) -> MpiResult<Vec<u8>> {
     let rt = call.state().runtime()?;
     let mut all = vec![0u8; mine.len() * rt.comms.get(parent).size];
     let mut plan = crate::coll::allgather_bytes_schedule(
         &mut rt.comms,
         &mut rt.coll_spare,
         parent,
-        &mine,
+        mine,
         &mut all,
     )?;
-    // The schedule writes into `all` (a heap block that stays put) until it completes.
+    // The schedule reads `mine` and writes into `all` (a heap block that stays put) until it
+    // completes.
     call.wait_until(|st| {
         let rt = st.runtime()?;
         rt.engine.poke()?;
@@ -60,7 +59,49 @@ fn gathered_pairs(
     if let Some(e) = plan.take_error() {
         return Err(e);
     }
-    Ok(pairs_of(&all))
+    Ok(all)
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: everyone's `(color, key)` in `parent` for `MPI_Comm_split`.
+fn gathered_pairs(
+    call: &mut Calling,
+    parent: CommIdx,
+    color: c_int,
+    key: c_int,
+) -> MpiResult<Vec<(c_int, c_int)>> {
+    Ok(pairs_of(&gathered(call, parent, &pair_bytes(color, key))?))
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: `create::split_by_hardware` (`MPI_Comm_split_type` by
+/// hardware resource), its exchanges in waits that let the lock go.
+pub(crate) fn split_by_hardware_waiting(
+    call: &mut Calling,
+    parent: CommIdx,
+    how: HardwareSplit,
+    key: c_int,
+) -> MpiResult<(MPI_Comm, Option<Level>)> {
+    if let HardwareSplit::Guided(level) = how {
+        return Ok((
+            split_waiting(call, parent, guided_color(level), key)?,
+            level,
+        ));
+    }
+    let me = Location {
+        host: host_color(),
+        resources: hardware::this_process(),
+    };
+    let rank = call.state().runtime()?.comms.get(parent).rank;
+    let all = gathered(call, parent, &me.to_bytes())?;
+    let everyone: Vec<Location> = all
+        .chunks_exact(Location::BYTES)
+        .map(Location::from_bytes)
+        .collect();
+    // Unguided: the level depends on where everyone is.
+    let level = hardware::unguided_level(&everyone);
+    let color = level
+        .and_then(|l| hardware::color(&everyone, rank, l))
+        .unwrap_or(MPI_UNDEFINED);
+    Ok((split_waiting(call, parent, color, key)?, level))
 }
 
 /// Under `MPI_THREAD_MULTIPLE`: `MPI_Comm_split` of intracommunicator `parent`, its allgather

@@ -19,7 +19,7 @@ use crate::comm::create::{
 };
 use crate::comm::hardware::Level;
 use crate::comm::make::install;
-use crate::comm::waiting::{agreed, agreed_on, split_waiting};
+use crate::comm::waiting::{agreed, agreed_on, split_by_hardware_waiting, split_waiting};
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
@@ -205,7 +205,13 @@ mpi_fn! {
             return Ok(());
         };
         let unguided = matches!(how, HardwareSplit::Unguided);
-        let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;
+        let (h, level) = if releases {
+            split_by_hardware_waiting(call, idx, how, key)
+        } else {
+            split_by_hardware(&mut rt.comm(), idx, how, key)
+        }
+        .map_err(|e| e.on(idx))?;
+        let rt = call.state().runtime()?;
         if let (Some(level), Ok((new, _))) = (level, rt.comms.lookup(h)) {
             // The new communicator says which resource it is (MPI 4.0 §7.4.2).
             rt.comms.get_mut(new).hints.set(HW_RESOURCE_TYPE.to_string(), level.name().to_string());

@@ -10,7 +10,7 @@
  *    communicator's group order and an allreduce on it are checked.
  * 2, 3. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
  *    constructor (MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
- *    MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create), MPI_Comm_create_group on the pair, MPI_Intercomm_create
+ *    MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create), MPI_Comm_split_type by hardware, MPI_Comm_create_group on the pair, MPI_Intercomm_create
  *    (each rank's MPI_COMM_SELF joined to its partner's), MPI_Intercomm_merge or MPI_Comm_split
  *    of that intercommunicator, which can return only once the partner has entered it, while
  *    another thread must first answer a message of the partner, which makes its call only
@@ -143,6 +143,15 @@ static void dist_graph_create_edges(void)
                                     0, &made));
 }
 
+static void split_type_guided(void)
+{
+    MPI_Info info;
+    CHECK_MPI(MPI_Info_create(&info));
+    CHECK_MPI(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
+    CHECK_MPI(MPI_Comm_split_type(pair, MPI_COMM_TYPE_HW_GUIDED, 0, info, &made));
+    CHECK_MPI(MPI_Info_free(&info));
+}
+
 static void create_group(void)
 {
     MPI_Group g;
@@ -236,6 +245,7 @@ static void constructors_beside_answers(void)
         beside_answer(graph_create, "MPI_Graph_create");
         beside_answer(dist_graph_create, "MPI_Dist_graph_create_adjacent");
         beside_answer(dist_graph_create_edges, "MPI_Dist_graph_create");
+        beside_answer(split_type_guided, "MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)");
         beside_answer(create_group, "MPI_Comm_create_group");
     }
     for (round_no = 0; round_no < ROUNDS && inters; round_no++) {
