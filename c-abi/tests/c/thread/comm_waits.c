@@ -10,9 +10,10 @@
  *    communicator's group order and an allreduce on it are checked.
  * 2, 3. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
  *    constructor (MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
- *    MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create), MPI_Comm_split_type by hardware, MPI_Comm_create_group on the pair, MPI_Intercomm_create
- *    (each rank's MPI_COMM_SELF joined to its partner's), MPI_Intercomm_merge or MPI_Comm_split
- *    of that intercommunicator, which can return only once the partner has entered it, while
+ *    MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create), MPI_Comm_split_type by
+ *    hardware or MPI_Comm_create_group on the pair, MPI_Intercomm_create (each rank's
+ *    MPI_COMM_SELF joined to its partner's), MPI_Intercomm_merge or MPI_Comm_split of that
+ *    intercommunicator, which can return only once the partner has entered it, while
  *    another thread must first answer a message of the partner, which makes its call only
  *    after the answer (part 3: the intercommunicator calls).
  * COMM_WAITS_PART=1, 2 or 3 runs one part only (to show which hangs on a build that waits
