@@ -1,7 +1,7 @@
 /*
  * file_waits: the collective calls of MPI-IO (MPI_File_open, MPI_File_set_view,
  * MPI_File_write_at_all, MPI_File_read_at_all, MPI_File_write_all, MPI_File_read_all,
- * MPI_File_close) under MPI_THREAD_MULTIPLE do not wait holding the library's lock. Ranks are paired (even r with r + 1). On the even
+ * MPI_File_write_ordered, MPI_File_seek_shared, MPI_File_read_ordered, MPI_File_close) under MPI_THREAD_MULTIPLE do not wait holding the library's lock. Ranks are paired (even r with r + 1). On the even
  * rank, one thread enters the collective access (two-phase I/O: it needs every process of
  * the file's communicator) while another thread must first answer a point-to-point message
  * of the partner, which makes its own access only after the answer. If the access held the
@@ -93,6 +93,23 @@ static void read_all(void)
     CHECK(moved_bytes(&st) == BLOCK, "read %d", moved_bytes(&st));
 }
 
+static void write_ordered(void)
+{
+    MPI_Status st;
+    CHECK_MPI(MPI_File_write_ordered(fh, block, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "wrote %d", moved_bytes(&st));
+}
+
+static void seek_shared_start(void) { CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET)); }
+
+static void read_ordered(void)
+{
+    MPI_Status st;
+    memset(back, 0, BLOCK);
+    CHECK_MPI(MPI_File_read_ordered(fh, back, BLOCK, MPI_BYTE, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "read %d", moved_bytes(&st));
+}
+
 static const char *path;
 
 static void open_file(void)
@@ -141,6 +158,18 @@ int main(int argc, char **argv)
         CHECK_PATTERN(back, BLOCK, seed, "round %d", round_no);
     }
 
+    if (accesses) {
+        /* In rank order from the shared pointer (0 after the view was set), then back. */
+        uint32_t seed = message_seed(test_rank, 77, 2);
+        fill_pattern(block, BLOCK, seed);
+        round_no = 2000;
+        beside_answer(write_ordered);
+        round_no = 2001;
+        beside_answer(seek_shared_start);
+        round_no = 2002;
+        beside_answer(read_ordered);
+        CHECK_PATTERN(back, BLOCK, seed, "ordered");
+    }
     round_no = 1002;
     beside_answer(close_file);
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
