@@ -12,7 +12,7 @@
 //! what it opened and returns the class of the lowest failing rank, whose reason (the
 //! system's) is in the error string.
 
-use super::{agree, file_fn, gather, TAG_FILE};
+use super::{agree, file_fn, gather, reaching, TAG_FILE};
 use crate::abi::*;
 use crate::comm::make::install;
 use crate::comm::net::{as_bytes, as_bytes_mut, Net};
@@ -341,41 +341,41 @@ fn non_negative(v: MPI_Offset, what: &str) -> MpiResult<u64> {
 /// (so no process still looks at the size an earlier call set); every process gets its
 /// outcome.
 fn on_rank_zero(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     fh: MPI_File,
     what: &str,
     step: impl FnOnce(&std::fs::File) -> io::Result<()>,
 ) -> MpiResult<()> {
     let comm = files().get(fh)?.comm;
-    barrier(rt, comm)?;
-    let mine = if rt.comms.get(comm).rank == 0 {
+    barrier(a, comm)?;
+    let mine = if a.rt(|rt| Ok(rt.comms.get(comm).rank == 0))? {
         let mut t = files();
         let f = t.get(fh)?;
         step(&f.file).map_err(|e| io_error(&format!("{what} of {:?}", f.path), &e))
     } else {
         Ok(())
     };
-    agree(rt, comm, mine, what)
+    agree(a, comm, mine, what)
 }
 
 file_fn! {
     /// `MPI_File_set_size`: truncates or extends the file to `size` bytes (collective).
-    fn MPI_File_set_size / PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) |rt, route| {
+    fn MPI_File_set_size / PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) waits |call, route| {
         *route = fh;
         let size = non_negative(size, "size")?;
         amode::writable(files().get(fh)?.amode)?;
-        on_rank_zero(rt, fh, "ftruncate", |f| f.set_len(size))
+        reaching!(call, |a| on_rank_zero(a, fh, "ftruncate", |f| f.set_len(size)))
     }
 }
 
 file_fn! {
     /// `MPI_File_preallocate`: reserves storage for the first `size` bytes; the file grows to
     /// `size` if smaller (collective).
-    fn MPI_File_preallocate / PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) |rt, route| {
+    fn MPI_File_preallocate / PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) waits |call, route| {
         *route = fh;
         let size = non_negative(size, "size")?;
         amode::writable(files().get(fh)?.amode)?;
-        on_rank_zero(rt, fh, "posix_fallocate", |f| sys::preallocate(f, size))
+        reaching!(call, |a| on_rank_zero(a, fh, "posix_fallocate", |f| sys::preallocate(f, size)))
     }
 }
 
@@ -451,7 +451,7 @@ file_fn! {
 file_fn! {
     /// `MPI_File_sync`: writes this process's data to the storage device (`fsync`), then
     /// waits for the others (collective).
-    fn MPI_File_sync / PMPI_File_sync(fh: MPI_File) |rt, route| {
+    fn MPI_File_sync / PMPI_File_sync(fh: MPI_File) waits |call, route| {
         *route = fh;
         let (mine, comm) = {
             let mut t = files();
@@ -459,16 +459,16 @@ file_fn! {
             let r = f.file.sync_all().map_err(|e| io_error(&format!("fsync of {:?}", f.path), &e));
             (r, f.comm)
         };
-        agree(rt, comm, mine, "fsync")
+        reaching!(call, |a| agree(a, comm, mine, "fsync"))
     }
 }
 
 file_fn! {
     /// `MPI_File_set_atomicity`: atomic mode on or off (collective; the same flag everywhere).
-    fn MPI_File_set_atomicity / PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) |rt, route| {
+    fn MPI_File_set_atomicity / PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) waits |call, route| {
         *route = fh;
         let comm = files().get(fh)?.comm;
-        let all = gather(rt, comm, (flag != 0) as u64)?;
+        let all = reaching!(call, |a| gather(a, comm, (flag != 0) as u64))?;
         if all.iter().any(|&v| v != all[0]) {
             return Err(MpiError::new(MPI_ERR_NOT_SAME, "the processes gave different atomicity flags to MPI_File_set_atomicity"));
         }

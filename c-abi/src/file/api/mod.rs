@@ -201,6 +201,22 @@ macro_rules! file_fn {
 }
 pub(super) use file_fn;
 
+/// Runs `$body` (generic over `Reach`, named `$a`) for the blocking file call `$call`: on
+/// the call itself when its waits let the lock go (`MPI_THREAD_MULTIPLE`), else on the
+/// running state held throughout, as before.
+macro_rules! reaching {
+    ($call:ident, |$a:ident| $body:expr) => {
+        if $call.releases() {
+            let $a = &mut *$call;
+            $body
+        } else {
+            let $a = $call.state().runtime()?;
+            $body
+        }
+    };
+}
+pub(super) use reaching;
+
 /// Every member's `mine`, in rank order, on communicator `comm`.
 fn gather(a: &mut impl Reach, comm: CommIdx, mine: u64) -> MpiResult<Vec<u64>> {
     let net = a.rt(|rt| Ok(Net::local(rt.comms.get(comm))))?;

@@ -32,7 +32,7 @@
 
 use super::data;
 use super::nonblocking::complete_now;
-use super::{agree, file_fn, gather, TAG_FILE};
+use super::{agree, file_fn, gather, reaching, TAG_FILE};
 use crate::abi::*;
 use crate::comm::net::{as_bytes_mut, Net};
 use crate::cptr::Out;
@@ -212,21 +212,6 @@ fn ordered(
     })
 }
 
-/// Runs `$body` (generic over `Reach`, named `$a`) for the blocking file call `$call`: on
-/// the call itself when its waits let the lock go (`MPI_THREAD_MULTIPLE`), else on the
-/// running state held throughout, as before.
-macro_rules! reaching {
-    ($call:ident, |$a:ident| $body:expr) => {
-        if $call.releases() {
-            let $a = &mut *$call;
-            $body
-        } else {
-            let $a = $call.state().runtime()?;
-            $body
-        }
-    };
-}
-
 /// The begin of a split ordered access: the access, its bytes kept for `end`.
 #[allow(clippy::too_many_arguments)]
 fn ordered_begin(
@@ -386,10 +371,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_read_ordered_end`: ends a split `MPI_File_read_ordered`; its status.
-    fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        super::collective::end(rt, "MPI_File_read_ordered_end", fh, status)
+        reaching!(call, |a| super::collective::end(a, "MPI_File_read_ordered_end", fh, status))
     }
 }
 
@@ -405,10 +390,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_write_ordered_end`: ends a split `MPI_File_write_ordered`; its status.
-    fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        super::collective::end(rt, "MPI_File_write_ordered_end", fh, status)
+        reaching!(call, |a| super::collective::end(a, "MPI_File_write_ordered_end", fh, status))
     }
 }
 

@@ -1,7 +1,9 @@
 /*
  * file_waits: the collective calls of MPI-IO (MPI_File_open, MPI_File_set_view,
  * MPI_File_write_at_all, MPI_File_read_at_all, MPI_File_write_all, MPI_File_read_all,
- * MPI_File_write_ordered, MPI_File_seek_shared, MPI_File_read_ordered, MPI_File_close) under MPI_THREAD_MULTIPLE do not wait holding the library's lock. Ranks are paired (even r with r + 1). On the even
+ * MPI_File_write_ordered, MPI_File_seek_shared, MPI_File_read_ordered,
+ * MPI_File_write_at_all_end, MPI_File_sync, MPI_File_set_atomicity, MPI_File_set_size,
+ * MPI_File_close) under MPI_THREAD_MULTIPLE do not wait holding the library's lock. Ranks are paired (even r with r + 1). On the even
  * rank, one thread enters the collective access (two-phase I/O: it needs every process of
  * the file's communicator) while another thread must first answer a point-to-point message
  * of the partner, which makes its own access only after the answer. If the access held the
@@ -110,6 +112,22 @@ static void read_ordered(void)
     CHECK(moved_bytes(&st) == BLOCK, "read %d", moved_bytes(&st));
 }
 
+static void write_at_all_end(void)
+{
+    MPI_Status st;
+    CHECK_MPI(MPI_File_write_at_all_end(fh, block, &st));
+    CHECK(moved_bytes(&st) == BLOCK, "wrote %d", moved_bytes(&st));
+}
+
+static void sync_file(void) { CHECK_MPI(MPI_File_sync(fh)); }
+
+static void atomic_on(void) { CHECK_MPI(MPI_File_set_atomicity(fh, 1)); }
+
+static void grow(void)
+{
+    CHECK_MPI(MPI_File_set_size(fh, (MPI_Offset)(4 * ROUNDS + 1) * test_size * BLOCK));
+}
+
 static const char *path;
 
 static void open_file(void)
@@ -169,6 +187,30 @@ int main(int argc, char **argv)
         round_no = 2002;
         beside_answer(read_ordered);
         CHECK_PATTERN(back, BLOCK, seed, "ordered");
+
+        /* A split collective's end waits for the others' begins. */
+        slot = 2 * ROUNDS;
+        seed = message_seed(test_rank, 78, 3);
+        fill_pattern(block, BLOCK, seed);
+        CHECK_MPI(MPI_File_write_at_all_begin(fh, my_offset(), block, BLOCK, MPI_BYTE));
+        round_no = 2003;
+        beside_answer(write_at_all_end);
+        round_no = 2004;
+        beside_answer(sync_file);
+        round_no = 2005;
+        beside_answer(atomic_on);
+        int flag = 0;
+        CHECK_MPI(MPI_File_get_atomicity(fh, &flag));
+        CHECK(flag == 1, "atomicity %d", flag);
+        round_no = 2006;
+        beside_answer(grow);
+        MPI_Offset size = -1;
+        CHECK_MPI(MPI_File_get_size(fh, &size));
+        CHECK(size == (MPI_Offset)(4 * ROUNDS + 1) * test_size * BLOCK, "size %lld",
+              (long long)size);
+        round_no = 2007;
+        beside_answer(read_at_all);
+        CHECK_PATTERN(back, BLOCK, seed, "split write");
     }
     round_no = 1002;
     beside_answer(close_file);
