@@ -195,12 +195,21 @@ impl Team {
         rank: usize,
         tag: std::ffi::c_int,
     ) -> Team {
+        Team::named(comms.get(comm).coll_ctx, comm, group, rank, tag as u32)
+    }
+
+    /// The processes `group` (engine ranks; this process is its member `rank`) exchanging on
+    /// context `ctx` (their requests owned by communicator `comm`) under the name `name`, for
+    /// an exchange among them only ([`Team::subgroup`], and the sessions' bootstrap exchanges
+    /// on their own context, named by a hash of the string tag and the members): the
+    /// schedules' tags carry 14 bits of the name ([`sched::SUBGROUP`]).
+    pub fn named(ctx: u16, comm: CommIdx, group: Vec<usize>, rank: usize, name: u32) -> Team {
         Team {
             globals: group,
             remote: Vec::new(),
             rank,
-            ctx: comms.get(comm).coll_ctx,
-            seq: sched::SUBGROUP | tag as u32 & !sched::SUBGROUP,
+            ctx,
+            seq: sched::SUBGROUP | name & !sched::SUBGROUP,
             comm,
         }
     }

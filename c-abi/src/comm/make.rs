@@ -52,6 +52,10 @@ pub(crate) trait Steps: Progress {
 
     /// [`agree`] on `parent`.
     fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)>;
+
+    /// Runs `agreement` (made by this call, blocking: `Agreement::new(.., false, ..)`) to its
+    /// end.
+    fn run_agreement(&mut self, agreement: Agreement) -> MpiResult<(u16, u16)>;
 }
 
 impl Progress for Cx<'_> {
@@ -85,6 +89,11 @@ impl Steps for Cx<'_> {
     fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
         agree(self, parent, keep)
     }
+
+    fn run_agreement(&mut self, mut agreement: Agreement) -> MpiResult<(u16, u16)> {
+        self.engine
+            .block_on(|e| Ok::<_, MpiError>(agreement.step(e.p2p())?))?
+    }
 }
 
 impl Steps for Calling {
@@ -94,6 +103,10 @@ impl Steps for Calling {
 
     fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
         super::waiting::agreed(self, parent, keep)
+    }
+
+    fn run_agreement(&mut self, agreement: Agreement) -> MpiResult<(u16, u16)> {
+        super::waiting::agreed_on(self, agreement.among_threads())
     }
 }
 

@@ -1,10 +1,10 @@
 /*
  * comm_waits: communicator constructors under MPI_THREAD_MULTIPLE do not wait holding the
- * library's lock, and MPI_Comm_create_group does not hold the process's context-id lock
- * across its exchange.
+ * library's lock, and MPI_Comm_create_group and MPI_Comm_create_from_group do not hold the
+ * process's context-id lock across their exchange.
  *
- * 1. Two threads of every rank create communicators at once with MPI_Comm_create_group, over
- *    two different groups (the world in order and reversed, tags 1 and 2): even ranks start
+ * 1. Two threads of every rank create communicators at once with MPI_Comm_create_group (or,
+ *    in odd rounds, MPI_Comm_create_from_group), over two different groups (the world in order and reversed, tags 1 and 2): even ranks start
  *    the first group's call first, odd ranks the second's, so that a call that held the lock
  *    (or the context-id lock) while waiting for the others would hang the job. Each new
  *    communicator's group order and an allreduce on it are checked.
@@ -23,7 +23,7 @@
 #include "mpitest.h"
 #include <pthread.h>
 
-#define ROUNDS 3
+#define ROUNDS 4
 #define DELAY_MS 20
 #define TAG 9
 
@@ -31,6 +31,7 @@ static MPI_Group world_group;
 
 struct create_job {
     int reversed; /* the group: the world reversed, or in order */
+    int from_group; /* MPI_Comm_create_from_group (string tag "t<tag>") instead */
     int tag;
     int delay_ms;
     MPI_Comm made;
@@ -45,7 +46,14 @@ static void *create_over(void *arg)
     MPI_Group g;
     CHECK_MPI(MPI_Group_incl(world_group, n, ranks, &g));
     sleep_ms(j->delay_ms);
-    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, g, j->tag, &j->made));
+    if (j->from_group) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "t%d", j->tag);
+        CHECK_MPI(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                             &j->made));
+    } else {
+        CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, g, j->tag, &j->made));
+    }
     CHECK_MPI(MPI_Group_free(&g));
     return NULL;
 }
@@ -69,8 +77,11 @@ static void two_groups_at_once(void)
 {
     for (int round = 0; round < ROUNDS; round++) {
         int even = test_rank % 2 == 0;
-        struct create_job in_order = {0, 1 + 2 * round, even ? 0 : DELAY_MS, MPI_COMM_NULL};
-        struct create_job reversed = {1, 2 + 2 * round, even ? DELAY_MS : 0, MPI_COMM_NULL};
+        int from_group = round % 2; /* MPI_Comm_create_from_group in odd rounds */
+        struct create_job in_order = {0, from_group, 1 + 2 * round, even ? 0 : DELAY_MS,
+                                      MPI_COMM_NULL};
+        struct create_job reversed = {1, from_group, 2 + 2 * round, even ? DELAY_MS : 0,
+                                      MPI_COMM_NULL};
         pthread_t a, b;
         CHECK(pthread_create(&a, NULL, create_over, &in_order) == 0, "pthread_create");
         CHECK(pthread_create(&b, NULL, create_over, &reversed) == 0, "pthread_create");
