@@ -11,11 +11,12 @@
  * 2, 3. Ranks are paired (even r with r + 1). The even rank's thread enters a topology
  *    constructor (MPI_Cart_create, MPI_Cart_sub, MPI_Graph_create,
  *    MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create), MPI_Comm_split_type by
- *    hardware or MPI_Comm_create_group on the pair, MPI_Intercomm_create (each rank's
- *    MPI_COMM_SELF joined to its partner's), MPI_Intercomm_merge or MPI_Comm_split of that
- *    intercommunicator, which can return only once the partner has entered it, while
- *    another thread must first answer a message of the partner, which makes its call only
- *    after the answer (part 3: the intercommunicator calls).
+ *    hardware, MPI_Comm_create_group or MPI_Comm_disconnect on the pair,
+ *    MPI_Intercomm_create (each rank's MPI_COMM_SELF joined to its partner's),
+ *    MPI_Intercomm_merge or MPI_Comm_split of that intercommunicator, which can return only
+ *    once the partner has entered it, while another thread must first answer a message of
+ *    the partner, which makes its call only after the answer (part 3: the intercommunicator
+ *    calls).
  * COMM_WAITS_PART=1, 2 or 3 runs one part only (to show which hangs on a build that waits
  * holding the lock).
  */
@@ -164,6 +165,14 @@ static void split_type_guided(void)
     CHECK_MPI(MPI_Info_free(&info));
 }
 
+static MPI_Comm to_disconnect;
+
+static void disconnect(void)
+{
+    CHECK_MPI(MPI_Comm_disconnect(&to_disconnect));
+    CHECK(to_disconnect == MPI_COMM_NULL, "the disconnected communicator is MPI_COMM_NULL");
+}
+
 static void create_group(void)
 {
     MPI_Group g;
@@ -259,6 +268,9 @@ static void constructors_beside_answers(void)
         beside_answer(dist_graph_create_edges, "MPI_Dist_graph_create");
         beside_answer(split_type_guided, "MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)");
         beside_answer(create_group, "MPI_Comm_create_group");
+        CHECK_MPI(MPI_Comm_dup(pair, &to_disconnect));
+        check_pair_comm(to_disconnect, "MPI_Comm_dup");
+        (void)made_beside_answer(disconnect);
     }
     for (round_no = 0; round_no < ROUNDS && inters; round_no++) {
         inter = made_beside_answer(intercomm_create);
