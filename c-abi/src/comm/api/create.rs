@@ -4,13 +4,12 @@
 //! (`MPI_Comm_disconnect` and `MPI_Comm_get_parent` are in `dynamic`).
 //!
 //! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
-//! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`,
-//! `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on intracommunicators
-//! run their exchanges (the split's allgather,
-//! the agreement on a context pair) in waits that let the process's lock go, so that threads
+//! [`crate::runtime::thread`]) every blocking one runs its exchanges (the split's allgather,
+//! the agreement on a context pair, an intercommunicator's `comm::net` exchanges) in waits
+//! that let the process's lock go (`comm::waiting`, `comm::make::Steps`), so that threads
 //! creating communicators on different parents do not wait for each other; the same
 //! schedules and protocol as the calls that wait holding the lock, so the two interoperate
-//! rank by rank. The other creating calls still wait holding it.
+//! rank by rank.
 
 use crate::abi::*;
 use crate::comm::create::{

@@ -13,7 +13,10 @@
 //!
 //! The collective steps exchange on the file's own communicator with `comm::net`'s blocking
 //! exchanges, tags from [`TAG_FILE`] up (the two-phase accesses use their own tags, from
-//! `two_phase::TAG_TWO_PHASE`).
+//! `two_phase::TAG_TWO_PHASE`). The collective calls take `file_fn!`'s `waits` form and are
+//! written on `runtime::thread::Reach` ([`reaching!`]): under `MPI_THREAD_MULTIPLE` their
+//! exchanges (and a two-phase access, stepped in the looks) wait with the process's lock let
+//! go; the file table's own mutex (`file::files`) is never held across such a wait.
 
 mod collective;
 mod data;

@@ -12,6 +12,11 @@
 //! `MPI_RMA_VMMC=0` or the channel offers no device access: each process registers its
 //! memory, readable and writable, and the keys are gathered, so that long puts and gets
 //! move their data without a request (`win::origin`).
+//!
+//! Creation is written once on `runtime::thread::Reach` ([`make`]): under
+//! `MPI_THREAD_MULTIPLE` its agreement and exchanges wait with the process's lock let go
+//! (the call's `Calling`), otherwise they hold the state as before (`Runtime`); so does
+//! `MPI_Win_free`'s wait for the other processes (`win::sync::Releasing`).
 
 use crate::abi::*;
 use crate::comm::make::install;
