@@ -8,11 +8,8 @@
 //! the final mask to its group. Messages from the other group are told apart from the local
 //! group's own set-up traffic by their sources (the groups are disjoint).
 
-use super::context::MASK_WORDS;
 use super::make::{self, agree_across, by_key, install, Steps};
-use super::net::{
-    as_bytes, as_bytes_mut, Net, Progress, TAG_ALLGATHER, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS,
-};
+use super::net::{as_bytes, as_bytes_mut, Net, Progress, TAG_ALLGATHER, TAG_BCAST, TAG_LEADERS};
 use super::{Comm, CommIdx, Members};
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
@@ -20,17 +17,15 @@ use crate::group::GroupData;
 use std::ffi::c_int;
 
 /// What the leader of `Intercomm_create` learns from the remote leader and tells its group:
-/// the remote group's engine ranks, then the agreed mask.
+/// the remote group's engine ranks (after their count).
 fn leaders_swap(
     a: &mut impl Progress,
     peer: &Net,
     tag: c_int,
     local: &[usize],
-    words: &[u64],
 ) -> MpiResult<Vec<u64>> {
     let mut out: Vec<u64> = vec![local.len() as u64];
     out.extend(local.iter().map(|&r| r as u64));
-    out.extend_from_slice(words);
     let mut len = [0u64; 1];
     peer.sendrecv(
         a,
@@ -52,8 +47,11 @@ fn leaders_swap(
     Ok(theirs)
 }
 
-/// `MPI_Intercomm_create`'s collective work; returns the new handle. Its exchanges hold this
-/// process's mask lock ([`super::agree::Exclusive`]) from the first to the last.
+/// `MPI_Intercomm_create`'s collective work; returns the new handle. The leaders swap their
+/// groups' members over the peer communicator and tell their groups; then every process of
+/// both groups runs the context agreement over their union (`make::agree_among`, named by
+/// the tag and the union), which never holds a process's mask lock while a member has not
+/// joined.
 pub(crate) fn intercomm_create(
     a: &mut impl Steps,
     local_idx: CommIdx,
@@ -61,16 +59,12 @@ pub(crate) fn intercomm_create(
     peer: Option<(usize, u16)>,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let (net, contexts) = a.cx(|cx| {
+    let (net, me) = a.cx(|cx| {
         Ok((
             Net::local(cx.comms.get(local_idx)),
-            cx.comms.contexts.clone(),
+            cx.engine.p2p_ref().rank(),
         ))
     })?;
-    let _lock = super::agree::Exclusive::acquire(a, &contexts)?;
-    let mut words = a.cx(|cx| Ok(cx.comms.free_words().to_vec()))?;
-    net.allreduce_band(a, &mut words, TAG_ALLREDUCE)?;
-    // The leader swaps (group, mask) with the remote leader, then tells its group.
     let mut summary = Vec::new();
     if let Some((remote_leader, ctx)) = peer {
         let link = Net {
@@ -79,28 +73,36 @@ pub(crate) fn intercomm_create(
             ctx,
         };
         let leaders_tag = TAG_LEADERS + 0x40 + (tag & 0x00ff_ffff).min(0x00ff_ff00);
-        let theirs = leaders_swap(a, &link, leaders_tag, &net.ranks, &words)?;
-        let n = theirs.first().copied().unwrap_or(0) as usize;
-        if theirs.len() != 1 + n + MASK_WORDS {
+        summary = leaders_swap(a, &link, leaders_tag, &net.ranks)?;
+        let n = summary.first().copied().unwrap_or(0) as usize;
+        if summary.len() != 1 + n {
             return Err(MpiError::internal(
                 "MPI_Intercomm_create: the remote leader sent a malformed reply",
             ));
         }
-        summary = theirs;
-        for (w, t) in words.iter_mut().zip(&summary[1 + n..]) {
-            *w &= t;
-        }
-        summary.truncate(1 + n);
-        summary.extend_from_slice(&words);
     }
     let mut len = [summary.len() as u64];
     net.bcast(a, local_leader, as_bytes_mut(&mut len), TAG_BCAST)?;
     summary.resize(len[0] as usize, 0);
     net.bcast(a, local_leader, as_bytes_mut(&mut summary), TAG_BCAST + 1)?;
     let n = summary[0] as usize;
-    let remote = GroupData::new(summary[1..1 + n].iter().map(|&r| r as u32).collect());
+    let remote_ranks: Vec<u32> = summary[1..1 + n].iter().map(|&r| r as u32).collect();
+    // Every process of both groups computes the same union, in engine-rank order.
+    let mut union: Vec<u32> = net
+        .ranks
+        .iter()
+        .map(|&r| r as u32)
+        .chain(remote_ranks.iter().copied())
+        .collect();
+    union.sort_unstable();
+    let at = union
+        .binary_search(&(me as u32))
+        .expect("this process is in its local group");
+    let name =
+        crate::session::from_group::bootstrap_name(&format!("MPI_Intercomm_create {tag}"), &union);
+    let ctxs = make::agree_among(a, &union, at, name)?;
+    let remote = GroupData::new(remote_ranks);
     a.cx(|cx| {
-        let ctxs = make::take(cx, &summary[1 + n..], true)?;
         let lc = cx.comms.get(local_idx);
         let local_group = lc.group();
         let mut c = Comm::new(

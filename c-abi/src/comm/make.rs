@@ -110,6 +110,34 @@ impl Steps for Calling {
     }
 }
 
+/// Agrees, among the processes of `members` (engine ranks, in the same order everywhere;
+/// this process is member `me`), on a context pair free at all of them, and takes it:
+/// [`agree`]'s protocol over the members, on the sessions' bootstrap context
+/// (`session::BOOTSTRAP_CTX`), its tags carrying 14 bits of `name` (`coll::Team::named`:
+/// what keeps concurrent such agreements apart; a hash of what the program names the call
+/// by and of the members). For the calls no communicator spans the members of
+/// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`,
+/// `MPI_Intercomm_create`): it never holds this process's mask lock while a member has not
+/// joined, so two threads creating communicators at once do not deadlock.
+pub(crate) fn agree_among(
+    a: &mut impl Steps,
+    members: &[u32],
+    me: usize,
+    name: u32,
+) -> MpiResult<(u16, u16)> {
+    let agreement = a.cx(|cx| {
+        let team = crate::coll::Team::named(
+            crate::session::BOOTSTRAP_CTX,
+            super::WORLD,
+            members.iter().map(|&r| r as usize).collect(),
+            me,
+            name,
+        );
+        Ok(Agreement::new(team, false, true, cx.comms.contexts.clone()))
+    })?;
+    a.run_agreement(agreement)
+}
+
 /// Agrees with the other members of `parent` (both groups of an intercommunicator) on a
 /// context pair free on all of them (everyone calls it); `keep` says whether this process
 /// will use it. This is `agree`'s protocol, run to its end here (the engine moves every other

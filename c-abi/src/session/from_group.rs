@@ -3,10 +3,8 @@
 //! `session`: a bootstrap exchange among the members, on [`BOOTSTRAP_CTX`], tagged by a hash of
 //! the string tag and the members).
 
-use super::BOOTSTRAP_CTX;
 use crate::abi::*;
-use crate::comm::agree::Agreement;
-use crate::comm::make::Steps;
+use crate::comm::make::{agree_among, Steps};
 use crate::comm::{Comm, Members};
 use crate::error::{MpiError, MpiResult};
 use crate::group::Group;
@@ -29,29 +27,6 @@ pub(crate) fn bootstrap_name(stringtag: &str, members: &[u32]) -> u32 {
     h ^ (h >> 18)
 }
 
-/// Agrees, among the processes of `members` (engine ranks; this process is member `me`), on a
-/// context pair free at all of them, and takes it: `comm::agree`'s protocol over the members,
-/// on [`BOOTSTRAP_CTX`] (so that it never holds this process's mask lock while a member has
-/// not joined: two threads creating communicators from groups at once do not deadlock).
-fn agree_among(
-    a: &mut impl Steps,
-    members: &[u32],
-    me: usize,
-    stringtag: &str,
-) -> MpiResult<(u16, u16)> {
-    let agreement = a.cx(|cx| {
-        let team = crate::coll::Team::named(
-            BOOTSTRAP_CTX,
-            crate::comm::WORLD,
-            members.iter().map(|&r| r as usize).collect(),
-            me,
-            bootstrap_name(stringtag, members),
-        );
-        Ok(Agreement::new(team, false, true, cx.comms.contexts.clone()))
-    })?;
-    a.run_agreement(agreement)
-}
-
 /// `MPI_Comm_create_from_group` at a member of `group`: the new communicator over `group`
 /// (ranks in group order), with error handler `errhandler`. Returns its handle.
 pub(crate) fn comm_from_group(
@@ -62,7 +37,12 @@ pub(crate) fn comm_from_group(
 ) -> MpiResult<MPI_Comm> {
     let (me, job) = a.cx(|cx| Ok((cx.engine.p2p_ref().rank(), cx.engine.p2p_ref().size())))?;
     let rank = group.local(me).ok_or_else(not_a_member)?;
-    let ctxs = agree_among(a, group.ranks(), rank, stringtag)?;
+    let ctxs = agree_among(
+        a,
+        group.ranks(),
+        rank,
+        bootstrap_name(stringtag, group.ranks()),
+    )?;
     let size = group.size();
     let mut c = Comm::new(
         String::new(),
@@ -111,7 +91,7 @@ pub(crate) fn intercomm_from_groups(
     let at = union
         .binary_search(&(me as u32))
         .expect("this process is in its local group");
-    let ctxs = agree_among(a, &union, at, stringtag)?;
+    let ctxs = agree_among(a, &union, at, bootstrap_name(stringtag, &union))?;
     let n = remote.size();
     let mut c = Comm::new(
         String::new(),

@@ -16,7 +16,8 @@
  *    MPI_Intercomm_merge or MPI_Comm_split of that intercommunicator, which can return only
  *    once the partner has entered it, while another thread must first answer a message of
  *    the partner, which makes its call only after the answer (part 3: the intercommunicator
- *    calls).
+ *    calls; also two threads of each rank making intercommunicators with the partner at
+ *    once, in opposite orders on the two ranks).
  * COMM_WAITS_PART=1, 2 or 3 runs one part only (to show which hangs on a build that waits
  * holding the lock).
  */
@@ -251,6 +252,38 @@ static void beside_answer(void (*make)(void), const char *what)
     CHECK_MPI(MPI_Comm_free(&made));
 }
 
+struct inter_job {
+    int tag;
+    int delay_ms;
+    MPI_Comm made;
+};
+
+static void *intercomm_after(void *arg)
+{
+    struct inter_job *j = arg;
+    sleep_ms(j->delay_ms);
+    CHECK_MPI(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, partner, j->tag, &j->made));
+    return NULL;
+}
+
+/* Part 3: two threads of each rank make an intercommunicator with the partner at once, the
+ * two ranks starting them in opposite orders (a call that held the context-id lock across
+ * its exchange would deadlock with the partner's). */
+static void two_intercomms_at_once(void)
+{
+    struct inter_job x = {21, is_even ? 0 : DELAY_MS, MPI_COMM_NULL};
+    struct inter_job y = {22, is_even ? DELAY_MS : 0, MPI_COMM_NULL};
+    pthread_t a, b;
+    CHECK(pthread_create(&a, NULL, intercomm_after, &x) == 0, "pthread_create");
+    CHECK(pthread_create(&b, NULL, intercomm_after, &y) == 0, "pthread_create");
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    check_inter(x.made, "MPI_Intercomm_create (tag 21)");
+    check_inter(y.made, "MPI_Intercomm_create (tag 22)");
+    CHECK_MPI(MPI_Comm_free(&x.made));
+    CHECK_MPI(MPI_Comm_free(&y.made));
+}
+
 static void constructors_beside_answers(void)
 {
     is_even = test_rank % 2 == 0;
@@ -273,6 +306,7 @@ static void constructors_beside_answers(void)
         (void)made_beside_answer(disconnect);
     }
     for (round_no = 0; round_no < ROUNDS && inters; round_no++) {
+        two_intercomms_at_once();
         inter = made_beside_answer(intercomm_create);
         check_inter(inter, "MPI_Intercomm_create");
         MPI_Comm merged = made_beside_answer(intercomm_merge);
