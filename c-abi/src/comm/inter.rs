@@ -2,11 +2,14 @@
 //! of an intercommunicator do (their entry points are in `api::inter`).
 //!
 //! An intercommunicator joins two disjoint groups; point-to-point ranks name the remote group.
-//! Both groups use one context pair, chosen free on every process of both: each group ANDs its
-//! masks (an allreduce over its local group), the two leaders swap their results over the peer
-//! communicator (or, once the intercommunicator exists, over it), and each leader broadcasts
-//! the final mask to its group. Messages from the other group are told apart from the local
-//! group's own set-up traffic by their sources (the groups are disjoint).
+//! Both groups use one context pair, chosen free on every process of both. `MPI_Intercomm_create`:
+//! the two leaders swap their groups' members over the peer communicator and broadcast them to
+//! their groups, then every process of both runs the agreement protocol over the union
+//! (`make::agree_among`). Once an intercommunicator exists (merge, split), the protocol runs on
+//! it (`make::agree`, its rounds spanning both groups). Messages from the other group are told
+//! apart from the local group's own set-up traffic by their sources (the groups are disjoint).
+//! Each function is written once on `make::Steps`: the communicators held throughout, or a
+//! blocking call's `Calling` whose waits let the process's lock go.
 
 use super::make::{self, agree_across, by_key, install, Steps};
 use super::net::{as_bytes, as_bytes_mut, Net, Progress, TAG_ALLGATHER, TAG_BCAST, TAG_LEADERS};

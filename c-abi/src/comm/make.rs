@@ -3,8 +3,8 @@
 //!
 //! ```text
 //!   agree (rounds of allreduce of free-pair masks over the parent, both groups of an
-//!   intercommunicator included, `agree`'s protocol; or, holding the mask lock for the whole
-//!   exchange, `MPI_Intercomm_create`'s swap over the peer communicator)
+//!   intercommunicator included, `agree`'s protocol; `agree_among` runs it over processes no
+//!   communicator spans: `MPI_Intercomm_create`'s union of both groups, the sessions' groups)
 //!   ──▶ take (the lowest pair) ──▶ install / CommTable::insert
 //! ```
 

@@ -4,7 +4,7 @@
 //! On an intracommunicator the agreement is the collective module's
 //! `allreduce_band_u64` (and `split` gathers colors and keys with its `allgather_bytes`).
 //! Where no intracommunicator spans the processes (the local group of an intercommunicator,
-//! the members of `MPI_Comm_create_group`, the leaders of `MPI_Intercomm_create`), a [`Net`]
+//! the leaders of `MPI_Intercomm_create`, the groups a window or a file is made on), a [`Net`]
 //! does it with plain blocking point-to-point on a collective context, with tags from
 //! `0x3000_0000` up (the collectives use tags below `0x2000_0000`). Each of its algorithms is
 //! deterministic and pairs the same (source, tag) in the same order on both sides, so the

@@ -2,8 +2,7 @@
 //!
 //! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
 //! [`crate::runtime::thread`]) both run their exchanges through the call's `Calling`
-//! (`comm::make::Steps`), letting the process's lock go while they wait; `MPI_Intercomm_create`
-//! still holds the process's context-id lock from its first exchange to its last.
+//! (`comm::make::Steps`), letting the process's lock go while they wait.
 
 use crate::abi::*;
 use crate::comm::inter::{intercomm_create, merge};

@@ -81,13 +81,11 @@
 //! its MPI calls by then). Holding the lock there is sound and can only deadlock, when the
 //! wait needs another thread of the process to make an MPI call meanwhile. `MPI_Bsend` does
 //! not wait (a message the attached buffer has no room for, once the space of the completed
-//! sends is reclaimed, is `MPI_ERR_BUFFER` at once). And one lock besides this one:
-//! `MPI_Intercomm_create` holds the process's context-id lock (`comm::agree::Exclusive`) from
-//! its first exchange to its last, since no communicator spans both groups to run the
-//! agreement protocol on; while it waits, other threads' calls run, but another thread's
-//! `MPI_Intercomm_create` waits for that lock, and two such calls taking the locks of two
-//! processes in opposite orders deadlock (every other constructor runs the protocol, which
-//! holds the lock for one round at most).
+//! sends is reclaimed, is `MPI_ERR_BUFFER` at once). The context-id lock (the process's mask
+//! lock, `comm::agree`) is held for one round of the agreement protocol at most by every
+//! constructor, `MPI_Comm_create_group`, `MPI_Intercomm_create` and the sessions' calls
+//! included (over their members on contexts of their own); only the dynamic-process calls
+//! that join jobs hold it across their exchange (`comm::agree::Exclusive`).
 //!
 //! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
 //! delete function, a generalized request's function, an error handler) that calls MPI runs
