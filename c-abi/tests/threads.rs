@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::{assert_ok, mpirun, program, run_ok, Launch};
+use common::{assert_ok, mpirun, program, run_ok, Launch, Scratch};
 
 /// Runs `tests/c/thread/<name>.c` at each rank count.
 fn run_at(name: &str, sizes: &[usize]) {
@@ -37,6 +37,47 @@ fn threads_on_their_own_communicators_run_at_once() {
 #[test]
 fn threads_share_one_communicator_and_each_others_requests() {
     run_at("any_source", &[1, 2, 4]);
+}
+
+/// One-sided synchronization (fence, start, lock, free; created and allocated windows) waits
+/// with the lock let go: another thread of the rank answers the partner meanwhile.
+#[test]
+fn window_synchronization_lets_other_threads_answer() {
+    run_at("win_waits", &[2, 4]);
+}
+
+/// Communicator constructors (`MPI_Comm_create_group` on two groups at once from two threads;
+/// the topology constructors and `MPI_Comm_create_group` beside a thread that answers the
+/// partner) wait with the lock and the context-id lock let go.
+#[test]
+fn communicator_constructors_let_other_threads_answer() {
+    run_at("comm_waits", &[2, 4]);
+}
+
+/// `MPI_Buffer_flush` and `MPI_Buffer_detach` wait for a buffered rendezvous send with the
+/// lock let go: another thread of the rank receives the partner's message meanwhile.
+#[test]
+fn buffer_detach_and_flush_let_other_threads_receive() {
+    run_at("bsend_waits", &[2, 4]);
+}
+
+/// The collective MPI-IO accesses (`_all`, two-phase) wait with the lock let go: another
+/// thread of the rank answers the partner meanwhile.
+#[test]
+fn collective_file_access_lets_other_threads_answer() {
+    let exe = program("thread/file_waits");
+    for ranks in [2, 4] {
+        let dir = Scratch::new("thread", &format!("file_waits{ranks}"));
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: vec![("FILE_TEST_DIR", dir.0.as_os_str().to_owned())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, "file_waits");
+    }
 }
 
 #[test]

@@ -182,6 +182,39 @@ impl Team {
     }
 }
 
+impl Team {
+    /// The members of `group` (engine ranks; this process is its member `rank`), a subgroup
+    /// of `comm`, for an exchange among them only that the program names by `tag`
+    /// (`MPI_Comm_create_group`): no sequence number of `comm` is taken (the other processes
+    /// of `comm` take no part), and the schedules' tags lie apart from `comm`'s collectives
+    /// ([`sched::SUBGROUP`]).
+    pub fn subgroup(
+        comms: &CommTable,
+        comm: CommIdx,
+        group: Vec<usize>,
+        rank: usize,
+        tag: std::ffi::c_int,
+    ) -> Team {
+        Team::named(comms.get(comm).coll_ctx, comm, group, rank, tag as u32)
+    }
+
+    /// The processes `group` (engine ranks; this process is its member `rank`) exchanging on
+    /// context `ctx` (their requests owned by communicator `comm`) under the name `name`, for
+    /// an exchange among them only ([`Team::subgroup`], and the sessions' bootstrap exchanges
+    /// on their own context, named by a hash of the string tag and the members): the
+    /// schedules' tags carry 14 bits of the name ([`sched::SUBGROUP`]).
+    pub fn named(ctx: u16, comm: CommIdx, group: Vec<usize>, rank: usize, name: u32) -> Team {
+        Team {
+            globals: group,
+            remote: Vec::new(),
+            rank,
+            ctx,
+            seq: sched::SUBGROUP | name & !sched::SUBGROUP,
+            comm,
+        }
+    }
+}
+
 /// One allreduce with bitwise AND of the `count` words at `words` among `team`, as a schedule
 /// for the caller to poll ([`Schedule::poll`]). Every schedule built for one team uses the same
 /// tags: the caller runs them one after another (each member the same number), so the k-th
@@ -238,6 +271,19 @@ pub(crate) fn allgather_bytes_schedule(
         lay: Layout::BYTES,
     };
     allgather::allgather(&mut b, Some(&m), &r);
+    b.finish()
+}
+
+/// The barrier's schedule on `comm` (the one `MPI_Barrier` runs under
+/// `MPI_THREAD_MULTIPLE`), for a caller that moves it on itself ([`Schedule::poll`]) in a
+/// wait that lets the process's lock go (a window's fence or free).
+pub(crate) fn barrier_schedule(
+    comms: &mut CommTable,
+    spare: &mut Option<Schedule>,
+    comm: CommIdx,
+) -> MpiResult<Schedule> {
+    let mut b = Builder::new(comms, spare, comm, false);
+    bcast::barrier(&mut b);
     b.finish()
 }
 

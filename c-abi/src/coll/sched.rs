@@ -47,8 +47,22 @@ const STEP_BITS: u32 = 12;
 /// Bits of the tag that carry the collective's sequence number (tags stay below 2^29).
 const SEQ_BITS: u32 = 17;
 
+/// The mark of a sequence number that is no count of the communicator's collectives but names
+/// an exchange among a subgroup of it by the program's tag (`MPI_Comm_create_group`'s
+/// agreement, [`super::Team::subgroup`]): its tags lie apart from every collective's, at
+/// [`SUBGROUP_TAGS`] plus 14 bits of the program's tag and the step.
+pub(crate) const SUBGROUP: u32 = 1 << 31;
+/// Where the tags of subgroup exchanges start (above the collectives' and `comm::net`'s).
+const SUBGROUP_TAGS: u32 = 0x3A00_0000;
+/// Bits of the program's tag a subgroup exchange's tags carry.
+const SUBGROUP_TAG_BITS: u32 = 14;
+
 /// The engine tag of step `step` of the collective with sequence number `seq`.
 pub(super) fn tag(seq: u32, step: u32) -> i32 {
+    if seq & SUBGROUP != 0 {
+        let named = seq & ((1 << SUBGROUP_TAG_BITS) - 1);
+        return (SUBGROUP_TAGS | named << STEP_BITS | (step & ((1 << STEP_BITS) - 1))) as i32;
+    }
     let seq = seq & ((1 << SEQ_BITS) - 1);
     ((seq << STEP_BITS) | (step & ((1 << STEP_BITS) - 1))) as i32
 }
@@ -733,10 +747,22 @@ mod tests {
         assert_eq!(tag(1, 0), 1 << STEP_BITS);
         assert_ne!(tag(5, 3), tag(6, 3));
         assert_ne!(tag(5, 3), tag(5, 4));
-        for (seq, step) in [(u32::MAX, u32::MAX), (1 << SEQ_BITS, 0x801), (12345, 0x900)] {
+        for (seq, step) in [
+            (!SUBGROUP, u32::MAX),
+            (1 << SEQ_BITS, 0x801),
+            (12345, 0x900),
+        ] {
             let t = tag(seq, step);
             assert!((0..0x2000_0000).contains(&t), "tag {t:#x} out of range");
         }
+        for (seq, step) in [(u32::MAX, u32::MAX), (SUBGROUP, 0), (SUBGROUP | 77, 3)] {
+            let t = tag(seq, step);
+            assert!(
+                (0x3A00_0000..0x3E00_0000).contains(&t),
+                "tag {t:#x} out of range"
+            );
+        }
+        assert_ne!(tag(SUBGROUP | 77, 3), tag(SUBGROUP | 78, 3));
     }
 
     #[test]

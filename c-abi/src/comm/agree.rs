@@ -20,11 +20,15 @@
 //! agreement took anything at any of them meanwhile (every other agreement offered zeros there
 //! and so saw a held word of zero: it took nothing). Pairs freed meanwhile only add free bits.
 //! Hence no two live communicators that share a process get the same pair, whatever mix of
-//! blocking and nonblocking agreements, on whatever parents, is in flight. The creating calls
-//! that do not run this protocol (intercommunicators, `MPI_Comm_create_group`) take the lock
-//! for the whole of their exchange ([`Exclusive`]), which makes them safe the same way. (They
-//! are not deadlock-free beside idups: holding the lock while waiting for members to join, they
-//! hang if a member joins only after an idup that needs this process's lock has completed.)
+//! blocking and nonblocking agreements, on whatever parents, is in flight. `MPI_Comm_create_group`
+//! runs it among the group's members only (`coll::Team::subgroup`); `MPI_Intercomm_create`
+//! and the sessions' `MPI_Comm_create_from_group` and `MPI_Intercomm_create_from_groups`
+//! among the processes of their groups on a context of their own (`comm::make::agree_among`).
+//! The calls that join two jobs (`dynamic`: accept/connect, spawn, join), whose groups share
+//! no context before they are joined, do not run it: they take the lock for the whole of their
+//! exchange ([`Exclusive`]), which makes them safe the same way. (They are not deadlock-free
+//! beside idups or each other: holding the lock while waiting for members to join, they hang
+//! if a member joins only after an agreement that needs this process's lock has completed.)
 //!
 //! **Why it ends.** A lock is only ever held for one round of an agreement that every member
 //! has already joined (its join round has completed, so every member runs its rounds, and they
@@ -306,11 +310,11 @@ impl Exclusive {
     /// Waits (turning the engine, so that the round holding the lock ends; no new round is
     /// granted it meanwhile) until the lock is free, and takes it.
     pub fn acquire(
-        engine: &mut mpich_channel::Engine,
+        engine: &mut (impl super::net::Progress + ?Sized),
         contexts: &SharedContexts,
     ) -> MpiResult<Exclusive> {
         contexts.borrow_mut().exclusive_waiting = true;
-        let got = engine.block_on(|_| {
+        let got = engine.wait_for(|_| {
             let mut c = contexts.borrow_mut();
             let free = c.lock == Lock::Free;
             if free {

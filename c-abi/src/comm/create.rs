@@ -11,9 +11,9 @@
 //! the agreement. New communicators inherit the parent's error handler; `dup` also copies the
 //! attributes (through their copy callbacks), the topology and the info hints.
 
+use super::agree::Agreement;
 use super::hardware::{self, Level, Location};
 use super::make::{self, by_key, install, Cx};
-use super::net::Net;
 use super::{Comm, CommIdx, SELF, WORLD};
 use crate::abi::*;
 use crate::attr::comm_attrs;
@@ -256,11 +256,6 @@ pub(crate) fn check_subset(c: &Comm, g: &GroupData) -> MpiResult<()> {
     }
 }
 
-/// Tags of `MPI_Comm_create_group`'s agreement: the user's tag keeps concurrent calls apart.
-fn create_group_tag(tag: c_int) -> c_int {
-    0x3400_0000 + ((tag & 0x3_ffff) << 6)
-}
-
 /// `MPI_Comm_create_group` at a member of `group` (a subset of `parent`'s group; this process
 /// is its member `me`): the agreement runs among the members only.
 pub(crate) fn create_group(
@@ -270,16 +265,28 @@ pub(crate) fn create_group(
     me: usize,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let net = Net {
-        ranks: group.ranks().iter().map(|&r| r as usize).collect(),
-        me,
-        ctx: cx.comms.get(parent).coll_ctx,
-    };
-    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words();
-    net.allreduce_band(cx.engine, &mut words, create_group_tag(tag))?;
-    let ctxs = make::take(cx, &words, true)?;
+    let mut agreement = group_agreement(cx, parent, &group, me, tag);
+    let ctxs = cx
+        .engine
+        .block_on(|e| Ok::<_, MpiError>(agreement.step(e.p2p())?))??;
     Ok(install(cx, parent, ctxs, group).1)
+}
+
+/// The agreement of `MPI_Comm_create_group` among the members of `group` (this process is
+/// its member `me`), named by the program's `tag`: `agree`'s protocol over the subgroup
+/// (`coll::Team::subgroup`), so that it never holds this process's mask lock while a member
+/// has not joined (two threads creating communicators over different groups at once, or
+/// beside a `MPI_Comm_idup`, do not deadlock).
+pub(crate) fn group_agreement(
+    cx: &mut Cx<'_>,
+    parent: CommIdx,
+    group: &Group,
+    me: usize,
+    tag: c_int,
+) -> Agreement {
+    let members = group.ranks().iter().map(|&r| r as usize).collect();
+    let team = crate::coll::Team::subgroup(cx.comms, parent, members, me, tag);
+    Agreement::new(team, false, true, cx.comms.contexts.clone())
 }
 
 /// Frees a created communicator: its attributes' delete callbacks run first.

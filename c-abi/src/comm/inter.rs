@@ -2,17 +2,17 @@
 //! of an intercommunicator do (their entry points are in `api::inter`).
 //!
 //! An intercommunicator joins two disjoint groups; point-to-point ranks name the remote group.
-//! Both groups use one context pair, chosen free on every process of both: each group ANDs its
-//! masks (an allreduce over its local group), the two leaders swap their results over the peer
-//! communicator (or, once the intercommunicator exists, over it), and each leader broadcasts
-//! the final mask to its group. Messages from the other group are told apart from the local
-//! group's own set-up traffic by their sources (the groups are disjoint).
+//! Both groups use one context pair, chosen free on every process of both. `MPI_Intercomm_create`:
+//! the two leaders swap their groups' members over the peer communicator and broadcast them to
+//! their groups, then every process of both runs the agreement protocol over the union
+//! (`make::agree_among`). Once an intercommunicator exists (merge, split), the protocol runs on
+//! it (`make::agree`, its rounds spanning both groups). Messages from the other group are told
+//! apart from the local group's own set-up traffic by their sources (the groups are disjoint).
+//! Each function is written once on `make::Steps`: the communicators held throughout, or a
+//! blocking call's `Calling` whose waits let the process's lock go.
 
-use super::context::MASK_WORDS;
-use super::make::{self, agree_across, by_key, install, Cx};
-use super::net::{
-    as_bytes, as_bytes_mut, Net, TAG_ALLGATHER, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS,
-};
+use super::make::{self, agree_across, by_key, install, Steps};
+use super::net::{as_bytes, as_bytes_mut, Net, Progress, TAG_ALLGATHER, TAG_BCAST, TAG_LEADERS};
 use super::{Comm, CommIdx, Members};
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
@@ -20,20 +20,18 @@ use crate::group::GroupData;
 use std::ffi::c_int;
 
 /// What the leader of `Intercomm_create` learns from the remote leader and tells its group:
-/// the remote group's engine ranks, then the agreed mask.
+/// the remote group's engine ranks (after their count).
 fn leaders_swap(
-    cx: &mut Cx<'_>,
+    a: &mut impl Progress,
     peer: &Net,
     tag: c_int,
     local: &[usize],
-    words: &[u64],
 ) -> MpiResult<Vec<u64>> {
     let mut out: Vec<u64> = vec![local.len() as u64];
     out.extend(local.iter().map(|&r| r as u64));
-    out.extend_from_slice(words);
     let mut len = [0u64; 1];
     peer.sendrecv(
-        cx.engine,
+        a,
         Some(0),
         as_bytes(&[out.len() as u64]),
         Some(0),
@@ -42,7 +40,7 @@ fn leaders_swap(
     )?;
     let mut theirs = vec![0u64; len[0] as usize];
     peer.sendrecv(
-        cx.engine,
+        a,
         Some(0),
         as_bytes(&out),
         Some(0),
@@ -52,19 +50,24 @@ fn leaders_swap(
     Ok(theirs)
 }
 
-/// `MPI_Intercomm_create`'s collective work; returns the new handle.
+/// `MPI_Intercomm_create`'s collective work; returns the new handle. The leaders swap their
+/// groups' members over the peer communicator and tell their groups; then every process of
+/// both groups runs the context agreement over their union (`make::agree_among`, named by
+/// the tag and the union), which never holds a process's mask lock while a member has not
+/// joined.
 pub(crate) fn intercomm_create(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     local_idx: CommIdx,
     local_leader: usize,
     peer: Option<(usize, u16)>,
     tag: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let net = Net::local(cx.comms.get(local_idx));
-    let _lock = super::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words().to_vec();
-    net.allreduce_band(cx.engine, &mut words, TAG_ALLREDUCE)?;
-    // The leader swaps (group, mask) with the remote leader, then tells its group.
+    let (net, me) = a.cx(|cx| {
+        Ok((
+            Net::local(cx.comms.get(local_idx)),
+            cx.engine.p2p_ref().rank(),
+        ))
+    })?;
     let mut summary = Vec::new();
     if let Some((remote_leader, ctx)) = peer {
         let link = Net {
@@ -73,71 +76,78 @@ pub(crate) fn intercomm_create(
             ctx,
         };
         let leaders_tag = TAG_LEADERS + 0x40 + (tag & 0x00ff_ffff).min(0x00ff_ff00);
-        let theirs = leaders_swap(cx, &link, leaders_tag, &net.ranks, &words)?;
-        let n = theirs.first().copied().unwrap_or(0) as usize;
-        if theirs.len() != 1 + n + MASK_WORDS {
+        summary = leaders_swap(a, &link, leaders_tag, &net.ranks)?;
+        let n = summary.first().copied().unwrap_or(0) as usize;
+        if summary.len() != 1 + n {
             return Err(MpiError::internal(
                 "MPI_Intercomm_create: the remote leader sent a malformed reply",
             ));
         }
-        summary = theirs;
-        for (w, t) in words.iter_mut().zip(&summary[1 + n..]) {
-            *w &= t;
-        }
-        summary.truncate(1 + n);
-        summary.extend_from_slice(&words);
     }
     let mut len = [summary.len() as u64];
-    net.bcast(cx.engine, local_leader, as_bytes_mut(&mut len), TAG_BCAST)?;
+    net.bcast(a, local_leader, as_bytes_mut(&mut len), TAG_BCAST)?;
     summary.resize(len[0] as usize, 0);
-    net.bcast(
-        cx.engine,
-        local_leader,
-        as_bytes_mut(&mut summary),
-        TAG_BCAST + 1,
-    )?;
+    net.bcast(a, local_leader, as_bytes_mut(&mut summary), TAG_BCAST + 1)?;
     let n = summary[0] as usize;
-    let remote = GroupData::new(summary[1..1 + n].iter().map(|&r| r as u32).collect());
-    let ctxs = make::take(cx, &summary[1 + n..], true)?;
-    let lc = cx.comms.get(local_idx);
-    let local_group = lc.group();
-    let mut c = Comm::new(
-        String::new(),
-        ctxs,
-        lc.rank,
-        Members::List(remote),
-        n,
-        Some(local_group),
-    );
-    c.errhandler = lc.errhandler;
-    let idle = cx.idle();
-    Ok(cx.comms.insert(c, idle).1)
+    let remote_ranks: Vec<u32> = summary[1..1 + n].iter().map(|&r| r as u32).collect();
+    // Every process of both groups computes the same union, in engine-rank order.
+    let mut union: Vec<u32> = net
+        .ranks
+        .iter()
+        .map(|&r| r as u32)
+        .chain(remote_ranks.iter().copied())
+        .collect();
+    union.sort_unstable();
+    let at = union
+        .binary_search(&(me as u32))
+        .expect("this process is in its local group");
+    let name =
+        crate::session::from_group::bootstrap_name(&format!("MPI_Intercomm_create {tag}"), &union);
+    let ctxs = make::agree_among(a, &union, at, name)?;
+    let remote = GroupData::new(remote_ranks);
+    a.cx(|cx| {
+        let lc = cx.comms.get(local_idx);
+        let local_group = lc.group();
+        let mut c = Comm::new(
+            String::new(),
+            ctxs,
+            lc.rank,
+            Members::List(remote),
+            n,
+            Some(local_group),
+        );
+        c.errhandler = lc.errhandler;
+        let idle = cx.idle();
+        Ok(cx.comms.insert(c, idle).1)
+    })
 }
 
 /// `MPI_Intercomm_merge` of the intercommunicator `idx`: an intracommunicator of both
 /// groups, the group that passed `high = false` first (on a tie, the group whose leader has the
 /// lower rank in the job).
-pub(crate) fn merge(cx: &mut Cx<'_>, idx: CommIdx, high: bool) -> MpiResult<MPI_Comm> {
-    let net = Net::local(cx.comms.get(idx));
+pub(crate) fn merge(a: &mut impl Steps, idx: CommIdx, high: bool) -> MpiResult<MPI_Comm> {
+    let net = a.cx(|cx| Ok(Net::local(cx.comms.get(idx))))?;
     let my_leader = net.ranks[0] as u64;
     // Who goes first: swapped without the mask lock (nothing is taken yet).
     let mut extra = [high as u64, my_leader];
-    agree_across(cx, idx, &net, &mut [], &mut extra)?;
+    agree_across(a, idx, &net, &mut [], &mut extra)?;
     let [their_high, their_leader] = extra;
     let mine_first = match (high as u64, their_high) {
         (a, b) if a != b => a < b,
         _ => my_leader < their_leader,
     };
-    let c = cx.comms.get(idx);
-    let (local, remote) = (c.group(), c.peer_group());
+    let (local, remote) = a.cx(|cx| {
+        let c = cx.comms.get(idx);
+        Ok((c.group(), c.peer_group()))
+    })?;
     let (first, second) = if mine_first {
         (local, remote)
     } else {
         (remote, local)
     };
     let merged = first.union(&second);
-    let ctxs = make::agree(cx, idx, true)?;
-    Ok(install(cx, idx, ctxs, merged).1)
+    let ctxs = a.agree(idx, true)?;
+    a.cx(|cx| Ok(install(cx, idx, ctxs, merged).1))
 }
 
 /// Decodes `(color, key)` pairs.
@@ -166,58 +176,54 @@ fn pick(g: &GroupData, everyone: &[(c_int, c_int)], color: c_int) -> std::rc::Rc
 /// `MPI_Comm_split` of the intercommunicator `idx`: an intercommunicator between the
 /// processes of each color on both sides (`MPI_COMM_NULL` if either side has none).
 pub(crate) fn split(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     idx: CommIdx,
     color: c_int,
     key: c_int,
 ) -> MpiResult<MPI_Comm> {
-    let c = cx.comms.get(idx);
-    let net = Net::local(c);
-    let (local, remote) = (c.group(), c.peer_group());
-    let link = Net {
-        ranks: vec![c.to_global(0)],
-        me: 0,
-        ctx: c.coll_ctx,
-    };
+    let (net, local, remote, link) = a.cx(|cx| {
+        let c = cx.comms.get(idx);
+        let link = Net {
+            ranks: vec![c.to_global(0)],
+            me: 0,
+            ctx: c.coll_ctx,
+        };
+        Ok((Net::local(c), c.group(), c.peer_group(), link))
+    })?;
     let mut mine = [0u8; 8];
     mine[..4].copy_from_slice(&color.to_ne_bytes());
     mine[4..].copy_from_slice(&key.to_ne_bytes());
     let mut ours = vec![0u8; 8 * local.size()];
-    net.allgather(cx.engine, &mine, &mut ours, TAG_ALLGATHER)?;
+    net.allgather(a, &mine, &mut ours, TAG_ALLGATHER)?;
     let mut theirs = vec![0u8; 8 * remote.size()];
     if net.me == 0 {
-        link.sendrecv(
-            cx.engine,
-            Some(0),
-            &ours,
-            Some(0),
-            &mut theirs,
-            TAG_LEADERS + 1,
-        )?;
+        link.sendrecv(a, Some(0), &ours, Some(0), &mut theirs, TAG_LEADERS + 1)?;
     }
-    net.bcast(cx.engine, 0, &mut theirs, TAG_BCAST + 2)?;
+    net.bcast(a, 0, &mut theirs, TAG_BCAST + 2)?;
     let local_sub = pick(&local, &pairs(&ours), color);
     let remote_sub = pick(&remote, &pairs(&theirs), color);
     let member = color != MPI_UNDEFINED && remote_sub.size() > 0;
     // One pair for every new intercommunicator: free on all of both groups (the protocol of
     // `agree`, which holds no lock while waiting for the other group).
-    let ctxs = make::agree(cx, idx, member)?;
+    let ctxs = a.agree(idx, member)?;
     if !member {
         return Ok(MPI_COMM_NULL);
     }
-    let rank = local_sub
-        .local(cx.engine.p2p_ref().rank())
-        .expect("this process has the color it gave");
-    let n = remote_sub.size();
-    let mut new = Comm::new(
-        String::new(),
-        ctxs,
-        rank,
-        Members::List(remote_sub),
-        n,
-        Some(local_sub),
-    );
-    new.errhandler = cx.comms.get(idx).errhandler;
-    let idle = cx.idle();
-    Ok(cx.comms.insert(new, idle).1)
+    a.cx(|cx| {
+        let rank = local_sub
+            .local(cx.engine.p2p_ref().rank())
+            .expect("this process has the color it gave");
+        let n = remote_sub.size();
+        let mut new = Comm::new(
+            String::new(),
+            ctxs,
+            rank,
+            Members::List(remote_sub),
+            n,
+            Some(local_sub),
+        );
+        new.errhandler = cx.comms.get(idx).errhandler;
+        let idle = cx.idle();
+        Ok(cx.comms.insert(new, idle).1)
+    })
 }

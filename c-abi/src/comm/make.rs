@@ -3,19 +3,20 @@
 //!
 //! ```text
 //!   agree (rounds of allreduce of free-pair masks over the parent, both groups of an
-//!   intercommunicator included, `agree`'s protocol; or, holding the mask lock for the whole
-//!   exchange, `MPI_Intercomm_create`'s swap over the peer communicator)
+//!   intercommunicator included, `agree`'s protocol; `agree_among` runs it over processes no
+//!   communicator spans: `MPI_Intercomm_create`'s union of both groups, the sessions' groups)
 //!   ──▶ take (the lowest pair) ──▶ install / CommTable::insert
 //! ```
 
 use super::agree::Agreement;
-use super::net::{as_bytes, as_bytes_mut, Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
+use super::net::{as_bytes, as_bytes_mut, Net, Progress, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
 use super::{Comm, CommIdx, CommTable, Members};
 use crate::abi::*;
 use crate::attr::KeyvalTable;
 use crate::coll::Schedule;
 use crate::error::{MpiError, MpiResult};
 use crate::group::Group;
+use crate::runtime::thread::Calling;
 use mpich_channel::Engine;
 use mpich_channel::{Adi, AdiError, Operation, Status};
 use std::ffi::c_int;
@@ -38,6 +39,103 @@ impl Cx<'_> {
     pub fn idle(&self) -> bool {
         self.engine.p2p_ref().requests_live() == 0
     }
+}
+
+/// How a creating call that exchanges through [`Net`] reaches the communicators and waits
+/// (`comm::inter`): a [`Cx`] held for the whole call (its waits in the engine's loop), or a
+/// blocking call's [`Calling`], which reaches the state afresh at each step and whose waits
+/// let the process's lock go (`MPI_THREAD_MULTIPLE`, `runtime::thread`). The same messages
+/// either way.
+pub(crate) trait Steps: Progress {
+    /// Runs `f` on the communicators (and the engine, the keyvals...).
+    fn cx<T>(&mut self, f: impl FnOnce(&mut Cx<'_>) -> MpiResult<T>) -> MpiResult<T>;
+
+    /// [`agree`] on `parent`.
+    fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)>;
+
+    /// Runs `agreement` (made by this call, blocking: `Agreement::new(.., false, ..)`) to its
+    /// end.
+    fn run_agreement(&mut self, agreement: Agreement) -> MpiResult<(u16, u16)>;
+}
+
+impl Progress for Cx<'_> {
+    #[inline]
+    fn on_engine<T>(&mut self, f: impl FnOnce(&mut Engine) -> MpiResult<T>) -> MpiResult<T> {
+        f(self.engine)
+    }
+
+    fn recv(&mut self, buf: &mut [u8], src: c_int, tag: c_int, ctx: u16) -> MpiResult<Status> {
+        Progress::recv(&mut *self.engine, buf, src, tag, ctx)
+    }
+
+    fn wait(&mut self, id: mpich_channel::ReqId) -> MpiResult<Status> {
+        Progress::wait(&mut *self.engine, id)
+    }
+
+    fn wait_for<T>(
+        &mut self,
+        done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
+    ) -> MpiResult<T> {
+        self.engine.block_on(done)
+    }
+}
+
+impl Steps for Cx<'_> {
+    #[inline]
+    fn cx<T>(&mut self, f: impl FnOnce(&mut Cx<'_>) -> MpiResult<T>) -> MpiResult<T> {
+        f(self)
+    }
+
+    fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
+        agree(self, parent, keep)
+    }
+
+    fn run_agreement(&mut self, mut agreement: Agreement) -> MpiResult<(u16, u16)> {
+        self.engine
+            .block_on(|e| Ok::<_, MpiError>(agreement.step(e.p2p())?))?
+    }
+}
+
+impl Steps for Calling {
+    fn cx<T>(&mut self, f: impl FnOnce(&mut Cx<'_>) -> MpiResult<T>) -> MpiResult<T> {
+        f(&mut self.state().runtime()?.comm())
+    }
+
+    fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
+        super::waiting::agreed(self, parent, keep)
+    }
+
+    fn run_agreement(&mut self, agreement: Agreement) -> MpiResult<(u16, u16)> {
+        super::waiting::agreed_on(self, agreement.among_threads())
+    }
+}
+
+/// Agrees, among the processes of `members` (engine ranks, in the same order everywhere;
+/// this process is member `me`), on a context pair free at all of them, and takes it:
+/// [`agree`]'s protocol over the members, on the sessions' bootstrap context
+/// (`session::BOOTSTRAP_CTX`), its tags carrying 14 bits of `name` (`coll::Team::named`:
+/// what keeps concurrent such agreements apart; a hash of what the program names the call
+/// by and of the members). For the calls no communicator spans the members of
+/// (`MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`,
+/// `MPI_Intercomm_create`): it never holds this process's mask lock while a member has not
+/// joined, so two threads creating communicators at once do not deadlock.
+pub(crate) fn agree_among(
+    a: &mut impl Steps,
+    members: &[u32],
+    me: usize,
+    name: u32,
+) -> MpiResult<(u16, u16)> {
+    let agreement = a.cx(|cx| {
+        let team = crate::coll::Team::named(
+            crate::session::BOOTSTRAP_CTX,
+            super::WORLD,
+            members.iter().map(|&r| r as usize).collect(),
+            me,
+            name,
+        );
+        Ok(Agreement::new(team, false, true, cx.comms.contexts.clone()))
+    })?;
+    a.run_agreement(agreement)
 }
 
 /// Agrees with the other members of `parent` (both groups of an intercommunicator) on a
@@ -134,26 +232,28 @@ pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16
 /// masks go through it only under the mask lock; `MPI_Intercomm_merge` uses it, with no
 /// words, to swap its ordering data.
 pub(crate) fn agree_across(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     idx: CommIdx,
     net: &Net,
     words: &mut [u64],
     extra: &mut [u64],
 ) -> MpiResult<()> {
     if !words.is_empty() {
-        net.allreduce_band(cx.engine, words, TAG_ALLREDUCE)?;
+        net.allreduce_band(a, words, TAG_ALLREDUCE)?;
     }
-    let c = cx.comms.get(idx);
-    let leader = Net {
-        ranks: vec![c.to_global(0)],
-        me: 0,
-        ctx: c.coll_ctx,
-    };
+    let leader = a.cx(|cx| {
+        let c = cx.comms.get(idx);
+        Ok(Net {
+            ranks: vec![c.to_global(0)],
+            me: 0,
+            ctx: c.coll_ctx,
+        })
+    })?;
     let mut both: Vec<u64> = words.iter().chain(extra.iter()).copied().collect();
     if net.me == 0 {
         let mine = both.clone();
         leader.sendrecv(
-            cx.engine,
+            a,
             Some(0),
             as_bytes(&mine),
             Some(0),
@@ -164,7 +264,7 @@ pub(crate) fn agree_across(
             *w &= m;
         }
     }
-    net.bcast(cx.engine, 0, as_bytes_mut(&mut both), TAG_BCAST)?;
+    net.bcast(a, 0, as_bytes_mut(&mut both), TAG_BCAST)?;
     words.copy_from_slice(&both[..words.len()]);
     extra.copy_from_slice(&both[words.len()..]);
     Ok(())

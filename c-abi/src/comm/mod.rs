@@ -44,6 +44,7 @@ pub(crate) mod inter;
 mod late;
 pub(crate) mod make;
 pub(crate) mod net;
+pub(crate) mod waiting;
 
 use crate::abi::*;
 use crate::attr::Attrs;

@@ -4,16 +4,95 @@
 //! On an intracommunicator the agreement is the collective module's
 //! `allreduce_band_u64` (and `split` gathers colors and keys with its `allgather_bytes`).
 //! Where no intracommunicator spans the processes (the local group of an intercommunicator,
-//! the members of `MPI_Comm_create_group`, the leaders of `MPI_Intercomm_create`), a [`Net`]
+//! the leaders of `MPI_Intercomm_create`, the groups a window or a file is made on), a [`Net`]
 //! does it with plain blocking point-to-point on a collective context, with tags from
 //! `0x3000_0000` up (the collectives use tags below `0x2000_0000`). Each of its algorithms is
 //! deterministic and pairs the same (source, tag) in the same order on both sides, so the
 //! engine's in-order matching keeps consecutive calls apart.
+//!
+//! **Waiting.** Each exchange reaches the engine and waits through a [`Progress`]: the
+//! engine itself (its loop, holding the state, as every level below `MPI_THREAD_MULTIPLE`
+//! does), or a blocking call's [`Calling`], whose waits let the process's lock go between
+//! looks (`runtime::thread`): the same messages either way, so the two interoperate. The
+//! buffers are the caller's own (not the state's), which is what lets the lock go.
 
 use super::Comm;
 use crate::error::{MpiError, MpiResult};
-use mpich_channel::{Engine, SendMode};
+use crate::runtime::thread::Calling;
+use mpich_channel::{Engine, ReqId, SendMode, Status};
 use std::ffi::c_int;
+
+/// How an exchange reaches the engine and waits (see the module's doc).
+pub(crate) trait Progress {
+    /// Runs `f` on the engine.
+    fn on_engine<T>(&mut self, f: impl FnOnce(&mut Engine) -> MpiResult<T>) -> MpiResult<T>;
+
+    /// Receives into `buf` (a blocking receive).
+    fn recv(&mut self, buf: &mut [u8], src: c_int, tag: c_int, ctx: u16) -> MpiResult<Status>;
+
+    /// Waits for request `id` and retires it.
+    fn wait(&mut self, id: ReqId) -> MpiResult<Status>;
+
+    /// Waits until `done` answers, the engine turning between looks.
+    fn wait_for<T>(
+        &mut self,
+        done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
+    ) -> MpiResult<T>;
+}
+
+impl Progress for Engine {
+    #[inline]
+    fn on_engine<T>(&mut self, f: impl FnOnce(&mut Engine) -> MpiResult<T>) -> MpiResult<T> {
+        f(self)
+    }
+
+    fn recv(&mut self, buf: &mut [u8], src: c_int, tag: c_int, ctx: u16) -> MpiResult<Status> {
+        Ok(Engine::recv(self, buf, src, tag, ctx)?)
+    }
+
+    fn wait(&mut self, id: ReqId) -> MpiResult<Status> {
+        Ok(Engine::wait(self, id)?)
+    }
+
+    fn wait_for<T>(
+        &mut self,
+        done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
+    ) -> MpiResult<T> {
+        self.block_on(done)
+    }
+}
+
+impl Progress for Calling {
+    fn on_engine<T>(&mut self, f: impl FnOnce(&mut Engine) -> MpiResult<T>) -> MpiResult<T> {
+        f(&mut self.state().runtime()?.engine)
+    }
+
+    fn recv(&mut self, buf: &mut [u8], src: c_int, tag: c_int, ctx: u16) -> MpiResult<Status> {
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: `buf` outlives the request: it is waited for before this function returns
+        // (or the process ends with an error, the engine failing).
+        let id = self.on_engine(|e| Ok(unsafe { e.p2p().irecv(ptr, len, src, tag, ctx, 0) }?))?;
+        Progress::wait(self, id)
+    }
+
+    fn wait(&mut self, id: ReqId) -> MpiResult<Status> {
+        self.wait_for(|e| Ok(e.p2p().take(id)?))
+    }
+
+    fn wait_for<T>(
+        &mut self,
+        mut done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
+    ) -> MpiResult<T> {
+        self.wait_until(|st| {
+            let e = &mut st.runtime()?.engine;
+            if let Some(t) = done(e)? {
+                return Ok(Some(t));
+            }
+            e.poke()?;
+            Ok(None)
+        })
+    }
+}
 
 /// Tags of the exchanges (all >= 0x3000_0000; see the module documentation).
 pub(crate) const TAG_ALLREDUCE: c_int = 0x3000_0000;
@@ -45,7 +124,7 @@ impl Net {
     /// Sends `out` to member `to` and receives `into` from member `from` (either may be absent).
     pub fn sendrecv(
         &self,
-        engine: &mut Engine,
+        engine: &mut (impl Progress + ?Sized),
         to: Option<usize>,
         out: &[u8],
         from: Option<usize>,
@@ -54,17 +133,19 @@ impl Net {
     ) -> MpiResult<()> {
         let sent = match to {
             // SAFETY: `out` outlives the request: it is waited for before this function returns.
-            Some(t) => Some(unsafe {
-                engine.p2p().isend(
-                    crate::cptr::nonnull_or_dangling(out.as_ptr()),
-                    out.len(),
-                    self.ranks[t],
-                    tag,
-                    self.ctx,
-                    SendMode::Standard,
-                    0,
-                )
-            }?),
+            Some(t) => Some(engine.on_engine(|e| {
+                Ok(unsafe {
+                    e.p2p().isend(
+                        crate::cptr::nonnull_or_dangling(out.as_ptr()),
+                        out.len(),
+                        self.ranks[t],
+                        tag,
+                        self.ctx,
+                        SendMode::Standard,
+                        0,
+                    )
+                }?)
+            })?),
             None => None,
         };
         if let Some(f) = from {
@@ -87,7 +168,7 @@ impl Net {
     /// the members beyond the largest power of two fold in first and get the result last).
     pub fn allreduce_band(
         &self,
-        engine: &mut Engine,
+        engine: &mut (impl Progress + ?Sized),
         words: &mut [u64],
         tag: c_int,
     ) -> MpiResult<()> {
@@ -154,7 +235,7 @@ impl Net {
     /// Copies `root`'s `buf` into everyone's (binomial tree).
     pub fn bcast(
         &self,
-        engine: &mut Engine,
+        engine: &mut (impl Progress + ?Sized),
         root: usize,
         buf: &mut [u8],
         tag: c_int,
@@ -184,7 +265,7 @@ impl Net {
     /// Every member's `mine` (all the same length), in member order, into `all` (ring).
     pub fn allgather(
         &self,
-        engine: &mut Engine,
+        engine: &mut (impl Progress + ?Sized),
         mine: &[u8],
         all: &mut [u8],
         tag: c_int,

@@ -8,6 +8,7 @@ use crate::comm::{require_intra, CommIdx, SELF};
 use crate::cptr::{input_string, write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::Reach;
 use crate::runtime::Runtime;
 use std::ffi::{c_char, c_int};
 
@@ -346,21 +347,23 @@ mpi_fn! {
 }
 
 /// Waits until every member of `idx` (both groups of an intercommunicator) has arrived.
-fn barrier(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
-    let c = rt.comms.get(idx);
-    let net = Net::local(c);
-    let mut word = [1u64];
-    net.allreduce_band(&mut rt.engine, &mut word, TAG_ALLREDUCE + 0x70)?;
-    if c.is_inter() {
+fn barrier(a: &mut impl Reach, idx: CommIdx) -> MpiResult<()> {
+    let (net, link, inter) = a.rt(|rt| {
+        let c = rt.comms.get(idx);
         let link = Net {
             ranks: vec![c.to_global(0)],
             me: 0,
             ctx: c.coll_ctx,
         };
+        Ok((Net::local(c), link, c.is_inter()))
+    })?;
+    let mut word = [1u64];
+    net.allreduce_band(a, &mut word, TAG_ALLREDUCE + 0x70)?;
+    if inter {
         if net.me == 0 {
             let mut theirs = [0u8; 8];
             link.sendrecv(
-                &mut rt.engine,
+                a,
                 Some(0),
                 &[1u8; 8],
                 Some(0),
@@ -369,7 +372,7 @@ fn barrier(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
             )?;
         }
         let mut b = [0u8; 8];
-        net.bcast(&mut rt.engine, 0, &mut b, TAG_BCAST + 0x70)?;
+        net.bcast(a, 0, &mut b, TAG_BCAST + 0x70)?;
     }
     Ok(())
 }
@@ -377,12 +380,18 @@ fn barrier(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
 mpi_fn! {
     /// `MPI_Comm_disconnect`: waits for every member, frees `*comm`, and closes the
     /// connections to processes of other jobs that no communicator names any more.
-    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_disconnect / PMPI_Comm_disconnect(comm: *mut MPI_Comm) waits |call| {
         let h = Out::new(comm, "comm")?;
-        let (idx, _) = rt.comms.lookup(h.get())?;
+        let (idx, _) = call.state().runtime()?.comms.lookup(h.get())?;
+        // Under MPI_THREAD_MULTIPLE the barrier waits with the lock let go.
+        if call.releases() {
+            barrier(call, idx)
+        } else {
+            barrier(call.state().runtime()?, idx)
+        }
+        .map_err(|e| e.on(idx))?;
+        let rt = call.state().runtime()?;
         let job = rt.engine.p2p_ref().size();
-        barrier(rt, idx).map_err(|e| e.on(idx))?;
         let gone = foreign_ranks(rt.comms.get(idx), job);
         crate::comm::create::free(&mut rt.comm(), idx).map_err(|e| e.on(idx))?;
         let still: Vec<usize> = rt.comms.live().flat_map(|c| foreign_ranks(c, job)).collect();

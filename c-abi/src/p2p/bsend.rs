@@ -170,6 +170,13 @@ impl BsendBuffer {
         Ok(())
     }
 
+    /// Whether every buffered message has been sent (the space of those that were is freed):
+    /// one look of [`BsendBuffer::drain`], for a wait that lets the process's lock go.
+    pub fn settled(&mut self, engine: &mut Engine) -> MpiResult<bool> {
+        self.retire_completed(engine)?;
+        Ok(self.pending.is_empty())
+    }
+
     /// Waits until every buffered message has been sent.
     pub fn drain(&mut self, engine: &mut Engine) -> MpiResult<()> {
         engine.block_on(|e| {

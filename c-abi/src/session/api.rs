@@ -177,9 +177,10 @@ mpi_fn! {
         info: MPI_Info,
         errhandler: MPI_Errhandler,
         newcomm: *mut MPI_Comm,
-    ) |st| {
-        let handler = errhandler_arg(st, errhandler)?;
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let handler = errhandler_arg(call.state(), errhandler)?;
+        let rt = call.state().runtime()?;
         let out = Out::new(newcomm, "newcomm")?;
         let g = rt.groups.get(group)?.clone();
         let tag = stringtag_arg(stringtag)?;
@@ -188,7 +189,11 @@ mpi_fn! {
             out.set(MPI_COMM_NULL);
             return Ok(());
         }
-        out.set(comm_from_group(&mut rt.comm(), g, &tag, handler)?);
+        out.set(if releases {
+            comm_from_group(call, g, &tag, handler)?
+        } else {
+            comm_from_group(&mut rt.comm(), g, &tag, handler)?
+        });
         Ok(())
     }
 }
@@ -205,9 +210,10 @@ mpi_fn! {
         info: MPI_Info,
         errhandler: MPI_Errhandler,
         newintercomm: *mut MPI_Comm,
-    ) |st| {
-        let handler = errhandler_arg(st, errhandler)?;
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let handler = errhandler_arg(call.state(), errhandler)?;
+        let rt = call.state().runtime()?;
         let out = Out::new(newintercomm, "newintercomm")?;
         let local = rt.groups.get(local_group)?.clone();
         let remote = rt.groups.get(remote_group)?.clone();
@@ -215,7 +221,11 @@ mpi_fn! {
         check_leader(remote_leader, remote.size(), "remote")?;
         let tag = stringtag_arg(stringtag)?;
         rt.infos.hints(info)?;
-        out.set(intercomm_from_groups(&mut rt.comm(), local, remote, &tag, handler)?);
+        out.set(if releases {
+            intercomm_from_groups(call, local, remote, &tag, handler)?
+        } else {
+            intercomm_from_groups(&mut rt.comm(), local, remote, &tag, handler)?
+        });
         Ok(())
     }
 }

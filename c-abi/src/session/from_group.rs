@@ -3,21 +3,16 @@
 //! `session`: a bootstrap exchange among the members, on [`BOOTSTRAP_CTX`], tagged by a hash of
 //! the string tag and the members).
 
-use super::BOOTSTRAP_CTX;
 use crate::abi::*;
-use crate::comm::agree::Exclusive;
-use crate::comm::make::{self, Cx};
-use crate::comm::net::Net;
+use crate::comm::make::{agree_among, Steps};
 use crate::comm::{Comm, Members};
 use crate::error::{MpiError, MpiResult};
 use crate::group::Group;
 use std::ffi::c_int;
 
-/// The tag of a bootstrap exchange: `0x3600_0000` plus 18 bits of an FNV-1a hash of the string
-/// tag and the members' engine ranks, in steps of 64 (an exchange uses the tags from its base
-/// up to base + 2 + log2(members) < base + 64). Above the collectives' and the other set-up
-/// exchanges' tags (`comm::net`), below `MPI_TAG_UB`.
-pub(crate) fn bootstrap_tag(stringtag: &str, members: &[u32]) -> c_int {
+/// The name of a bootstrap exchange: an FNV-1a hash of the string tag and the members'
+/// engine ranks (its schedules' tags carry 14 bits of it: `coll::Team::named`).
+pub(crate) fn bootstrap_name(stringtag: &str, members: &[u32]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
     let mut eat = |b: u8| h = (h ^ b as u32).wrapping_mul(0x0100_0193);
     for &b in stringtag.as_bytes() {
@@ -29,40 +24,25 @@ pub(crate) fn bootstrap_tag(stringtag: &str, members: &[u32]) -> c_int {
             eat(b);
         }
     }
-    0x3600_0000 + (((h ^ (h >> 18)) & 0x3_ffff) << 6) as c_int
-}
-
-/// Agrees, among the processes of `members` (engine ranks; this process is member `me`), on a
-/// context pair free at all of them, and takes it.
-fn agree_among(
-    cx: &mut Cx<'_>,
-    members: &[u32],
-    me: usize,
-    stringtag: &str,
-) -> MpiResult<(u16, u16)> {
-    let net = Net {
-        ranks: members.iter().map(|&r| r as usize).collect(),
-        me,
-        ctx: BOOTSTRAP_CTX,
-    };
-    let _lock = Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words();
-    net.allreduce_band(cx.engine, &mut words, bootstrap_tag(stringtag, members))?;
-    make::take(cx, &words, true)
+    h ^ (h >> 18)
 }
 
 /// `MPI_Comm_create_from_group` at a member of `group`: the new communicator over `group`
 /// (ranks in group order), with error handler `errhandler`. Returns its handle.
 pub(crate) fn comm_from_group(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     group: Group,
     stringtag: &str,
     errhandler: MPI_Errhandler,
 ) -> MpiResult<MPI_Comm> {
-    let me = cx.engine.p2p_ref().rank();
-    let job = cx.engine.p2p_ref().size();
+    let (me, job) = a.cx(|cx| Ok((cx.engine.p2p_ref().rank(), cx.engine.p2p_ref().size())))?;
     let rank = group.local(me).ok_or_else(not_a_member)?;
-    let ctxs = agree_among(cx, group.ranks(), rank, stringtag)?;
+    let ctxs = agree_among(
+        a,
+        group.ranks(),
+        rank,
+        bootstrap_name(stringtag, group.ranks()),
+    )?;
     let size = group.size();
     let mut c = Comm::new(
         String::new(),
@@ -73,20 +53,22 @@ pub(crate) fn comm_from_group(
         None,
     );
     c.errhandler = errhandler;
-    let idle = cx.idle();
-    Ok(cx.comms.insert(c, idle).1)
+    a.cx(|cx| {
+        let idle = cx.idle();
+        Ok(cx.comms.insert(c, idle).1)
+    })
 }
 
 /// `MPI_Intercomm_create_from_groups` at a member of `local`: the intercommunicator between
 /// `local` and `remote` (disjoint), with error handler `errhandler`. Returns its handle.
 pub(crate) fn intercomm_from_groups(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     local: Group,
     remote: Group,
     stringtag: &str,
     errhandler: MPI_Errhandler,
 ) -> MpiResult<MPI_Comm> {
-    let me = cx.engine.p2p_ref().rank();
+    let me = a.cx(|cx| Ok(cx.engine.p2p_ref().rank()))?;
     let rank = local.local(me).ok_or_else(not_a_member)?;
     if let Some(&both) = remote
         .ranks()
@@ -109,7 +91,7 @@ pub(crate) fn intercomm_from_groups(
     let at = union
         .binary_search(&(me as u32))
         .expect("this process is in its local group");
-    let ctxs = agree_among(cx, &union, at, stringtag)?;
+    let ctxs = agree_among(a, &union, at, bootstrap_name(stringtag, &union))?;
     let n = remote.size();
     let mut c = Comm::new(
         String::new(),
@@ -120,8 +102,10 @@ pub(crate) fn intercomm_from_groups(
         Some(local),
     );
     c.errhandler = errhandler;
-    let idle = cx.idle();
-    Ok(cx.comms.insert(c, idle).1)
+    a.cx(|cx| {
+        let idle = cx.idle();
+        Ok(cx.comms.insert(c, idle).1)
+    })
 }
 
 /// A leader argument: a rank of a group of `size`.
@@ -151,16 +135,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tags_differ_by_string_tag_and_members_and_stay_in_range() {
-        let a = bootstrap_tag("left", &[0, 1]);
-        assert_ne!(a, bootstrap_tag("right", &[0, 1]));
-        assert_ne!(a, bootstrap_tag("left", &[0, 2]));
-        assert_eq!(a, bootstrap_tag("left", &[0, 1]));
-        for t in ["", "x", "a much longer tag than usual"] {
-            let tag = bootstrap_tag(t, &[3]);
-            assert!((0x3600_0000..0x3600_0000 + (1 << 24)).contains(&tag));
-            assert_eq!(tag % 64, 0);
-            assert!(tag + 63 <= mpich_channel::TAG_UB);
-        }
+    fn names_differ_by_string_tag_and_members() {
+        let a = bootstrap_name("left", &[0, 1]);
+        assert_ne!(a, bootstrap_name("right", &[0, 1]));
+        assert_ne!(a, bootstrap_name("left", &[0, 2]));
+        assert_eq!(a, bootstrap_name("left", &[0, 1]));
+        // The 14 bits the exchange's tags carry differ too.
+        assert_ne!(a & 0x3fff, bootstrap_name("right", &[0, 1]) & 0x3fff);
     }
 }

@@ -36,17 +36,19 @@
 //! **Communicators without a parent** (`from_group`). `MPI_Comm_create_from_group` and
 //! `MPI_Intercomm_create_from_groups` are collective over the group's processes only, and no
 //! communicator spans them to agree a context id on. They agree it the way
-//! `MPI_Comm_create_group` does, over a bootstrap [`Net`](crate::comm::net::Net) of plain
-//! point-to-point messages among the members' engine ranks, on a context reserved for this
-//! ([`BOOTSTRAP_CTX`], above every context a communicator can take), with a tag derived from a
-//! hash of the string tag and of the members (so concurrent creations with different tags, or
-//! over different groups, never match each other's messages; consecutive ones with the same
-//! tag are kept apart by the engine's in-order matching, as every member runs the same
-//! deterministic exchange). Holding the process's context-mask lock (`comm::agree::Exclusive`),
-//! the members AND their masks of free context pairs and take the lowest pair left; an
-//! intercommunicator does this over the union of both groups (ordered by engine rank, which
-//! every member computes alike), so the pair is free on every process of both sides. The new
-//! communicator gets the error handler passed to the call. Groups from a session's process sets
+//! `MPI_Comm_create_group` does: `comm::agree`'s protocol (rounds of allreduce of free-pair
+//! masks, each process's mask lock held for one round at most, so that creations at once
+//! from several threads or beside `MPI_Comm_idup` cannot deadlock) among the members' engine
+//! ranks, on a context reserved for this ([`BOOTSTRAP_CTX`], above every context a
+//! communicator can take), its tags carrying 14 bits of a hash of the string tag and of the
+//! members (`coll::Team::named`: concurrent creations with different tags, or over different
+//! groups, do not match each other's messages unless those bits collide; consecutive ones with
+//! the same tag are kept apart by the engine's in-order matching, as every member runs the
+//! same deterministic exchange). An intercommunicator agrees over the union of both groups
+//! (ordered by engine rank, which every member computes alike), so the pair is free on every
+//! process of both sides. Under `MPI_THREAD_MULTIPLE` the agreement waits with the process's
+//! lock let go (`comm::make::Steps`). The new communicator gets the error handler passed to
+//! the call. Groups from a session's process sets
 //! and groups of the world model are the same kind of object, so both models use these calls.
 
 pub(crate) mod api;

@@ -4,9 +4,9 @@
 //! `MPI_Dist_graph_create_adjacent`, `MPI_Dist_graph_create`,
 //! `MPI_Dist_graph_neighbors(_count)`, `MPI_Topo_test`.
 
-use super::cart::{cart, coords_of, dims_create, map_rank, rank_of, read_grid, sub_grid};
-use super::create::create_with;
-use super::dist_graph::{dist, dist_graph, from_edges, read_neighbours};
+use super::cart::{cart, coords_of, dims_create, map_rank, rank_of, read_grid, sub_grid_call};
+use super::create::create_with_call;
+use super::dist_graph::{dist, dist_topology, from_edges, read_neighbours};
 use super::graph::{graph, graph_neighbours, read_graph};
 use super::{count, is_unweighted, read_ints, write_ints, Topology, MPI_UNWEIGHTED};
 use crate::abi::*;
@@ -34,8 +34,8 @@ mpi_fn! {
         periods: *const c_int,
         _reorder: c_int,
         comm_cart: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let rt = call.state().runtime()?;
         let idx = intra(rt, comm_old, "MPI_Cart_create")?;
         let checks = || -> MpiResult<_> {
             let out = Out::new(comm_cart, "comm_cart")?;
@@ -48,7 +48,7 @@ mpi_fn! {
             Ok((out, dims, periods, n as usize))
         };
         let (out, dims, periods, n) = checks().map_err(|e| e.on(idx))?;
-        out.set(create_with(&mut rt.comm(), idx, n, Topology::Cart { dims, periods }).map_err(|e| e.on(idx))?);
+        out.set(create_with_call(call, idx, n, Topology::Cart { dims, periods }).map_err(|e| e.on(idx))?);
         Ok(())
     }
 }
@@ -124,8 +124,8 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Cart_sub`: the sub-grids keeping the dimensions flagged in `remain_dims`.
-    fn MPI_Cart_sub / PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Cart_sub / PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) waits |call| {
+        let rt = call.state().runtime()?;
         let (idx, c) = rt.comms.lookup(comm)?;
         let prepare = || -> MpiResult<_> {
             let (dims, periods) = cart(c)?;
@@ -147,7 +147,7 @@ mpi_fn! {
         };
         let (out, color, key, sub_dims, sub_periods) = prepare().map_err(|e| e.on(idx))?;
         let topo = Topology::Cart { dims: sub_dims, periods: sub_periods };
-        let handle = sub_grid(&mut rt.comm(), idx, color, key, topo);
+        let handle = sub_grid_call(call, idx, color, key, topo);
         out.set(handle.map_err(|e| e.on(idx))?);
         Ok(())
     }
@@ -222,8 +222,8 @@ mpi_fn! {
         edges: *const c_int,
         _reorder: c_int,
         comm_graph: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let rt = call.state().runtime()?;
         let idx = intra(rt, comm_old, "MPI_Graph_create")?;
         let checks = || -> MpiResult<_> {
             let out = Out::new(comm_graph, "comm_graph")?;
@@ -236,7 +236,7 @@ mpi_fn! {
             Ok((out, n, index, edges))
         };
         let (out, n, index, edges) = checks().map_err(|e| e.on(idx))?;
-        out.set(create_with(&mut rt.comm(), idx, n, Topology::Graph { index, edges }).map_err(|e| e.on(idx))?);
+        out.set(create_with_call(call, idx, n, Topology::Graph { index, edges }).map_err(|e| e.on(idx))?);
         Ok(())
     }
 }
@@ -331,8 +331,8 @@ mpi_fn! {
         info: MPI_Info,
         _reorder: c_int,
         comm_dist_graph: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let rt = call.state().runtime()?;
         let idx = intra(rt, comm_old, "MPI_Dist_graph_create_adjacent")?;
         let checks = || -> MpiResult<_> {
             let out = Out::new(comm_dist_graph, "comm_dist_graph")?;
@@ -343,7 +343,8 @@ mpi_fn! {
             Ok((out, s, sw, d, dw))
         };
         let (out, s, sw, d, dw) = checks().map_err(|e| e.on(idx))?;
-        out.set(dist_graph(&mut rt.comm(), idx, s, sw, d, dw).map_err(|e| e.on(idx))?);
+        let n = rt.comms.get(idx).size;
+        out.set(create_with_call(call, idx, n, dist_topology(s, sw, d, dw)).map_err(|e| e.on(idx))?);
         Ok(())
     }
 }
@@ -360,8 +361,9 @@ mpi_fn! {
         info: MPI_Info,
         _reorder: c_int,
         comm_dist_graph: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let idx = intra(rt, comm_old, "MPI_Dist_graph_create")?;
         let checks = || -> MpiResult<_> {
             let out = Out::new(comm_dist_graph, "comm_dist_graph")?;
@@ -386,7 +388,12 @@ mpi_fn! {
             Ok((out, edges, w.is_some()))
         };
         let (out, edges, weighted) = checks().map_err(|e| e.on(idx))?;
-        out.set(from_edges(&mut rt.comm(), idx, &edges, weighted).map_err(|e| e.on(idx))?);
+        let made = if releases {
+            from_edges(call, idx, &edges, weighted)
+        } else {
+            from_edges(&mut rt.comm(), idx, &edges, weighted)
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
 }

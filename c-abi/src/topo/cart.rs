@@ -274,6 +274,37 @@ pub(crate) fn sub_grid(
     })
 }
 
+/// [`sub_grid`] for the blocking call `call` (`MPI_Cart_sub`): its exchanges in waits that let
+/// the lock go when the call's waits do.
+pub(crate) fn sub_grid_call(
+    call: &mut crate::runtime::thread::Calling,
+    parent: CommIdx,
+    color: c_int,
+    key: c_int,
+    topo: Topology,
+) -> MpiResult<MPI_Comm> {
+    let Topology::Cart { dims, .. } = &topo else {
+        unreachable!("a sub-grid is a grid")
+    };
+    if !call.releases() {
+        return sub_grid(
+            &mut call.state().runtime()?.comm(),
+            parent,
+            color,
+            key,
+            topo,
+        );
+    }
+    if dims.is_empty() {
+        return super::create::create_with_call(call, parent, 1, topo);
+    }
+    let h = crate::comm::waiting::split_waiting(call, parent, color, key)?;
+    if let Ok(new) = call.state().runtime()?.comms.lookup_mut(h) {
+        new.topo = Some(Rc::new(topo));
+    }
+    Ok(h)
+}
+
 pub(crate) fn map_rank(c: &Comm, n: i64) -> MpiResult<c_int> {
     if n > c.size as i64 {
         return Err(MpiError::new(

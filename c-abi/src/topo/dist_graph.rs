@@ -1,10 +1,10 @@
 //! Distributed graphs: each process's neighbour lists (and weights), and the exchange that
 //! tells every process its own edges in `MPI_Dist_graph_create`.
 
-use super::create::create_with;
+use super::create::create_with_steps;
 use super::{count, is_unweighted, is_weights_empty, read_ints, Topology};
 use crate::abi::*;
-use crate::comm::make::Cx;
+use crate::comm::make::Steps;
 use crate::comm::net::{Net, TAG_ALLGATHER};
 use crate::comm::{Comm, CommIdx};
 use crate::error::{MpiError, MpiResult};
@@ -41,38 +41,34 @@ pub(crate) fn read_neighbours(
     Ok((list, weights))
 }
 
-/// Builds the distributed-graph topology of a duplicate of `parent`.
-pub(crate) fn dist_graph(
-    cx: &mut Cx<'_>,
-    parent: CommIdx,
+/// The topology of a distributed graph whose neighbours (and weights) this process knows.
+pub(crate) fn dist_topology(
     sources: Vec<c_int>,
     sw: Option<Vec<c_int>>,
     dests: Vec<c_int>,
     dw: Option<Vec<c_int>>,
-) -> MpiResult<MPI_Comm> {
+) -> Topology {
     let weighted = sw.is_some() || dw.is_some();
-    let topo = Topology::DistGraph {
+    Topology::DistGraph {
         source_weights: sw.unwrap_or_else(|| vec![1; sources.len()]),
         dest_weights: dw.unwrap_or_else(|| vec![1; dests.len()]),
         sources,
         dests,
         weighted,
-    };
-    let n = cx.comms.get(parent).size;
-    create_with(cx, parent, n, topo)
+    }
 }
 
 /// Everyone's edge triples, in rank order (two allgathers: the counts, then padded blocks).
 pub(crate) fn exchange_edges(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     idx: CommIdx,
     mine: &[c_int],
 ) -> MpiResult<Vec<c_int>> {
-    let net = Net::local(cx.comms.get(idx));
+    let net = a.cx(|cx| Ok(Net::local(cx.comms.get(idx))))?;
     let n = net.size();
     let mut counts = vec![0u8; 4 * n];
     net.allgather(
-        cx.engine,
+        a,
         &(mine.len() as u32).to_ne_bytes(),
         &mut counts,
         TAG_ALLGATHER,
@@ -87,7 +83,7 @@ pub(crate) fn exchange_edges(
         block[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
     }
     let mut all = vec![0u8; 4 * max * n];
-    net.allgather(cx.engine, &block, &mut all, TAG_ALLGATHER + 1)?;
+    net.allgather(a, &block, &mut all, TAG_ALLGATHER + 1)?;
     let mut out = Vec::new();
     for (r, &cnt) in counts.iter().enumerate() {
         let b = &all[4 * max * r..4 * max * r + 4 * cnt];
@@ -113,13 +109,16 @@ pub(crate) fn dist(c: &Comm) -> MpiResult<&Topology> {
 /// edge triples are exchanged, each keeps those that end or start at it, and the communicator
 /// is made with those as its neighbours.
 pub(crate) fn from_edges(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     idx: CommIdx,
     edges: &[c_int],
     weighted: bool,
 ) -> MpiResult<MPI_Comm> {
-    let all = exchange_edges(cx, idx, edges)?;
-    let me = cx.comms.get(idx).rank as c_int;
+    let all = exchange_edges(a, idx, edges)?;
+    let (me, n) = a.cx(|cx| {
+        let c = cx.comms.get(idx);
+        Ok((c.rank as c_int, c.size))
+    })?;
     let (mut s, mut sw, mut d, mut dw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for e in all.chunks_exact(3) {
         if e[1] == me {
@@ -136,5 +135,5 @@ pub(crate) fn from_edges(
     } else {
         (None, None)
     };
-    dist_graph(cx, idx, s, sw, d, dw)
+    create_with_steps(a, idx, n, dist_topology(s, sw, d, dw))
 }

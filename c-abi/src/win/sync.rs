@@ -17,6 +17,17 @@
 //! access outside a dynamic window's attached memory, say), which the synchronization call
 //! then returns.
 //!
+//! **Two ways to reach the window** ([`Access`]). Each call is written once, as steps on the
+//! window (under the process's lock) and waits between them. [`Holding`] runs it as it
+//! always ran: the engine, the communicators and the window borrowed for the whole call,
+//! the waits in the engine's loop (below `MPI_THREAD_MULTIPLE`: no lock, nothing added).
+//! [`Releasing`] runs it under `MPI_THREAD_MULTIPLE`: it owns only the window's handle,
+//! finds the window afresh in each step, and waits through [`Calling::wait_until`], which
+//! lets the lock go between two looks (`runtime::thread`), so that a thread in
+//! `MPI_Win_fence` or `MPI_Win_lock` does not stop the process's other threads from
+//! answering the messages the other processes need first. The fence's barrier is then the
+//! barrier's schedule (the one `MPI_Barrier` runs under that level), polled in the looks.
+//!
 //! **The device's data path** (`DeviceData`): a put or get that skips the request may reach
 //! a target only while this origin's epoch there is known to be open, which these calls say
 //! ([`WinState::device_epoch`]): after the fence's barrier, after the target's post (start),
@@ -26,35 +37,167 @@
 //! connection ahead of the flush, unlock or complete request that follows it, and the
 //! target's device applies it before the request is read, so the answer covers it.
 
+use super::direct::Direct;
 use super::state::WinState;
 use super::wire::Say;
 use super::{state, Win};
 use crate::abi::*;
 use crate::comm::CommTable;
 use crate::error::{MpiError, MpiResult};
+use crate::runtime::thread::Calling;
 use mpich_channel::{Engine, HookId};
 use std::ffi::c_int;
 
-/// Waits until `done` says so of the window's state (the engine turns meanwhile, applying
-/// requests to every window), then reports a failure a target answered with.
-///
-/// The engine turns at least once, even when `done` holds already: a process that spins on
-/// its own window (a lock word it compare-and-swaps, then flushes) is also the target other
-/// origins wait for, and its flushes are where their requests get applied (MPI 3.1 §11.7.3:
-/// an RMA call at the target lets the origins' operations progress).
-fn wait(
-    engine: &mut Engine,
+/// How a synchronization call reaches its window and waits (see the module's doc).
+pub(crate) trait Access {
+    /// Runs `f` on the engine, the communicators, the windows' hook and the window.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Engine, &mut CommTable, HookId, &mut Win) -> MpiResult<T>,
+    ) -> MpiResult<T>;
+
+    /// Waits until `done` says so of the window's state (the engine turns meanwhile,
+    /// applying requests to every window, at least once), then reports a failure a target
+    /// answered with.
+    fn wait(&mut self, done: impl FnMut(&mut WinState) -> bool) -> MpiResult<()>;
+
+    /// Waits until `ready` holds of the shared-memory window's locks (a direct window).
+    fn wait_direct(&mut self, ready: impl FnMut(&Direct) -> bool) -> MpiResult<()>;
+
+    /// A barrier on the window's communicator.
+    fn barrier(&mut self) -> MpiResult<()>;
+}
+
+/// The window reached through borrows held for the whole call (the waits hold them too).
+pub(crate) struct Holding<'a> {
+    engine: &'a mut Engine,
+    comms: &'a mut CommTable,
     hook: HookId,
-    slot: usize,
-    mut done: impl FnMut(&mut WinState) -> bool,
-) -> MpiResult<()> {
-    engine.poke()?;
-    engine.block_on(|e| {
-        let (w, _) = state(e, hook, slot);
-        Ok::<_, MpiError>(done(w).then_some(()))
-    })?;
-    let (w, _) = state(engine, hook, slot);
-    match std::mem::take(&mut w.failure) {
+    win: &'a mut Win,
+}
+
+impl<'a> Holding<'a> {
+    #[inline]
+    pub fn new(
+        engine: &'a mut Engine,
+        comms: &'a mut CommTable,
+        hook: HookId,
+        win: &'a mut Win,
+    ) -> Holding<'a> {
+        Holding {
+            engine,
+            comms,
+            hook,
+            win,
+        }
+    }
+}
+
+impl Access for Holding<'_> {
+    #[inline(always)]
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Engine, &mut CommTable, HookId, &mut Win) -> MpiResult<T>,
+    ) -> MpiResult<T> {
+        f(self.engine, self.comms, self.hook, self.win)
+    }
+
+    fn wait(&mut self, mut done: impl FnMut(&mut WinState) -> bool) -> MpiResult<()> {
+        let (hook, slot) = (self.hook, self.win.slot);
+        self.engine.poke()?;
+        self.engine.block_on(|e| {
+            let (w, _) = state(e, hook, slot);
+            Ok::<_, MpiError>(done(w).then_some(()))
+        })?;
+        let (w, _) = state(self.engine, hook, slot);
+        failure(std::mem::take(&mut w.failure))
+    }
+
+    fn wait_direct(&mut self, mut ready: impl FnMut(&Direct) -> bool) -> MpiResult<()> {
+        let d = self.win.direct.as_ref().expect("a direct window");
+        self.engine
+            .block_on(|_| Ok::<_, MpiError>(ready(d).then_some(())))
+    }
+
+    fn barrier(&mut self) -> MpiResult<()> {
+        crate::coll::direct::barrier(self.engine, self.comms, self.win.comm)
+    }
+}
+
+/// The window reached afresh by its handle at each step and each look of a wait, which lets
+/// the process's lock go between looks (`MPI_THREAD_MULTIPLE`).
+pub(crate) struct Releasing<'c> {
+    call: &'c mut Calling,
+    handle: MPI_Win,
+}
+
+impl<'c> Releasing<'c> {
+    pub fn new(call: &'c mut Calling, handle: MPI_Win) -> Releasing<'c> {
+        Releasing { call, handle }
+    }
+}
+
+impl Access for Releasing<'_> {
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Engine, &mut CommTable, HookId, &mut Win) -> MpiResult<T>,
+    ) -> MpiResult<T> {
+        let rt = self.call.state().runtime()?;
+        let hook = rt.wins.hook(&mut rt.engine);
+        let win = rt.wins.get_mut(self.handle)?;
+        f(&mut rt.engine, &mut rt.comms, hook, win)
+    }
+
+    fn wait(&mut self, mut done: impl FnMut(&mut WinState) -> bool) -> MpiResult<()> {
+        let handle = self.handle;
+        let class = self.call.wait_until(|st| {
+            let rt = st.runtime()?;
+            rt.engine.poke()?;
+            let hook = rt.wins.hook(&mut rt.engine);
+            let slot = rt.wins.get(handle)?.slot;
+            let (w, _) = state(&mut rt.engine, hook, slot);
+            Ok(done(w).then(|| std::mem::take(&mut w.failure)))
+        })?;
+        failure(class)
+    }
+
+    fn wait_direct(&mut self, mut ready: impl FnMut(&Direct) -> bool) -> MpiResult<()> {
+        let handle = self.handle;
+        self.call.wait_until(|st| {
+            let rt = st.runtime()?;
+            let d = rt
+                .wins
+                .get(handle)?
+                .direct
+                .as_ref()
+                .expect("a direct window");
+            if ready(d) {
+                return Ok(Some(()));
+            }
+            rt.engine.poke()?;
+            Ok(None)
+        })
+    }
+
+    fn barrier(&mut self) -> MpiResult<()> {
+        let rt = self.call.state().runtime()?;
+        let comm = rt.wins.get(self.handle)?.comm;
+        let mut plan = crate::coll::barrier_schedule(&mut rt.comms, &mut rt.coll_spare, comm)?;
+        self.call.wait_until(|st| {
+            let rt = st.runtime()?;
+            rt.engine.poke()?;
+            Ok(plan.poll(rt.engine.p2p())?.then_some(()))
+        })?;
+        match plan.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The failure a target answered with (`class`, 0 for none), as an error.
+fn failure(class: c_int) -> MpiResult<()> {
+    match class {
         0 => Ok(()),
         class => Err(MpiError::new(
             class,
@@ -68,40 +211,43 @@ fn sync_error(detail: impl Into<String>) -> MpiError {
 }
 
 /// Every target is flushed and settled.
-fn settle_all(engine: &mut Engine, hook: HookId, slot: usize) -> MpiResult<()> {
-    let (w, adi) = state(engine, hook, slot);
-    for t in 0..w.size() {
-        w.send_flush(adi, t)?;
-    }
-    wait(engine, hook, slot, |w| (0..w.size()).all(|t| w.settled(t)))
+fn settle_all(a: &mut impl Access) -> MpiResult<()> {
+    a.with(|engine, _, hook, win| {
+        let (w, adi) = state(engine, hook, win.slot);
+        for t in 0..w.size() {
+            w.send_flush(adi, t)?;
+        }
+        Ok(())
+    })?;
+    a.wait(|w| (0..w.size()).all(|t| w.settled(t)))
 }
 
 /// `MPI_Win_fence`.
-pub(crate) fn fence(
-    engine: &mut Engine,
-    comms: &mut CommTable,
-    hook: HookId,
-    win: &mut Win,
-    assert: c_int,
-) -> MpiResult<()> {
-    if win.epochs.open() {
-        return Err(sync_error(
-            "a fence was called while a post/start or lock epoch is open on the window",
-        ));
-    }
+pub(crate) fn fence(a: &mut impl Access, assert: c_int) -> MpiResult<()> {
+    a.with(|_, _, _, win| {
+        if win.epochs.open() {
+            return Err(sync_error(
+                "a fence was called while a post/start or lock epoch is open on the window",
+            ));
+        }
+        Ok(())
+    })?;
     let outcome = if assert & MPI_MODE_NOPRECEDE == 0 {
-        settle_all(engine, hook, win.slot)
+        settle_all(a)
     } else {
         Ok(())
     };
-    crate::coll::direct::barrier(engine, comms, win.comm)?;
-    win.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
-    win.epochs.fence_used = false;
-    // After the barrier every process is in the epoch the fence opened (or none is).
-    let n = win.peers.len();
-    state(engine, hook, win.slot)
-        .0
-        .device_epoch(0..n, win.epochs.fence);
+    a.barrier()?;
+    a.with(|engine, _, hook, win| {
+        win.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
+        win.epochs.fence_used = false;
+        // After the barrier every process is in the epoch the fence opened (or none is).
+        let n = win.peers.len();
+        state(engine, hook, win.slot)
+            .0
+            .device_epoch(0..n, win.epochs.fence);
+        Ok(())
+    })?;
     outcome
 }
 
@@ -136,7 +282,7 @@ fn window_ranks(w: &WinState, group: &crate::group::GroupData) -> MpiResult<Vec<
         .collect()
 }
 
-/// `MPI_Win_post`.
+/// `MPI_Win_post` (it does not wait).
 pub(crate) fn post(
     engine: &mut Engine,
     hook: HookId,
@@ -163,87 +309,88 @@ pub(crate) fn post(
 
 /// `MPI_Win_start`.
 pub(crate) fn start(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &mut Win,
+    a: &mut impl Access,
     group: &crate::group::GroupData,
     assert: c_int,
 ) -> MpiResult<()> {
-    if win.epochs.access.is_some() {
-        return Err(sync_error(
-            "MPI_Win_start was called while an access epoch is open",
-        ));
-    }
-    leave_fence(engine, hook, win, "MPI_Win_start")?;
-    let (w, _) = state(engine, hook, win.slot);
-    let targets = window_ranks(w, group)?;
-    if assert & MPI_MODE_NOCHECK == 0 {
-        wait(engine, hook, win.slot, |w| {
-            targets.iter().all(|&t| w.posts[t] > 0)
-        })?;
-        let (w, _) = state(engine, hook, win.slot);
-        for &t in &targets {
-            w.posts[t] -= 1;
+    let targets = a.with(|engine, _, hook, win| {
+        if win.epochs.access.is_some() {
+            return Err(sync_error(
+                "MPI_Win_start was called while an access epoch is open",
+            ));
         }
+        leave_fence(engine, hook, win, "MPI_Win_start")?;
+        window_ranks(state(engine, hook, win.slot).0, group)
+    })?;
+    let check = assert & MPI_MODE_NOCHECK == 0;
+    if check {
+        a.wait(|w| targets.iter().all(|&t| w.posts[t] > 0))?;
     }
-    state(engine, hook, win.slot)
-        .0
-        .device_epoch(targets.iter().copied(), true);
-    win.epochs.access = Some(targets);
-    Ok(())
+    a.with(|engine, _, hook, win| {
+        let (w, _) = state(engine, hook, win.slot);
+        if check {
+            for &t in &targets {
+                w.posts[t] -= 1;
+            }
+        }
+        w.device_epoch(targets.iter().copied(), true);
+        win.epochs.access = Some(targets);
+        Ok(())
+    })
 }
 
 /// `MPI_Win_complete`.
-pub(crate) fn complete(engine: &mut Engine, hook: HookId, win: &mut Win) -> MpiResult<()> {
-    let Some(targets) = win.epochs.access.take() else {
-        return Err(sync_error(
-            "MPI_Win_complete was called without MPI_Win_start",
-        ));
-    };
-    let (w, _) = state(engine, hook, win.slot);
-    w.device_epoch(targets.iter().copied(), false);
-    // The targets' memory is read until the device's reads are done: the epoch ends after.
-    wait(engine, hook, win.slot, |w| {
-        targets.iter().all(|&t| w.device_reads_done(t))
+pub(crate) fn complete(a: &mut impl Access) -> MpiResult<()> {
+    let targets = a.with(|engine, _, hook, win| {
+        let Some(targets) = win.epochs.access.take() else {
+            return Err(sync_error(
+                "MPI_Win_complete was called without MPI_Win_start",
+            ));
+        };
+        let (w, _) = state(engine, hook, win.slot);
+        w.device_epoch(targets.iter().copied(), false);
+        Ok(targets)
     })?;
-    let (w, adi) = state(engine, hook, win.slot);
-    for &t in &targets {
-        w.send_complete(adi, t)?;
-    }
-    wait(engine, hook, win.slot, |w| {
-        targets.iter().all(|&t| w.local_done(t))
-    })
+    // The targets' memory is read until the device's reads are done: the epoch ends after.
+    a.wait(|w| targets.iter().all(|&t| w.device_reads_done(t)))?;
+    a.with(|engine, _, hook, win| {
+        let (w, adi) = state(engine, hook, win.slot);
+        for &t in &targets {
+            w.send_complete(adi, t)?;
+        }
+        Ok(())
+    })?;
+    a.wait(|w| targets.iter().all(|&t| w.local_done(t)))
 }
 
 /// `MPI_Win_wait` (`block`) and `MPI_Win_test`: whether every origin of the posted group
 /// completed its epoch (then the exposure epoch is over).
-pub(crate) fn wait_posted(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &mut Win,
-    block: bool,
-) -> MpiResult<bool> {
-    let Some(origins) = win.epochs.exposure.clone() else {
-        return Err(sync_error(
-            "MPI_Win_wait or MPI_Win_test was called without MPI_Win_post",
-        ));
-    };
+pub(crate) fn wait_posted(a: &mut impl Access, block: bool) -> MpiResult<bool> {
+    let origins = a.with(|_, _, _, win| {
+        win.epochs.exposure.clone().ok_or_else(|| {
+            sync_error("MPI_Win_wait or MPI_Win_test was called without MPI_Win_post")
+        })
+    })?;
     let all_in = |w: &mut WinState| origins.iter().all(|&o| w.completes[o] > 0);
     if block {
-        wait(engine, hook, win.slot, all_in)?;
+        a.wait(all_in)?;
     } else {
-        engine.poke()?;
-        let (w, _) = state(engine, hook, win.slot);
-        if !all_in(w) {
+        let over = a.with(|engine, _, hook, win| {
+            engine.poke()?;
+            Ok(all_in(state(engine, hook, win.slot).0))
+        })?;
+        if !over {
             return Ok(false);
         }
     }
-    let (w, _) = state(engine, hook, win.slot);
-    for &o in &origins {
-        w.completes[o] -= 1;
-    }
-    win.epochs.exposure = None;
-    Ok(true)
+    a.with(|engine, _, hook, win| {
+        let (w, _) = state(engine, hook, win.slot);
+        for &o in &origins {
+            w.completes[o] -= 1;
+        }
+        win.epochs.exposure = None;
+        Ok(true)
+    })
 }
 
 /// The window rank `rank` names, or `MPI_ERR_RANK`.
@@ -264,9 +411,7 @@ pub(crate) fn target_rank(win: &Win, rank: c_int) -> MpiResult<usize> {
 
 /// `MPI_Win_lock`.
 pub(crate) fn lock(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &mut Win,
+    a: &mut impl Access,
     kind: c_int,
     target: usize,
     assert: c_int,
@@ -277,186 +422,213 @@ pub(crate) fn lock(
             format!("{kind} is not a lock type (use MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE)"),
         ));
     }
-    if win.epochs.lock_all.is_some() || win.epochs.locks[target].is_some() {
-        return Err(sync_error(format!(
-            "rank {target} of the window is locked already by this process"
-        )));
-    }
-    if win.epochs.access.is_some() {
-        return Err(sync_error("MPI_Win_lock was called inside a start epoch"));
-    }
-    leave_fence(engine, hook, win, "MPI_Win_lock")?;
+    let direct = a.with(|engine, _, hook, win| {
+        if win.epochs.lock_all.is_some() || win.epochs.locks[target].is_some() {
+            return Err(sync_error(format!(
+                "rank {target} of the window is locked already by this process"
+            )));
+        }
+        if win.epochs.access.is_some() {
+            return Err(sync_error("MPI_Win_lock was called inside a start epoch"));
+        }
+        leave_fence(engine, hook, win, "MPI_Win_lock")?;
+        Ok(win.direct.is_some())
+    })?;
     let nocheck = assert & MPI_MODE_NOCHECK != 0;
-    if let (Some(d), false) = (&win.direct, nocheck) {
+    if direct && !nocheck {
         let shared = kind == MPI_LOCK_SHARED;
-        engine.block_on(|_| Ok::<_, MpiError>(d.try_lock(target, shared).then_some(())))?;
+        a.wait_direct(|d| d.try_lock(target, shared))?;
     } else if !nocheck {
-        let (w, adi) = state(engine, hook, win.slot);
-        w.send_lock(adi, target, kind)?;
-        wait(engine, hook, win.slot, |w| w.granted[target] > 0)?;
-        state(engine, hook, win.slot).0.granted[target] -= 1;
+        a.with(|engine, _, hook, win| {
+            let (w, adi) = state(engine, hook, win.slot);
+            w.send_lock(adi, target, kind)?;
+            Ok(())
+        })?;
+        a.wait(|w| w.granted[target] > 0)?;
+        a.with(|engine, _, hook, win| {
+            state(engine, hook, win.slot).0.granted[target] -= 1;
+            Ok(())
+        })?;
     }
     // Granted (or no other lock can conflict: MPI_MODE_NOCHECK).
-    state(engine, hook, win.slot).0.device_epoch([target], true);
-    win.epochs.locks[target] = Some((kind, nocheck));
-    Ok(())
+    a.with(|engine, _, hook, win| {
+        state(engine, hook, win.slot).0.device_epoch([target], true);
+        win.epochs.locks[target] = Some((kind, nocheck));
+        Ok(())
+    })
 }
 
 /// `MPI_Win_unlock`.
-pub(crate) fn unlock(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &mut Win,
-    target: usize,
-) -> MpiResult<()> {
-    let Some((kind, nocheck)) = win.epochs.locks[target].take() else {
-        return Err(sync_error(format!(
-            "MPI_Win_unlock of rank {target}, which this process has not locked"
-        )));
-    };
-    if let Some(d) = &win.direct {
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        if !nocheck {
-            d.unlock(target, kind == MPI_LOCK_SHARED);
+pub(crate) fn unlock(a: &mut impl Access, target: usize) -> MpiResult<()> {
+    // `None`: a direct window, whose unlock is done.
+    let on_messages = a.with(|engine, _, hook, win| {
+        let Some((kind, nocheck)) = win.epochs.locks[target].take() else {
+            return Err(sync_error(format!(
+                "MPI_Win_unlock of rank {target}, which this process has not locked"
+            )));
+        };
+        if let Some(d) = &win.direct {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if !nocheck {
+                d.unlock(target, kind == MPI_LOCK_SHARED);
+            }
+            return Ok(None);
         }
+        state(engine, hook, win.slot)
+            .0
+            .device_epoch([target], false);
+        Ok(Some(nocheck))
+    })?;
+    let Some(nocheck) = on_messages else {
         return Ok(());
-    }
-    let (w, _) = state(engine, hook, win.slot);
-    w.device_epoch([target], false);
-    wait(engine, hook, win.slot, |w| w.device_reads_done(target))?;
-    let (w, adi) = state(engine, hook, win.slot);
-    if nocheck {
-        w.send_flush(adi, target)?;
-    } else {
-        w.send_unlock(adi, target)?;
-    }
-    wait(engine, hook, win.slot, |w| w.settled(target))
+    };
+    a.wait(|w| w.device_reads_done(target))?;
+    a.with(|engine, _, hook, win| {
+        let (w, adi) = state(engine, hook, win.slot);
+        if nocheck {
+            w.send_flush(adi, target)?;
+        } else {
+            w.send_unlock(adi, target)?;
+        }
+        Ok(())
+    })?;
+    a.wait(|w| w.settled(target))
 }
 
 /// `MPI_Win_lock_all`.
-pub(crate) fn lock_all(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &mut Win,
-    assert: c_int,
-) -> MpiResult<()> {
-    if win.epochs.lock_all.is_some() || win.epochs.locks.iter().any(Option::is_some) {
-        return Err(sync_error(
-            "MPI_Win_lock_all was called while this process holds a lock on the window",
-        ));
-    }
-    if win.epochs.access.is_some() {
-        return Err(sync_error(
-            "MPI_Win_lock_all was called inside a start epoch",
-        ));
-    }
-    leave_fence(engine, hook, win, "MPI_Win_lock_all")?;
+pub(crate) fn lock_all(a: &mut impl Access, assert: c_int) -> MpiResult<()> {
+    let (direct, n) = a.with(|engine, _, hook, win| {
+        if win.epochs.lock_all.is_some() || win.epochs.locks.iter().any(Option::is_some) {
+            return Err(sync_error(
+                "MPI_Win_lock_all was called while this process holds a lock on the window",
+            ));
+        }
+        if win.epochs.access.is_some() {
+            return Err(sync_error(
+                "MPI_Win_lock_all was called inside a start epoch",
+            ));
+        }
+        leave_fence(engine, hook, win, "MPI_Win_lock_all")?;
+        Ok((win.direct.is_some(), win.peers.len()))
+    })?;
     let nocheck = assert & MPI_MODE_NOCHECK != 0;
-    if let (Some(d), false) = (&win.direct, nocheck) {
-        for t in 0..win.peers.len() {
-            engine.block_on(|_| Ok::<_, MpiError>(d.try_lock(t, true).then_some(())))?;
+    if direct && !nocheck {
+        for t in 0..n {
+            a.wait_direct(|d| d.try_lock(t, true))?;
         }
     } else if !nocheck {
-        let (w, adi) = state(engine, hook, win.slot);
-        let n = w.size();
-        for t in 0..n {
-            w.send_lock(adi, t, MPI_LOCK_SHARED)?;
-        }
-        wait(engine, hook, win.slot, |w| (0..n).all(|t| w.granted[t] > 0))?;
-        let (w, _) = state(engine, hook, win.slot);
-        for t in 0..n {
-            w.granted[t] -= 1;
-        }
+        a.with(|engine, _, hook, win| {
+            let (w, adi) = state(engine, hook, win.slot);
+            for t in 0..w.size() {
+                w.send_lock(adi, t, MPI_LOCK_SHARED)?;
+            }
+            Ok(())
+        })?;
+        a.wait(|w| (0..w.size()).all(|t| w.granted[t] > 0))?;
+        a.with(|engine, _, hook, win| {
+            let (w, _) = state(engine, hook, win.slot);
+            for t in 0..w.size() {
+                w.granted[t] -= 1;
+            }
+            Ok(())
+        })?;
     }
-    let n = win.peers.len();
-    state(engine, hook, win.slot).0.device_epoch(0..n, true);
-    win.epochs.lock_all = Some(nocheck);
-    Ok(())
+    a.with(|engine, _, hook, win| {
+        state(engine, hook, win.slot).0.device_epoch(0..n, true);
+        win.epochs.lock_all = Some(nocheck);
+        Ok(())
+    })
 }
 
 /// `MPI_Win_unlock_all`.
-pub(crate) fn unlock_all(engine: &mut Engine, hook: HookId, win: &mut Win) -> MpiResult<()> {
-    let Some(nocheck) = win.epochs.lock_all.take() else {
-        return Err(sync_error(
-            "MPI_Win_unlock_all was called without MPI_Win_lock_all",
-        ));
+pub(crate) fn unlock_all(a: &mut impl Access) -> MpiResult<()> {
+    // `None`: a direct window, whose unlock is done.
+    let on_messages = a.with(|engine, _, hook, win| {
+        let Some(nocheck) = win.epochs.lock_all.take() else {
+            return Err(sync_error(
+                "MPI_Win_unlock_all was called without MPI_Win_lock_all",
+            ));
+        };
+        if let Some(d) = &win.direct {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if !nocheck {
+                for t in 0..win.peers.len() {
+                    d.unlock(t, true);
+                }
+            }
+            return Ok(None);
+        }
+        let (w, _) = state(engine, hook, win.slot);
+        let n = w.size();
+        w.device_epoch(0..n, false);
+        Ok(Some(nocheck))
+    })?;
+    let Some(nocheck) = on_messages else {
+        return Ok(());
     };
-    if let Some(d) = &win.direct {
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        if !nocheck {
-            for t in 0..win.peers.len() {
-                d.unlock(t, true);
+    a.wait(|w| (0..w.size()).all(|t| w.device_reads_done(t)))?;
+    a.with(|engine, _, hook, win| {
+        let (w, adi) = state(engine, hook, win.slot);
+        for t in 0..w.size() {
+            if nocheck {
+                w.send_flush(adi, t)?;
+            } else {
+                w.send_unlock(adi, t)?;
             }
         }
-        return Ok(());
-    }
-    let (w, _) = state(engine, hook, win.slot);
-    let n = w.size();
-    w.device_epoch(0..n, false);
-    wait(engine, hook, win.slot, |w| {
-        (0..n).all(|t| w.device_reads_done(t))
+        Ok(())
     })?;
-    let (w, adi) = state(engine, hook, win.slot);
-    for t in 0..n {
-        if nocheck {
-            w.send_flush(adi, t)?;
-        } else {
-            w.send_unlock(adi, t)?;
-        }
-    }
-    wait(engine, hook, win.slot, |w| (0..n).all(|t| w.settled(t)))
+    a.wait(|w| (0..w.size()).all(|t| w.settled(t)))
 }
 
 /// `MPI_Win_flush` (`local`: `MPI_Win_flush_local`) of `target`, or of every target.
-pub(crate) fn flush(
-    engine: &mut Engine,
-    hook: HookId,
-    win: &Win,
-    target: Option<usize>,
-    local: bool,
-) -> MpiResult<()> {
-    if !win.epochs.flushable(target) {
-        return Err(sync_error(
-            "a flush was called outside a passive-target (lock) epoch",
-        ));
-    }
-    if win.direct.is_some() {
-        super::direct::order_flushed_stores();
+pub(crate) fn flush(a: &mut impl Access, target: Option<usize>, local: bool) -> MpiResult<()> {
+    // `None`: a direct window, whose flush is done.
+    let targets = a.with(|engine, _, hook, win| {
+        if !win.epochs.flushable(target) {
+            return Err(sync_error(
+                "a flush was called outside a passive-target (lock) epoch",
+            ));
+        }
+        if win.direct.is_some() {
+            super::direct::order_flushed_stores();
+            return Ok(None);
+        }
+        let (w, adi) = state(engine, hook, win.slot);
+        let targets: Vec<usize> = match target {
+            Some(t) => vec![t],
+            None => (0..w.size()).collect(),
+        };
+        if !local {
+            for &t in &targets {
+                w.send_flush(adi, t)?;
+            }
+        }
+        Ok(Some(targets))
+    })?;
+    let Some(targets) = targets else {
         return Ok(());
-    }
-    let (w, adi) = state(engine, hook, win.slot);
-    let targets: Vec<usize> = match target {
-        Some(t) => vec![t],
-        None => (0..w.size()).collect(),
     };
     if local {
-        return wait(engine, hook, win.slot, |w| {
-            targets.iter().all(|&t| w.local_done(t))
-        });
+        a.wait(|w| targets.iter().all(|&t| w.local_done(t)))
+    } else {
+        a.wait(|w| targets.iter().all(|&t| w.settled(t)))
     }
-    for &t in &targets {
-        w.send_flush(adi, t)?;
-    }
-    wait(engine, hook, win.slot, |w| {
-        targets.iter().all(|&t| w.settled(t))
-    })
 }
 
 /// Before a window is freed: no epoch may be open, everything this process sent must be
 /// applied, and every process must be done with the window (a barrier), so that nothing
 /// arrives for it afterwards.
-pub(crate) fn quiesce(
-    engine: &mut Engine,
-    comms: &mut CommTable,
-    hook: HookId,
-    win: &Win,
-) -> MpiResult<()> {
-    if win.epochs.open() {
-        return Err(sync_error(
-            "the window is freed while a post/start or lock epoch is open on it",
-        ));
-    }
-    settle_all(engine, hook, win.slot)?;
-    crate::coll::direct::barrier(engine, comms, win.comm)?;
-    wait(engine, hook, win.slot, |w| w.quiet())
+pub(crate) fn quiesce(a: &mut impl Access) -> MpiResult<()> {
+    a.with(|_, _, _, win| {
+        if win.epochs.open() {
+            return Err(sync_error(
+                "the window is freed while a post/start or lock epoch is open on it",
+            ));
+        }
+        Ok(())
+    })?;
+    settle_all(a)?;
+    a.barrier()?;
+    a.wait(|w| w.quiet())
 }

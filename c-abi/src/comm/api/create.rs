@@ -4,26 +4,25 @@
 //! (`MPI_Comm_disconnect` and `MPI_Comm_get_parent` are in `dynamic`).
 //!
 //! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
-//! [`crate::runtime::thread`]) `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and `MPI_Comm_split`,
-//! `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on intracommunicators
-//! run their exchanges (the split's allgather,
-//! the agreement on a context pair) in waits that let the process's lock go, so that threads
+//! [`crate::runtime::thread`]) every blocking one runs its exchanges (the split's allgather,
+//! the agreement on a context pair, an intercommunicator's `comm::net` exchanges) in waits
+//! that let the process's lock go (`comm::waiting`, `comm::make::Steps`), so that threads
 //! creating communicators on different parents do not wait for each other; the same
 //! schedules and protocol as the calls that wait holding the lock, so the two interoperate
-//! rank by rank. The other creating calls still wait holding it.
+//! rank by rank.
 
 use crate::abi::*;
 use crate::comm::create::{
-    check_subset, create_from, create_group, dup, dup_agreed, free, guided_color, host_color, idup,
-    pair_bytes, pairs_of, split, split_by_hardware, split_group, HardwareSplit,
+    check_subset, create_from, create_group, dup, dup_agreed, free, group_agreement, guided_color,
+    host_color, idup, split, split_by_hardware, HardwareSplit,
 };
 use crate::comm::hardware::Level;
-use crate::comm::make::{begin_agree, install};
+use crate::comm::make::install;
+use crate::comm::waiting::{agreed, agreed_on, split_by_hardware_waiting, split_waiting};
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
-use crate::runtime::thread::Calling;
 use crate::runtime::Runtime;
 use std::ffi::c_int;
 
@@ -50,47 +49,6 @@ fn begin(
         Ok(out)
     };
     Ok((idx, checks().map_err(|e| e.on(idx))?))
-}
-
-/// Under `MPI_THREAD_MULTIPLE`: the agreement on a context pair of a blocking creating call
-/// on `parent` (`keep`: this process will use it), run in a wait that lets the lock go.
-fn agreed(call: &mut Calling, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-    let mut agreement = begin_agree(&mut call.state().runtime()?.comm(), parent, keep);
-    call.wait_until(|st| {
-        let rt = st.runtime()?;
-        rt.engine.poke()?;
-        agreement.step(rt.engine.p2p())?.transpose()
-    })
-}
-
-/// Under `MPI_THREAD_MULTIPLE`: everyone's `(color, key)` in `parent` for `MPI_Comm_split`,
-/// exchanged in a wait that lets the lock go (the schedule the blocking exchange runs).
-fn gathered_pairs(
-    call: &mut Calling,
-    parent: CommIdx,
-    color: c_int,
-    key: c_int,
-) -> MpiResult<Vec<(c_int, c_int)>> {
-    let mine = pair_bytes(color, key);
-    let rt = call.state().runtime()?;
-    let mut all = vec![0u8; mine.len() * rt.comms.get(parent).size];
-    let mut plan = crate::coll::allgather_bytes_schedule(
-        &mut rt.comms,
-        &mut rt.coll_spare,
-        parent,
-        &mine,
-        &mut all,
-    )?;
-    // The schedule writes into `all` (a heap block that stays put) until it completes.
-    call.wait_until(|st| {
-        let rt = st.runtime()?;
-        rt.engine.poke()?;
-        Ok(plan.poll(rt.engine.p2p())?.then_some(()))
-    })?;
-    if let Some(e) = plan.take_error() {
-        return Err(e);
-    }
-    Ok(pairs_of(&all))
 }
 
 mpi_fn! {
@@ -158,7 +116,12 @@ mpi_fn! {
         let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_split", false)?;
         if rt.comms.get(idx).is_inter() {
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         if !releases {
@@ -168,25 +131,6 @@ mpi_fn! {
         out.set(split_waiting(call, idx, color, key).map_err(|e| e.on(idx))?);
         Ok(())
     }
-}
-
-/// Under `MPI_THREAD_MULTIPLE`: `MPI_Comm_split` of intracommunicator `parent`, its allgather
-/// and agreement run in waits that let the lock go (the same steps as `create::split`).
-fn split_waiting(
-    call: &mut Calling,
-    parent: CommIdx,
-    color: c_int,
-    key: c_int,
-) -> MpiResult<MPI_Comm> {
-    let everyone = gathered_pairs(call, parent, color, key)?;
-    let rt = call.state().runtime()?;
-    let group =
-        (color != MPI_UNDEFINED).then(|| split_group(rt.comms.get(parent), &everyone, color));
-    let ctxs = agreed(call, parent, group.is_some())?;
-    let rt = call.state().runtime()?;
-    Ok(group.map_or(MPI_COMM_NULL, |g| {
-        install(&mut rt.comm(), parent, ctxs, g).1
-    }))
 }
 
 mpi_fn! {
@@ -226,7 +170,12 @@ mpi_fn! {
                     .on(idx))
                 }
             };
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         let how = match split_type {
@@ -255,7 +204,13 @@ mpi_fn! {
             return Ok(());
         };
         let unguided = matches!(how, HardwareSplit::Unguided);
-        let (h, level) = split_by_hardware(&mut rt.comm(), idx, how, key).map_err(|e| e.on(idx))?;
+        let (h, level) = if releases {
+            split_by_hardware_waiting(call, idx, how, key)
+        } else {
+            split_by_hardware(&mut rt.comm(), idx, how, key)
+        }
+        .map_err(|e| e.on(idx))?;
+        let rt = call.state().runtime()?;
         if let (Some(level), Ok((new, _))) = (level, rt.comms.lookup(h)) {
             // The new communicator says which resource it is (MPI 4.0 §7.4.2).
             rt.comms.get_mut(new).hints.set(HW_RESOURCE_TYPE.to_string(), level.name().to_string());
@@ -286,7 +241,12 @@ mpi_fn! {
                 Some(r) => (0, r as c_int),
                 None => (MPI_UNDEFINED, 0),
             };
-            out.set(inter::split(&mut rt.comm(), idx, color, key).map_err(|e| e.on(idx))?);
+            let made = if releases {
+                inter::split(call, idx, color, key)
+            } else {
+                inter::split(&mut rt.comm(), idx, color, key)
+            };
+            out.set(made.map_err(|e| e.on(idx))?);
             return Ok(());
         }
         let mine = g.local(rt.engine.p2p_ref().rank()).map(|_| g);
@@ -304,8 +264,9 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Comm_create_group`: like `MPI_Comm_create`, but collective only over the members of
     /// `group` (others get `MPI_COMM_NULL` at once).
-    fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, out) = begin(rt, comm, newcomm, "MPI_Comm_create_group", true)?;
         let g = rt.groups.get(group).map_err(|e| e.on(idx))?.clone();
         if !(0..=mpich_channel::TAG_UB).contains(&tag) {
@@ -316,7 +277,13 @@ mpi_fn! {
             out.set(MPI_COMM_NULL);
             return Ok(());
         };
-        out.set(create_group(&mut rt.comm(), idx, g, me, tag).map_err(|e| e.on(idx))?);
+        if !releases {
+            out.set(create_group(&mut rt.comm(), idx, g, me, tag).map_err(|e| e.on(idx))?);
+            return Ok(());
+        }
+        let agreement = group_agreement(&mut rt.comm(), idx, &g, me, tag).among_threads();
+        let ctxs = agreed_on(call, agreement).map_err(|e| e.on(idx))?;
+        out.set(install(&mut call.state().runtime()?.comm(), idx, ctxs, g).1);
         Ok(())
     }
 }

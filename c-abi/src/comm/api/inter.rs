@@ -1,4 +1,8 @@
 //! The C entry points of intercommunicators: `MPI_Intercomm_create`, `MPI_Intercomm_merge`.
+//!
+//! Under `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go,
+//! [`crate::runtime::thread`]) both run their exchanges through the call's `Calling`
+//! (`comm::make::Steps`), letting the process's lock go while they wait.
 
 use crate::abi::*;
 use crate::comm::inter::{intercomm_create, merge};
@@ -18,8 +22,9 @@ mpi_fn! {
         remote_leader: c_int,
         tag: c_int,
         newintercomm: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, lc) = rt.comms.lookup(local_comm)?;
         let checks = || -> MpiResult<(usize, Out<MPI_Comm>)> {
             require_intra(lc, "MPI_Intercomm_create")?;
@@ -45,7 +50,12 @@ mpi_fn! {
         } else {
             None
         };
-        out.set(intercomm_create(&mut rt.comm(), idx, leader, peer, tag).map_err(|e| e.on(idx))?);
+        let made = if releases {
+            intercomm_create(call, idx, leader, peer, tag)
+        } else {
+            intercomm_create(&mut rt.comm(), idx, leader, peer, tag)
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
 }
@@ -53,14 +63,20 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Intercomm_merge`: an intracommunicator of both groups, the group that passed
     /// `high = false` first (on a tie, the group whose leader has the lower rank in the job).
-    fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Intercomm_merge / PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let (idx, c) = rt.comms.lookup(intercomm)?;
         if !c.is_inter() {
             return Err(MpiError::new(MPI_ERR_COMM, format!("MPI_Intercomm_merge needs an intercommunicator; {} is not one", c.label())).on(idx));
         }
         let out = Out::new(newintracomm, "newintracomm").map_err(|e| e.on(idx))?;
-        out.set(merge(&mut rt.comm(), idx, high != 0).map_err(|e| e.on(idx))?);
+        let made = if releases {
+            merge(call, idx, high != 0)
+        } else {
+            merge(&mut rt.comm(), idx, high != 0)
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
 }

@@ -15,7 +15,7 @@
 //! begin, an end without a begin, or an end of another kind is `MPI_ERR_IO` (MPICH's class
 //! for a second begin; its end calls check neither of the other two).
 
-use super::file_fn;
+use super::{file_fn, reaching};
 use crate::abi::*;
 use crate::comm::CommIdx;
 use crate::cptr::Out;
@@ -25,8 +25,9 @@ use crate::file::two_phase::{self, Access, Data, Destination, Peers, Setup};
 use crate::file::{files, hints, memory, Dir, OpenFile, SplitCollective, SplitProgress};
 use crate::p2p::request::outcome_of;
 use crate::p2p::status::{Completion, StatusOut};
+use crate::runtime::thread::Reach;
 use crate::runtime::Runtime;
-use mpich_channel::ReqId;
+use mpich_channel::{AdiError, ReqId, Standing};
 use std::ffi::{c_int, c_void};
 
 /// Prepares this process's part of collective access `call` (arguments as `data::access_call`'s):
@@ -198,7 +199,7 @@ pub(super) fn not_split(f: &OpenFile, call: &str) -> MpiResult<()> {
 /// waiting for it if it runs, and fills `status`. `MPI_ERR_IO` if none is begun or it ends
 /// with another call.
 pub(super) fn end(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     call: &'static str,
     fh: MPI_File,
     status: *mut MPI_Status,
@@ -229,12 +230,13 @@ pub(super) fn end(
     let bytes = match begun.progress {
         SplitProgress::Done { bytes } => bytes,
         SplitProgress::Running(id) => {
-            rt.engine.wait_complete(id).map_err(MpiError::from)?;
-            let retired = rt
-                .engine
-                .p2p()
-                .retire(id)
-                .map_err(MpiError::from)?
+            a.wait_for(|e| match e.p2p_ref().standing(id) {
+                Some(Standing::Complete) => Ok(Some(())),
+                Some(_) => Ok(None),
+                None => Err(MpiError::from(AdiError::BadRequest(id))),
+            })?;
+            let retired = a
+                .on_engine(|e| Ok(e.p2p().retire(id)?))?
                 .ok_or_else(|| MpiError::internal("a complete split collective is not retired"))?;
             if let Some(e) = retired.attachment.and_then(outcome_of) {
                 return Err(e);
@@ -302,10 +304,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_read_all_end`: completes the file's split collective.
-    fn MPI_File_read_all_end / PMPI_File_read_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_all_end / PMPI_File_read_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        end(rt, "MPI_File_read_all_end", fh, status)
+        reaching!(call, |a| end(a, "MPI_File_read_all_end", fh, status))
     }
 }
 
@@ -320,10 +322,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_write_all_end`: completes the file's split collective.
-    fn MPI_File_write_all_end / PMPI_File_write_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_all_end / PMPI_File_write_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        end(rt, "MPI_File_write_all_end", fh, status)
+        reaching!(call, |a| end(a, "MPI_File_write_all_end", fh, status))
     }
 }
 
@@ -338,10 +340,10 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_read_at_all_end`: completes the file's split collective.
-    fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_at_all_end / PMPI_File_read_at_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        end(rt, "MPI_File_read_at_all_end", fh, status)
+        reaching!(call, |a| end(a, "MPI_File_read_at_all_end", fh, status))
     }
 }
 
@@ -356,9 +358,9 @@ file_fn! {
 
 file_fn! {
     /// `MPI_File_write_at_all_end`: completes the file's split collective.
-    fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_at_all_end / PMPI_File_write_at_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        end(rt, "MPI_File_write_at_all_end", fh, status)
+        reaching!(call, |a| end(a, "MPI_File_write_at_all_end", fh, status))
     }
 }

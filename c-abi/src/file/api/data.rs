@@ -4,7 +4,8 @@
 //! `MPI_File_write_all`.
 //!
 //! The collective twins are two-phase accesses (`api::collective::prepare`, then
-//! `file::two_phase` run to completion by the progress engine).
+//! `file::two_phase` run to completion by the progress engine; under `MPI_THREAD_MULTIPLE`
+//! stepped in a wait that lets the process's lock go, [`collective_waiting`]).
 //!
 //! One independent access: the memory side is the caller's buffer as bytes (in place if one block,
 //! packed or unpacked otherwise: `file::memory`); the file side is the view's byte runs from
@@ -23,6 +24,7 @@ use crate::file::memory::{self, Moved};
 use crate::file::sys::io_error;
 use crate::file::{access, files, hints, Dir};
 use crate::p2p::status::{Completion, StatusOut};
+use crate::runtime::thread::Calling;
 use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 
@@ -169,9 +171,9 @@ file_fn! {
 file_fn! {
     /// `MPI_File_read_at_all`: `MPI_File_read_at`, collective (see the module documentation).
     fn MPI_File_read_at_all / PMPI_File_read_at_all, large MPI_File_read_at_all_c / PMPI_File_read_at_all_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
+        collective_waiting(call, "MPI_File_read_at_all", Dir::Read, fh, Some(offset), buf, count.into(), datatype, status)
     }
 }
 
@@ -187,10 +189,57 @@ file_fn! {
 file_fn! {
     /// `MPI_File_write_at_all`: `MPI_File_write_at`, collective (see the module documentation).
     fn MPI_File_write_at_all / PMPI_File_write_at_all, large MPI_File_write_at_all_c / PMPI_File_write_at_all_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
+        collective_waiting(call, "MPI_File_write_at_all", Dir::Write, fh, Some(offset), buf.cast_mut(), count.into(), datatype, status)
     }
+}
+
+/// [`collective_call`] for the blocking call `call`: under `MPI_THREAD_MULTIPLE` (when the
+/// call's waits let the lock go) the two-phase access is prepared under the lock and stepped
+/// in the looks of a wait that lets it go (it owns what it needs, as the nonblocking
+/// accesses' engine operation does); otherwise [`collective_call`].
+#[allow(clippy::too_many_arguments)]
+pub(super) fn collective_waiting(
+    call: &mut Calling,
+    name: &str,
+    dir: Dir,
+    fh: MPI_File,
+    offset: Option<MPI_Offset>,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    if !call.releases() {
+        let rt = call.state().runtime()?;
+        return collective_call(rt, name, dir, fh, offset, buf, count, datatype, status);
+    }
+    let status = StatusOut::new(status)?;
+    let rt = call.state().runtime()?;
+    let (mut access, _) =
+        super::collective::prepare(rt, name, dir, fh, offset, buf, count, datatype)?;
+    let outcome = call.wait_until(|st| {
+        let rt = st.runtime()?;
+        if let Some(r) = access.step(rt.engine.p2p())? {
+            return Ok(Some(r));
+        }
+        rt.engine.poke()?;
+        Ok(None)
+    });
+    let moved = match outcome {
+        Ok(r) => r?,
+        Err(e) => {
+            // As `two_phase::run`: operations may still name the access's buffers.
+            std::mem::forget(access);
+            return Err(e);
+        }
+    };
+    status.set(&Completion {
+        bytes: moved,
+        ..Completion::EMPTY
+    });
+    Ok(())
 }
 
 file_fn! {
@@ -205,9 +254,9 @@ file_fn! {
 file_fn! {
     /// `MPI_File_read_all`: `MPI_File_read`, collective (see the module documentation).
     fn MPI_File_read_all / PMPI_File_read_all, large MPI_File_read_all_c / PMPI_File_read_all_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_read_all", Dir::Read, fh, None, buf, count.into(), datatype, status)
+        collective_waiting(call, "MPI_File_read_all", Dir::Read, fh, None, buf, count.into(), datatype, status)
     }
 }
 
@@ -223,8 +272,8 @@ file_fn! {
 file_fn! {
     /// `MPI_File_write_all`: `MPI_File_write`, collective (see the module documentation).
     fn MPI_File_write_all / PMPI_File_write_all, large MPI_File_write_all_c / PMPI_File_write_all_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        collective_call(rt, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
+        collective_waiting(call, "MPI_File_write_all", Dir::Write, fh, None, buf.cast_mut(), count.into(), datatype, status)
     }
 }

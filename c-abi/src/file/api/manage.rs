@@ -12,8 +12,9 @@
 //! what it opened and returns the class of the lowest failing rank, whose reason (the
 //! system's) is in the error string.
 
-use super::{agree, file_fn, gather, TAG_FILE};
+use super::{agree, file_fn, gather, reaching, TAG_FILE};
 use crate::abi::*;
+use crate::comm::make::install;
 use crate::comm::net::{as_bytes, as_bytes_mut, Net};
 use crate::comm::CommIdx;
 use crate::cptr::Out;
@@ -26,6 +27,7 @@ use crate::file::view::View;
 use crate::file::{files, OpenFile, MPI_FILE_NULL};
 use crate::info::{read_c_string, Hints};
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::Reach;
 use crate::runtime::Runtime;
 use std::ffi::{c_char, c_int};
 use std::io;
@@ -67,7 +69,7 @@ fn failed_open(name: &str, e: &io::Error) -> (Result<std::fs::File, MpiError>, i
 }
 
 fn open(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     comm: MPI_Comm,
     filename: *const c_char,
     amode_arg: c_int,
@@ -75,19 +77,22 @@ fn open(
     fh: *mut MPI_File,
 ) -> MpiResult<()> {
     let out = Out::new(fh, "fh")?;
-    let (parent, c) = rt.comms.lookup(comm)?;
-    crate::comm::require_intra(c, "a file")?;
-    let name = read_c_string(filename, NAME_MAX, "filename")?;
-    let hints = rt.infos.hints(info)?;
-    let group = rt.comms.get(parent).group();
-    let (idx, _) = crate::comm::create::create_from(&mut rt.comm(), parent, Some(group))?
-        .expect("every member of the communicator is in the file's");
-    match open_collectively(rt, idx, &name, amode_arg) {
+    let (parent, name, hints, group) = a.rt(|rt| {
+        let (parent, c) = rt.comms.lookup(comm)?;
+        crate::comm::require_intra(c, "a file")?;
+        let name = read_c_string(filename, NAME_MAX, "filename")?;
+        let hints = rt.infos.hints(info)?;
+        Ok((parent, name, hints, rt.comms.get(parent).group()))
+    })?;
+    // The file's own communicator (`comm::create::create_from`, every member in it).
+    let ctxs = a.agree(parent, true)?;
+    let idx = a.rt(|rt| Ok(install(&mut rt.comm(), parent, ctxs, group).0))?;
+    match open_collectively(a, idx, &name, amode_arg) {
         Ok(file) => {
             // One exchange: where each process runs (two-phase places its aggregators by
             // host) and rank 0's start of the shared file pointer. If it fails, the file's
             // communicator goes too.
-            let net = Net::local(rt.comms.get(idx));
+            let net = a.rt(|rt| Ok(Net::local(rt.comms.get(idx))))?;
             let first = if net.me == 0 {
                 super::shared::first_pointer(&file, amode_arg)
             } else {
@@ -95,14 +100,9 @@ fn open(
             };
             let mine = [crate::comm::create::host_color() as u64, first[0], first[1]];
             let mut all = vec![0u64; 3 * net.size()];
-            let exchanged = net.allgather(
-                &mut rt.engine,
-                as_bytes(&mine),
-                as_bytes_mut(&mut all),
-                TAG_FILE,
-            );
+            let exchanged = net.allgather(a, as_bytes(&mine), as_bytes_mut(&mut all), TAG_FILE);
             if let Err(e) = exchanged {
-                crate::comm::create::free(&mut rt.comm(), idx)?;
+                a.rt(|rt| crate::comm::create::free(&mut rt.comm(), idx))?;
                 return Err(e);
             }
             let hosts: Vec<c_int> = all.chunks_exact(3).map(|w| w[0] as c_int).collect();
@@ -112,33 +112,35 @@ fn open(
             } else {
                 0
             };
-            let errhandler = files().null_errhandler;
-            rt.comms.get_mut(idx).errhandler = crate::file::request_errhandler(errhandler);
-            let h = files().insert(OpenFile {
-                can_read: sys::can_read(&file),
-                file,
-                path: name,
-                amode: amode_arg,
-                comm: idx,
-                hints,
-                view: View::bytes(),
-                etype: MPI_BYTE,
-                filetype: MPI_BYTE,
-                datarep: "native".into(),
-                pointer,
-                atomic: false,
-                errhandler,
-                fint: 0,
-                hosts,
-                shared,
-                split: None,
-                running: Vec::new(),
-            });
-            out.set(h);
-            Ok(())
+            a.rt(|rt| {
+                let errhandler = files().null_errhandler;
+                rt.comms.get_mut(idx).errhandler = crate::file::request_errhandler(errhandler);
+                let h = files().insert(OpenFile {
+                    can_read: sys::can_read(&file),
+                    file,
+                    path: name,
+                    amode: amode_arg,
+                    comm: idx,
+                    hints,
+                    view: View::bytes(),
+                    etype: MPI_BYTE,
+                    filetype: MPI_BYTE,
+                    datarep: "native".into(),
+                    pointer,
+                    atomic: false,
+                    errhandler,
+                    fint: 0,
+                    hosts,
+                    shared,
+                    split: None,
+                    running: Vec::new(),
+                });
+                out.set(h);
+                Ok(())
+            })
         }
         Err(e) => {
-            crate::comm::create::free(&mut rt.comm(), idx)?;
+            a.rt(|rt| crate::comm::create::free(&mut rt.comm(), idx))?;
             Err(e)
         }
     }
@@ -146,13 +148,13 @@ fn open(
 
 /// The collective part of open on the file's communicator `idx`.
 fn open_collectively(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     idx: CommIdx,
     name: &str,
     amode_arg: c_int,
 ) -> MpiResult<std::fs::File> {
-    let me = rt.comms.get(idx).rank;
-    let modes = gather(rt, idx, amode_arg as u32 as u64)?;
+    let me = a.rt(|rt| Ok(rt.comms.get(idx).rank))?;
+    let modes = gather(a, idx, amode_arg as u32 as u64)?;
     if modes.iter().any(|&m| m != modes[0]) {
         return Err(MpiError::new(
             MPI_ERR_NOT_SAME,
@@ -167,7 +169,7 @@ fn open_collectively(
             (mine, errno) = open_here(name, amode_arg, true);
         }
         let first = gather(
-            rt,
+            a,
             idx,
             if me == 0 {
                 outcome_word(&mine, errno)
@@ -189,7 +191,7 @@ fn open_collectively(
     } else {
         (mine, errno) = open_here(name, amode_arg, false);
     }
-    let all = gather(rt, idx, outcome_word(&mine, errno))?;
+    let all = gather(a, idx, outcome_word(&mine, errno))?;
     match all.iter().position(|&w| w != 0) {
         None => mine,
         Some(r) => Err(failure(
@@ -225,25 +227,29 @@ file_fn! {
         amode: c_int,
         info: MPI_Info,
         fh: *mut MPI_File,
-    ) |rt, _route| {
-        open(rt, comm, filename, amode, info, fh)
+    ) waits |call, _route| {
+        if call.releases() {
+            open(call, comm, filename, amode, info, fh)
+        } else {
+            open(call.state().runtime()?, comm, filename, amode, info, fh)
+        }
     }
 }
 
 /// Waits until every process of the file's communicator got here.
-fn barrier(rt: &mut Runtime, comm: CommIdx) -> MpiResult<()> {
-    gather(rt, comm, 0).map(drop)
+fn barrier(a: &mut impl Reach, comm: CommIdx) -> MpiResult<()> {
+    gather(a, comm, 0).map(drop)
 }
 
 /// Waits until the accesses `running` started on the file's communicator `comm` are done
 /// (ids whose request is gone or belongs to another communicator are skipped).
 fn finish_running(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     comm: CommIdx,
     running: &[mpich_channel::ReqId],
 ) -> MpiResult<()> {
     for &id in running {
-        rt.engine.block_on(|e| {
+        a.wait_for(|e| {
             let p = e.p2p_ref();
             let runs = p.owner(id) == Some(comm) && p.is_pending(id);
             Ok::<_, MpiError>((!runs).then_some(()))
@@ -252,50 +258,66 @@ fn finish_running(
     Ok(())
 }
 
+/// `MPI_File_close` of `*fh` (errors routed through `route`).
+fn close(a: &mut impl Reach, fh: *mut MPI_File, route: &mut MPI_File) -> MpiResult<()> {
+    let out = Out::new(fh, "fh")?;
+    let h = out.get();
+    *route = h;
+    let (comm, running) = {
+        let mut t = files();
+        let f = t.get(h)?;
+        if let Some(s) = f.split {
+            // Every process began it (collective), so every process fails here alike.
+            return Err(MpiError::new(
+                MPI_ERR_IO,
+                format!(
+                    "MPI_File_close: a split collective is begun on the file; end it with {} first",
+                    s.end
+                ),
+            ));
+        }
+        (f.comm, std::mem::take(&mut f.running))
+    };
+    // Closing with a nonblocking collective access still running is erroneous (MPI 3.1
+    // §13.2.2); rather than free the communicator under it, let it finish (every process
+    // started it and is here, so it will). Its request stays valid for MPI_Wait/MPI_Test.
+    finish_running(a, comm, &running)?;
+    barrier(a, comm)?;
+    let me = a.rt(|rt| Ok(rt.comms.get(comm).rank))?;
+    let _ = files().get(h)?.shared.discard(me == 0); // side file gone
+    let f = files().remove(h).expect("checked open above");
+    a.rt(|rt| {
+        rt.types.let_go(f.etype); // the view's types (held since MPI_File_set_view)
+        rt.types.let_go(f.filetype);
+        Ok(())
+    })?;
+    *route = MPI_FILE_NULL;
+    let (path, amode) = (f.path.clone(), f.amode);
+    drop(f); // closes the descriptor
+    let mut result = Ok(());
+    if amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
+        barrier(a, comm)?; // every process has closed it
+        let mine = if me == 0 {
+            std::fs::remove_file(&path).map_err(|e| io_error(&format!("unlink({path:?})"), &e))
+        } else {
+            Ok(())
+        };
+        result = agree(a, comm, mine, "deleting the file");
+    }
+    a.rt(|rt| crate::comm::create::free(&mut rt.comm(), comm))?;
+    out.set(MPI_FILE_NULL);
+    result
+}
+
 file_fn! {
     /// `MPI_File_close`: closes the file on every process (collective); deletes it after if
     /// it was opened `MPI_MODE_DELETE_ON_CLOSE`. `*fh` becomes `MPI_FILE_NULL`.
-    fn MPI_File_close / PMPI_File_close(fh: *mut MPI_File) |rt, route| {
-        let out = Out::new(fh, "fh")?;
-        let h = out.get();
-        *route = h;
-        let (comm, running) = {
-            let mut t = files();
-            let f = t.get(h)?;
-            if let Some(s) = f.split {
-                // Every process began it (collective), so every process fails here alike.
-                return Err(MpiError::new(
-                    MPI_ERR_IO,
-                    format!("MPI_File_close: a split collective is begun on the file; end it with {} first", s.end),
-                ));
-            }
-            (f.comm, std::mem::take(&mut f.running))
-        };
-        // Closing with a nonblocking collective access still running is erroneous (MPI 3.1
-        // §13.2.2); rather than free the communicator under it, let it finish (every process
-        // started it and is here, so it will). Its request stays valid for MPI_Wait/MPI_Test.
-        finish_running(rt, comm, &running)?;
-        barrier(rt, comm)?;
-        let _ = files().get(h)?.shared.discard(rt.comms.get(comm).rank == 0); // side file gone
-        let f = files().remove(h).expect("checked open above");
-        rt.types.let_go(f.etype); // the view's types (held since MPI_File_set_view)
-        rt.types.let_go(f.filetype);
-        *route = MPI_FILE_NULL;
-        let (path, amode, me) = (f.path.clone(), f.amode, rt.comms.get(comm).rank);
-        drop(f); // closes the descriptor
-        let mut result = Ok(());
-        if amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
-            barrier(rt, comm)?; // every process has closed it
-            let mine = if me == 0 {
-                std::fs::remove_file(&path).map_err(|e| io_error(&format!("unlink({path:?})"), &e))
-            } else {
-                Ok(())
-            };
-            result = agree(rt, comm, mine, "deleting the file");
+    fn MPI_File_close / PMPI_File_close(fh: *mut MPI_File) waits |call, route| {
+        if call.releases() {
+            close(call, fh, route)
+        } else {
+            close(call.state().runtime()?, fh, route)
         }
-        crate::comm::create::free(&mut rt.comm(), comm)?;
-        out.set(MPI_FILE_NULL);
-        result
     }
 }
 
@@ -319,41 +341,41 @@ fn non_negative(v: MPI_Offset, what: &str) -> MpiResult<u64> {
 /// (so no process still looks at the size an earlier call set); every process gets its
 /// outcome.
 fn on_rank_zero(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     fh: MPI_File,
     what: &str,
     step: impl FnOnce(&std::fs::File) -> io::Result<()>,
 ) -> MpiResult<()> {
     let comm = files().get(fh)?.comm;
-    barrier(rt, comm)?;
-    let mine = if rt.comms.get(comm).rank == 0 {
+    barrier(a, comm)?;
+    let mine = if a.rt(|rt| Ok(rt.comms.get(comm).rank == 0))? {
         let mut t = files();
         let f = t.get(fh)?;
         step(&f.file).map_err(|e| io_error(&format!("{what} of {:?}", f.path), &e))
     } else {
         Ok(())
     };
-    agree(rt, comm, mine, what)
+    agree(a, comm, mine, what)
 }
 
 file_fn! {
     /// `MPI_File_set_size`: truncates or extends the file to `size` bytes (collective).
-    fn MPI_File_set_size / PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) |rt, route| {
+    fn MPI_File_set_size / PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) waits |call, route| {
         *route = fh;
         let size = non_negative(size, "size")?;
         amode::writable(files().get(fh)?.amode)?;
-        on_rank_zero(rt, fh, "ftruncate", |f| f.set_len(size))
+        reaching!(call, |a| on_rank_zero(a, fh, "ftruncate", |f| f.set_len(size)))
     }
 }
 
 file_fn! {
     /// `MPI_File_preallocate`: reserves storage for the first `size` bytes; the file grows to
     /// `size` if smaller (collective).
-    fn MPI_File_preallocate / PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) |rt, route| {
+    fn MPI_File_preallocate / PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) waits |call, route| {
         *route = fh;
         let size = non_negative(size, "size")?;
         amode::writable(files().get(fh)?.amode)?;
-        on_rank_zero(rt, fh, "posix_fallocate", |f| sys::preallocate(f, size))
+        reaching!(call, |a| on_rank_zero(a, fh, "posix_fallocate", |f| sys::preallocate(f, size)))
     }
 }
 
@@ -429,7 +451,7 @@ file_fn! {
 file_fn! {
     /// `MPI_File_sync`: writes this process's data to the storage device (`fsync`), then
     /// waits for the others (collective).
-    fn MPI_File_sync / PMPI_File_sync(fh: MPI_File) |rt, route| {
+    fn MPI_File_sync / PMPI_File_sync(fh: MPI_File) waits |call, route| {
         *route = fh;
         let (mine, comm) = {
             let mut t = files();
@@ -437,16 +459,16 @@ file_fn! {
             let r = f.file.sync_all().map_err(|e| io_error(&format!("fsync of {:?}", f.path), &e));
             (r, f.comm)
         };
-        agree(rt, comm, mine, "fsync")
+        reaching!(call, |a| agree(a, comm, mine, "fsync"))
     }
 }
 
 file_fn! {
     /// `MPI_File_set_atomicity`: atomic mode on or off (collective; the same flag everywhere).
-    fn MPI_File_set_atomicity / PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) |rt, route| {
+    fn MPI_File_set_atomicity / PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) waits |call, route| {
         *route = fh;
         let comm = files().get(fh)?.comm;
-        let all = gather(rt, comm, (flag != 0) as u64)?;
+        let all = reaching!(call, |a| gather(a, comm, (flag != 0) as u64))?;
         if all.iter().any(|&v| v != all[0]) {
             return Err(MpiError::new(MPI_ERR_NOT_SAME, "the processes gave different atomicity flags to MPI_File_set_atomicity"));
         }

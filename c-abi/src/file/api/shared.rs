@@ -32,7 +32,7 @@
 
 use super::data;
 use super::nonblocking::complete_now;
-use super::{agree, file_fn, gather, TAG_FILE};
+use super::{agree, file_fn, gather, reaching, TAG_FILE};
 use crate::abi::*;
 use crate::comm::net::{as_bytes_mut, Net};
 use crate::cptr::Out;
@@ -41,6 +41,7 @@ use crate::file::shared::{new_token, ordered_place, seek_target};
 use crate::file::sys::io_error;
 use crate::file::{files, Dir, OpenFile, SplitCollective, SplitProgress};
 use crate::p2p::status::StatusOut;
+use crate::runtime::thread::Reach;
 use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 
@@ -63,9 +64,9 @@ pub(super) fn first_pointer(file: &std::fs::File, amode_arg: c_int) -> [u64; 2] 
 /// `MPI_File_set_view`'s step (collective, after the view changed): the shared pointer back
 /// to 0. Rank 0 writes it where it is kept; the others wait, so no process moves the pointer
 /// before it is reset.
-pub(super) fn reset(rt: &mut Runtime, fh: MPI_File) -> MpiResult<()> {
+pub(super) fn reset(a: &mut impl Reach, fh: MPI_File) -> MpiResult<()> {
     let comm = files().get(fh)?.comm;
-    let root = rt.comms.get(comm).rank == 0;
+    let root = a.rt(|rt| Ok(rt.comms.get(comm).rank == 0))?;
     let mine = {
         let mut t = files();
         let f = t.get(fh)?;
@@ -73,7 +74,7 @@ pub(super) fn reset(rt: &mut Runtime, fh: MPI_File) -> MpiResult<()> {
             .reset(0, root)
             .map_err(|e| pointer_error(f, "resetting", &e))
     };
-    agree(rt, comm, mine, "resetting the shared file pointer")
+    agree(a, comm, mine, "resetting the shared file pointer")
 }
 
 /// The error of a failed step on the shared pointer's side file.
@@ -153,7 +154,7 @@ fn word_of(r: &MpiResult<u64>) -> u64 {
 /// form (which must not find another split collective begun).
 #[allow(clippy::too_many_arguments)]
 fn ordered(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     call: &str,
     dir: Dir,
     fh: MPI_File,
@@ -164,17 +165,19 @@ fn ordered(
     split: Option<&'static str>,
 ) -> MpiResult<()> {
     let comm = files().get(fh)?.comm;
-    let me = rt.comms.get(comm).rank;
-    let mine = (|| {
-        StatusOut::new(status)?;
-        let mut t = files();
-        let f = t.get(fh)?;
-        if split.is_some() {
-            super::collective::not_split(f, call)?;
-        }
-        etypes_of(rt, f, call, dir, count, datatype)
-    })();
-    let sizes = gather(rt, comm, word_of(&mine))?;
+    let (me, mine) = a.rt(|rt| {
+        let mine = (|| {
+            StatusOut::new(status)?;
+            let mut t = files();
+            let f = t.get(fh)?;
+            if split.is_some() {
+                super::collective::not_split(f, call)?;
+            }
+            etypes_of(rt, f, call, dir, count, datatype)
+        })();
+        Ok((rt.comms.get(comm).rank, mine))
+    })?;
+    let sizes = gather(a, comm, word_of(&mine))?;
     if let Some(r) = sizes.iter().position(|&w| w & FAILED != 0) {
         return Err(failed_on(r, sizes[r], mine.err(), call));
     }
@@ -189,27 +192,30 @@ fn ordered(
         Ok(0)
     };
     let mut base = [word_of(&moved)];
-    Net::local(rt.comms.get(comm)).bcast(&mut rt.engine, 0, as_bytes_mut(&mut base), TAG_FILE)?;
+    let net = a.rt(|rt| Ok(Net::local(rt.comms.get(comm))))?;
+    net.bcast(a, 0, as_bytes_mut(&mut base), TAG_FILE)?;
     if base[0] & FAILED != 0 {
         return Err(failed_on(0, base[0], moved.err(), call));
     }
-    data::shared_access_call(
-        rt,
-        call,
-        dir,
-        fh,
-        base[0] + before,
-        buf,
-        count,
-        datatype,
-        status,
-    )
+    a.rt(|rt| {
+        data::shared_access_call(
+            rt,
+            call,
+            dir,
+            fh,
+            base[0] + before,
+            buf,
+            count,
+            datatype,
+            status,
+        )
+    })
 }
 
 /// The begin of a split ordered access: the access, its bytes kept for `end`.
 #[allow(clippy::too_many_arguments)]
 fn ordered_begin(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     call: &str,
     end: &'static str,
     dir: Dir,
@@ -221,7 +227,7 @@ fn ordered_begin(
     // SAFETY: MPI_Status is a plain C struct of integers; all zeroes is a valid value.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
     ordered(
-        rt,
+        a,
         call,
         dir,
         fh,
@@ -337,9 +343,9 @@ file_fn! {
     /// `MPI_File_read_ordered`: every process reads its part in rank order from the shared
     /// file pointer (collective).
     fn MPI_File_read_ordered / PMPI_File_read_ordered, large MPI_File_read_ordered_c / PMPI_File_read_ordered_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        ordered(rt, "MPI_File_read_ordered", Dir::Read, fh, buf, count.into(), datatype, status, None)
+        reaching!(call, |a| ordered(a, "MPI_File_read_ordered", Dir::Read, fh, buf, count.into(), datatype, status, None))
     }
 }
 
@@ -347,9 +353,9 @@ file_fn! {
     /// `MPI_File_write_ordered`: every process writes its part in rank order from the shared
     /// file pointer (collective).
     fn MPI_File_write_ordered / PMPI_File_write_ordered, large MPI_File_write_ordered_c / PMPI_File_write_ordered_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
-        ordered(rt, "MPI_File_write_ordered", Dir::Write, fh, buf.cast_mut(), count.into(), datatype, status, None)
+        reaching!(call, |a| ordered(a, "MPI_File_write_ordered", Dir::Write, fh, buf.cast_mut(), count.into(), datatype, status, None))
     }
 }
 
@@ -357,18 +363,18 @@ file_fn! {
     /// `MPI_File_read_ordered_begin`: begins a split `MPI_File_read_ordered` (the access is
     /// done here; `_end` gives its status).
     fn MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin, large MPI_File_read_ordered_begin_c / PMPI_File_read_ordered_begin_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *mut c_void, count: Count, datatype: MPI_Datatype) waits |call, route| {
         *route = fh;
-        ordered_begin(rt, "MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", Dir::Read, fh, buf, count.into(), datatype)
+        reaching!(call, |a| ordered_begin(a, "MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", Dir::Read, fh, buf, count.into(), datatype))
     }
 }
 
 file_fn! {
     /// `MPI_File_read_ordered_end`: ends a split `MPI_File_read_ordered`; its status.
-    fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_read_ordered_end / PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        super::collective::end(rt, "MPI_File_read_ordered_end", fh, status)
+        reaching!(call, |a| super::collective::end(a, "MPI_File_read_ordered_end", fh, status))
     }
 }
 
@@ -376,18 +382,18 @@ file_fn! {
     /// `MPI_File_write_ordered_begin`: begins a split `MPI_File_write_ordered` (the access is
     /// done here; `_end` gives its status).
     fn MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin, large MPI_File_write_ordered_begin_c / PMPI_File_write_ordered_begin_c
-    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype) |rt, route| {
+    where [Count = c_int | MPI_Count] (fh: MPI_File, buf: *const c_void, count: Count, datatype: MPI_Datatype) waits |call, route| {
         *route = fh;
-        ordered_begin(rt, "MPI_File_write_ordered_begin", "MPI_File_write_ordered_end", Dir::Write, fh, buf.cast_mut(), count.into(), datatype)
+        reaching!(call, |a| ordered_begin(a, "MPI_File_write_ordered_begin", "MPI_File_write_ordered_end", Dir::Write, fh, buf.cast_mut(), count.into(), datatype))
     }
 }
 
 file_fn! {
     /// `MPI_File_write_ordered_end`: ends a split `MPI_File_write_ordered`; its status.
-    fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) |rt, route| {
+    fn MPI_File_write_ordered_end / PMPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) waits |call, route| {
         *route = fh;
         let _ = buf;
-        super::collective::end(rt, "MPI_File_write_ordered_end", fh, status)
+        reaching!(call, |a| super::collective::end(a, "MPI_File_write_ordered_end", fh, status))
     }
 }
 
@@ -395,21 +401,31 @@ file_fn! {
     /// `MPI_File_seek_shared`: moves the shared file pointer (collective; the same offset and
     /// whence on every process), in etypes: `MPI_SEEK_SET`, `MPI_SEEK_CUR`, `MPI_SEEK_END`
     /// (from the view's end of the file's data).
-    fn MPI_File_seek_shared / PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) |rt, route| {
+    fn MPI_File_seek_shared / PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) waits |call, route| {
         *route = fh;
-        let comm = files().get(fh)?.comm;
-        let offsets = gather(rt, comm, offset as u64)?;
-        let whences = gather(rt, comm, whence as u32 as u64)?;
-        if offsets.iter().any(|&o| o != offsets[0]) || whences.iter().any(|&w| w != whences[0]) {
-            return Err(MpiError::new(
-                MPI_ERR_NOT_SAME,
-                "the processes gave MPI_File_seek_shared different offsets or whences",
-            ));
-        }
-        let root = rt.comms.get(comm).rank == 0;
-        let mine = seek_here(fh, offset, whence, root);
-        agree(rt, comm, mine, "MPI_File_seek_shared")
+        reaching!(call, |a| seek_shared(a, fh, offset, whence))
     }
+}
+
+/// `MPI_File_seek_shared`'s collective work.
+fn seek_shared(
+    a: &mut impl Reach,
+    fh: MPI_File,
+    offset: MPI_Offset,
+    whence: c_int,
+) -> MpiResult<()> {
+    let comm = files().get(fh)?.comm;
+    let offsets = gather(a, comm, offset as u64)?;
+    let whences = gather(a, comm, whence as u32 as u64)?;
+    if offsets.iter().any(|&o| o != offsets[0]) || whences.iter().any(|&w| w != whences[0]) {
+        return Err(MpiError::new(
+            MPI_ERR_NOT_SAME,
+            "the processes gave MPI_File_seek_shared different offsets or whences",
+        ));
+    }
+    let root = a.rt(|rt| Ok(rt.comms.get(comm).rank == 0))?;
+    let mine = seek_here(fh, offset, whence, root);
+    agree(a, comm, mine, "MPI_File_seek_shared")
 }
 
 file_fn! {

@@ -98,10 +98,11 @@ file_fn! {
         filetype: MPI_Datatype,
         datarep: *const c_char,
         info: MPI_Info,
-    ) |rt, route| {
+    ) waits |call, route| {
         *route = fh;
         let comm = files().get(fh)?.comm;
         let made = (|| {
+            let rt = call.state().runtime()?;
             let rep = read_c_string(datarep, MPI_MAX_DATAREP_STRING as usize, "datarep")?;
             let representation = Representation::lookup(&rep)?;
             let disp = displacement(fh, disp)?;
@@ -110,8 +111,15 @@ file_fn! {
             Ok((rep, view))
         })();
         let mine = made.as_ref().map(drop).map_err(Clone::clone);
-        agree(rt, comm, mine, "MPI_File_set_view")?;
+        // Under MPI_THREAD_MULTIPLE the exchanges wait with the lock let go.
+        let releases = call.releases();
+        if releases {
+            agree(call, comm, mine, "MPI_File_set_view")?;
+        } else {
+            agree(call.state().runtime()?, comm, mine, "MPI_File_set_view")?;
+        }
         let (rep, view) = made.expect("agreed: it succeeded everywhere");
+        let rt = call.state().runtime()?;
         let mut t = files();
         let f = t.get(fh)?;
         merge_hints(rt, &mut f.hints, info)?;
@@ -124,7 +132,11 @@ file_fn! {
         rt.types.let_go(std::mem::replace(&mut f.filetype, filetype));
         f.pointer = 0;
         drop(t);
-        super::shared::reset(rt, fh) // the shared file pointer back to 0 too
+        if releases {
+            super::shared::reset(call, fh) // the shared file pointer back to 0 too
+        } else {
+            super::shared::reset(rt, fh)
+        }
     }
 }
 

@@ -1,12 +1,36 @@
 //! The C entry points of the buffered-send buffer: `MPI_Buffer_attach`, `MPI_Buffer_detach`,
 //! `MPI_Buffer_flush`, `MPI_Buffer_iflush`.
+//!
+//! `MPI_Buffer_detach` and `MPI_Buffer_flush` wait for the buffered sends in flight: under
+//! `MPI_THREAD_MULTIPLE` (when the call's waits let the lock go, [`crate::runtime::thread`])
+//! each look is one turn of the engine and a look at the buffer ([`drained`]), the lock let
+//! go between looks, so that another thread can receive what frees it meanwhile.
 
 use crate::abi::*;
 use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::error::MpiError;
+use crate::error::MpiResult;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::Calling;
 use std::ffi::{c_int, c_void};
+
+/// Waits until every buffered send has left the attached buffer: in the engine's loop holding
+/// the state, or (when the call's waits let the lock go) in looks between which it is let go.
+fn drained(call: &mut Calling) -> MpiResult<()> {
+    if !call.releases() {
+        let rt = call.state().runtime()?;
+        return rt.bsend.drain(&mut rt.engine);
+    }
+    call.wait_until(|st| {
+        let rt = st.runtime()?;
+        if rt.bsend.settled(&mut rt.engine)? {
+            return Ok(Some(()));
+        }
+        rt.engine.poke()?;
+        Ok(None)
+    })
+}
 
 mpi_fn! {
     /// `MPI_Buffer_attach`: gives the library `size` bytes at `buffer` for buffered sends.
@@ -23,10 +47,11 @@ mpi_fn! {
     /// `MPI_Buffer_detach`: waits for the buffered sends, then returns the buffer's address
     /// (in `*(void **)buffer_addr`) and size. With no buffer attached, NULL and 0.
     fn MPI_Buffer_detach / PMPI_Buffer_detach, large MPI_Buffer_detach_c / PMPI_Buffer_detach_c
-    where [Count = c_int | MPI_Count] (buffer_addr: *mut c_void, size: *mut Count) |st| {
-        let rt = st.runtime()?;
+    where [Count = c_int | MPI_Count] (buffer_addr: *mut c_void, size: *mut Count) waits |call| {
         let addr_out = Out::new(buffer_addr.cast::<*mut c_void>(), "buffer_addr")?;
         let size_out = Out::new(size, "size")?;
+        drained(call)?;
+        let rt = call.state().runtime()?;
         let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
         addr_out.set(base.cast());
         size_out.set(Count::from_count(len as MPI_Count));
@@ -37,9 +62,8 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Buffer_flush` (MPI 4.1): waits until every buffered send has left the attached
     /// buffer; the buffer stays attached. With no buffer attached, returns at once.
-    fn MPI_Buffer_flush / PMPI_Buffer_flush() |st| {
-        let rt = st.runtime()?;
-        rt.bsend.drain(&mut rt.engine)
+    fn MPI_Buffer_flush / PMPI_Buffer_flush() waits |call| {
+        drained(call)
     }
 }
 

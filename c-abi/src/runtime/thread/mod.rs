@@ -37,27 +37,55 @@
 //! `wait_until`'s look gets the state afresh each time, for that look only. A body that
 //! keeps a reference into the state across a wait does not compile.
 //!
-//! **What waits outside the state** (under `MPI_THREAD_MULTIPLE`): `MPI_Send`, `MPI_Ssend`,
-//! `MPI_Rsend`, `MPI_Recv`, `MPI_Sendrecv`, `MPI_Sendrecv_replace` (their nonblocking twins'
-//! requests), `MPI_Wait`, `MPI_Waitall`, `MPI_Waitany`, `MPI_Waitsome` (looks as their `Test`
-//! forms until what they wait for is over, then their bodies, which find it over), `MPI_Probe`
-//! and `MPI_Mprobe` (looks as `MPI_Iprobe`/`MPI_Improbe`), every blocking collective made by
-//! `coll::api`'s `collective!` (intra- and intercommunicator, neighbourhood: the schedule
-//! started as the nonblocking call starts it), `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, and
-//! `MPI_Comm_split`, `MPI_Comm_split_type` (`MPI_COMM_TYPE_SHARED`) and `MPI_Comm_create` on
-//! intracommunicators (the allgather's schedule and the agreement stepped in the looks).
+//! **Written once for both paths.** A call with several steps and waits between them (a
+//! window's synchronization or creation, a file's open or ordered access, an
+//! intercommunicator's set-up) is written on a trait whose two implementations are the old
+//! path and the new: [`Reach`] (the running state in steps, `comm::net`'s exchanges and the
+//! context agreement between them), `comm::make::Steps` (the same for the communicator
+//! code's `Cx`), `win::sync::Access` (a window's engine state). Monomorphized for the state
+//! held throughout (`Runtime`, `Cx`, `Holding`), each step is a direct call and each wait the
+//! engine's loop, as before; for the call's `Calling` (only when [`Calling::releases`]), each
+//! step reaches the state afresh and each wait is a [`Calling::wait_until`]. The exchanges are
+//! the same messages either way, so processes on either path interoperate.
 //!
-//! **What still waits holding the lock**: the waits inside the subsystems
-//! (`Engine::block_on`), reached with the state borrowed: `MPI_Bsend` waiting for room in the
-//! attached buffer and `MPI_Buffer_detach`; the other communicator-creating calls
-//! (`MPI_Comm_split_type` by hardware, `MPI_Comm_create_group`, intercommunicator `split`/`create`,
-//! `MPI_Intercomm_create`/`merge`, the topology constructors, the sessions' communicators from
-//! groups); windows (creation, fence, PSCW, passive-target lock/unlock/flush); files (open,
-//! close, views, collective and shared-pointer I/O); `MPI_Mprobe`'s receive of the message it
-//! found (the message has arrived: only its data transfer remains); `MPI_Finalize` (MPI
-//! requires every other thread to have finished its MPI calls by then). Holding the lock
-//! there is sound and can only deadlock, when the wait needs another thread of the process to
-//! make an MPI call meanwhile.
+//! **What waits outside the state** (under `MPI_THREAD_MULTIPLE`): point-to-point:
+//! `MPI_Send`, `MPI_Ssend`, `MPI_Rsend`, `MPI_Recv`, `MPI_Sendrecv`, `MPI_Sendrecv_replace`
+//! (their nonblocking twins' requests), `MPI_Wait`, `MPI_Waitall`, `MPI_Waitany`,
+//! `MPI_Waitsome` (looks as their `Test` forms until what they wait for is over, then their
+//! bodies, which find it over), `MPI_Probe` and `MPI_Mprobe` (looks as
+//! `MPI_Iprobe`/`MPI_Improbe`), `MPI_Buffer_detach` and `MPI_Buffer_flush` (looks at the
+//! buffered sends); every blocking collective made by `coll::api`'s `collective!` (intra- and
+//! intercommunicator, neighbourhood: the schedule started as the nonblocking call starts it);
+//! every communicator constructor: `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, `MPI_Comm_split`,
+//! `MPI_Comm_split_type` (every type), `MPI_Comm_create`, `MPI_Comm_create_group`, on intra-
+//! and intercommunicators, `MPI_Intercomm_create`, `MPI_Intercomm_merge`, `MPI_Cart_create`,
+//! `MPI_Cart_sub`, `MPI_Graph_create`, `MPI_Dist_graph_create_adjacent`,
+//! `MPI_Dist_graph_create`, `MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`,
+//! and `MPI_Comm_disconnect` (the split's allgather, the `comm::net` exchanges and the
+//! agreement stepped in the looks); windows: `MPI_Win_create`, `MPI_Win_allocate`,
+//! `MPI_Win_allocate_shared`, `MPI_Win_create_dynamic`, `MPI_Win_fence`, `MPI_Win_start`,
+//! `MPI_Win_complete`, `MPI_Win_wait`, `MPI_Win_lock`, `MPI_Win_unlock`, `MPI_Win_lock_all`,
+//! `MPI_Win_unlock_all`, the flushes, `MPI_Win_free`; files: `MPI_File_open`,
+//! `MPI_File_close`, `MPI_File_set_view`, the blocking collective accesses
+//! (`MPI_File_read_all`, `write_all`, `read_at_all`, `write_at_all`: the two-phase access
+//! stepped in the looks) and the split collectives' ends, the ordered accesses
+//! (`MPI_File_read_ordered`, `write_ordered` and their begins), `MPI_File_seek_shared`,
+//! `MPI_File_sync`, `MPI_File_set_atomicity`, `MPI_File_set_size`, `MPI_File_preallocate`.
+//!
+//! **What still waits holding the lock**: the dynamic-process calls that connect jobs
+//! (`MPI_Comm_accept`, `MPI_Comm_connect`, `MPI_Comm_join`, `MPI_Comm_spawn`,
+//! `MPI_Comm_spawn_multiple`: their sockets' handshakes and exchanges; the accepting root
+//! polls its port holding it); `MPI_Mrecv` and `MPI_Mprobe`'s receive of the message it
+//! found (the message has arrived: only its data transfer remains, which this process's own
+//! engine turns move on); `MPI_Finalize` (MPI requires every other thread to have finished
+//! its MPI calls by then). Holding the lock there is sound and can only deadlock, when the
+//! wait needs another thread of the process to make an MPI call meanwhile. `MPI_Bsend` does
+//! not wait (a message the attached buffer has no room for, once the space of the completed
+//! sends is reclaimed, is `MPI_ERR_BUFFER` at once). The context-id lock (the process's mask
+//! lock, `comm::agree`) is held for one round of the agreement protocol at most by every
+//! constructor, `MPI_Comm_create_group`, `MPI_Intercomm_create` and the sessions' calls
+//! included (over their members on contexts of their own); only the dynamic-process calls
+//! that join jobs hold it across their exchange (`comm::agree::Exclusive`).
 //!
 //! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
 //! delete function, a generalized request's function, an error handler) that calls MPI runs
@@ -86,8 +114,10 @@
 //! (the engine and its tables are shared).
 
 pub(crate) mod lock;
+mod reach;
 mod wait;
 
+pub(crate) use reach::Reach;
 pub(crate) use wait::Calling;
 
 use crate::abi::{MPI_THREAD_MULTIPLE, MPI_THREAD_SINGLE};

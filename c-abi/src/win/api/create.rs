@@ -12,19 +12,26 @@
 //! `MPI_RMA_VMMC=0` or the channel offers no device access: each process registers its
 //! memory, readable and writable, and the keys are gathered, so that long puts and gets
 //! move their data without a request (`win::origin`).
+//!
+//! Creation is written once on `runtime::thread::Reach` ([`make`]): under
+//! `MPI_THREAD_MULTIPLE` its agreement and exchanges wait with the process's lock let go
+//! (the call's `Calling`), otherwise they hold the state as before (`Runtime`); so does
+//! `MPI_Win_free`'s wait for the other processes (`win::sync::Releasing`).
 
 use crate::abi::*;
+use crate::comm::make::install;
 use crate::comm::net::Net;
 use crate::comm::CommIdx;
 use crate::count::CountOut;
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::{Calling, Reach};
 use crate::runtime::Runtime;
 use crate::win::memory::{self, Owned};
 use crate::win::state::{DeviceData, DeviceSizes, Memory, WinState};
 use crate::win::{direct, state, sync, Epochs, Peer, Win};
-use mpich_channel::Reach;
+use mpich_channel::Reach as DeviceReach;
 use nic_model::RegionKey;
 use std::ffi::{c_int, c_void};
 
@@ -63,27 +70,31 @@ fn check_spec(s: &Spec) -> MpiResult<()> {
 /// and unit, the memory (`base` for a created window; allocated here otherwise), the state
 /// in the hook. Returns the handle and the base.
 fn make(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     comm: MPI_Comm,
     info: MPI_Info,
     spec: Spec,
     base: *mut c_void,
 ) -> MpiResult<(MPI_Win, *mut c_void)> {
-    let (parent, c) = rt.comms.lookup(comm)?;
-    crate::comm::require_intra(c, "a window").map_err(|e| e.on(parent))?;
-    let hints = if info == MPI_INFO_NULL {
-        Default::default()
-    } else {
-        rt.infos.hints(info).map_err(|e| e.on(parent))?
-    };
-    check_spec(&spec).map_err(|e| e.on(parent))?;
-    let group = rt.comms.get(parent).group();
-    let (idx, _) = crate::comm::create::create_from(&mut rt.comm(), parent, Some(group))?
-        .expect("every member of the parent is in the window");
-    let c = rt.comms.get(idx);
-    let (me, n, ctx) = (c.rank, c.size, c.ctx);
-    let ranks: Vec<usize> = (0..n).map(|i| c.to_global(i)).collect();
-    let net = Net::local(c);
+    let (parent, hints, group) = a.rt(|rt| {
+        let (parent, c) = rt.comms.lookup(comm)?;
+        crate::comm::require_intra(c, "a window").map_err(|e| e.on(parent))?;
+        let hints = if info == MPI_INFO_NULL {
+            Default::default()
+        } else {
+            rt.infos.hints(info).map_err(|e| e.on(parent))?
+        };
+        check_spec(&spec).map_err(|e| e.on(parent))?;
+        Ok((parent, hints, rt.comms.get(parent).group()))
+    })?;
+    // The window's own communicator (`comm::create::create_from`, every member in it).
+    let ctxs = a.agree(parent, true)?;
+    let (idx, me, n, ctx, ranks, net) = a.rt(|rt| {
+        let (idx, _) = install(&mut rt.comm(), parent, ctxs, group);
+        let c = rt.comms.get(idx);
+        let ranks: Vec<usize> = (0..c.size).map(|i| c.to_global(i)).collect();
+        Ok((idx, c.rank, c.size, c.ctx, ranks, Net::local(c)))
+    })?;
 
     // Everyone's size and unit (and, for a shared window, host).
     let shared = spec.flavor == MPI_WIN_FLAVOR_SHARED;
@@ -98,7 +109,7 @@ fn make(
     mine.extend_from_slice(&(spec.disp_unit as u64).to_le_bytes());
     mine.extend_from_slice(&(host as u64).to_le_bytes());
     let mut all = vec![0u8; 24 * n];
-    net.allgather(&mut rt.engine, &mine, &mut all, TAG_SETUP)?;
+    net.allgather(a, &mine, &mut all, TAG_SETUP)?;
     let word = |i: usize, k: usize| {
         u64::from_le_bytes(all[24 * i + 8 * k..24 * i + 8 * k + 8].try_into().unwrap())
     };
@@ -129,7 +140,7 @@ fn make(
                 )
                 .on(parent));
             }
-            let m = share(rt, &net, &peers)?;
+            let m = share(a, &net, &peers)?;
             let (offsets, _) =
                 memory::shared_layout(&peers.iter().map(|p| p.size).collect::<Vec<_>>());
             for (p, o) in peers.iter_mut().zip(&offsets) {
@@ -154,41 +165,59 @@ fn make(
             size,
         }
     };
-    let hook = rt.wins.hook(&mut rt.engine);
     let mut ws = WinState::new(ctx, idx, me, ranks, mem);
     if spec.flavor != MPI_WIN_FLAVOR_DYNAMIC && direct.is_none() && device_data_enabled() {
-        ws.vmmc = expose(rt, &net, &ws, base as usize, size)?;
+        ws.vmmc = expose(a, &net, &ws, base as usize, size)?;
     }
-    ws.open(rt.engine.p2p())?;
-    let slot = rt
-        .engine
-        .hook_mut::<crate::win::state::Rma>(hook)
-        .expect("registered")
-        .insert(ws);
-    let errhandler = MPI_ERRORS_ARE_FATAL;
-    let h = rt.wins.insert(Win {
-        handle: MPI_WIN_NULL,
-        comm: idx,
-        slot,
-        flavor: spec.flavor,
-        base,
-        size_attr: spec.size,
-        disp_unit_attr: c_int::try_from(spec.disp_unit).unwrap_or(c_int::MAX),
-        flavor_attr: spec.flavor,
-        model_attr: MPI_WIN_UNIFIED,
-        peers,
-        _mapped: owned,
-        direct,
-        name: String::new(),
-        errhandler,
-        attrs: Default::default(),
-        hints,
-        epochs: Epochs {
-            locks: vec![None; n],
-            ..Epochs::default()
-        },
-    })?;
-    Ok((h, base))
+    a.rt(|rt| {
+        let hook = rt.wins.hook(&mut rt.engine);
+        ws.open(rt.engine.p2p())?;
+        let slot = rt
+            .engine
+            .hook_mut::<crate::win::state::Rma>(hook)
+            .expect("registered")
+            .insert(ws);
+        let errhandler = MPI_ERRORS_ARE_FATAL;
+        let h = rt.wins.insert(Win {
+            handle: MPI_WIN_NULL,
+            comm: idx,
+            slot,
+            flavor: spec.flavor,
+            base,
+            size_attr: spec.size,
+            disp_unit_attr: c_int::try_from(spec.disp_unit).unwrap_or(c_int::MAX),
+            flavor_attr: spec.flavor,
+            model_attr: MPI_WIN_UNIFIED,
+            peers,
+            _mapped: owned,
+            direct,
+            name: String::new(),
+            errhandler,
+            attrs: Default::default(),
+            hints,
+            epochs: Epochs {
+                locks: vec![None; n],
+                ..Epochs::default()
+            },
+        })?;
+        Ok((h, base))
+    })
+}
+
+/// [`make`] for the blocking call `call`: holding the state as before, or, when the call's
+/// waits let the lock go (`MPI_THREAD_MULTIPLE`), in steps with waits between them that do.
+fn made(
+    call: &mut Calling,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    spec: Spec,
+    base: *mut c_void,
+) -> MpiResult<(MPI_Win, *mut c_void)> {
+    if call.releases() {
+        make(call, comm, info, spec, base)
+    } else {
+        make(call.state().runtime()?, comm, info, spec, base)
+    }
 }
 
 /// `MPI_RMA_VMMC`: `0` keeps every put and get on messages (the same value on every process).
@@ -242,25 +271,30 @@ fn device_sizes() -> DeviceSizes {
 /// Exposes this process's window memory (`size` bytes at `base`) to the device and gathers
 /// every process's key (collective). `None` when the channel offers no device access.
 fn expose(
-    rt: &mut Runtime,
+    a: &mut impl Reach,
     net: &Net,
     ws: &WinState,
     base: usize,
     size: usize,
 ) -> MpiResult<Option<DeviceData>> {
-    let Some(rm) = rt.engine.p2p().remote_memory() else {
-        // The same channel everywhere: nobody exposes anything.
+    let own = a.rt(|rt| {
+        let Some(rm) = rt.engine.p2p().remote_memory() else {
+            // The same channel everywhere: nobody exposes anything.
+            return Ok(None);
+        };
+        // SAFETY: the window memory stays valid until the window is freed, which withdraws
+        // the region first (`WinState::close`); MPI lets the window's bytes change under the
+        // program during an exposure epoch.
+        Ok(Some(if size > 0 && base != 0 {
+            unsafe { rm.expose(base, size) }
+                .inspect_err(|e| tracing::debug!(target: "mpi", error = %e, "window memory not exposed to the device: its puts and gets stay messages"))
+                .ok()
+        } else {
+            None
+        }))
+    })?;
+    let Some(own) = own else {
         return Ok(None);
-    };
-    // SAFETY: the window memory stays valid until the window is freed, which withdraws the
-    // region first (`WinState::close`); MPI lets the window's bytes change under the program
-    // during an exposure epoch.
-    let own = if size > 0 && base != 0 {
-        unsafe { rm.expose(base, size) }
-            .inspect_err(|e| tracing::debug!(target: "mpi", error = %e, "window memory not exposed to the device: its puts and gets stay messages"))
-            .ok()
-    } else {
-        None
     };
     let mut mine = [0u8; 16];
     if let Some(k) = own {
@@ -270,8 +304,8 @@ fn expose(
     }
     let n = ws.size();
     let mut all = vec![0u8; 16 * n];
-    net.allgather(&mut rt.engine, &mine, &mut all, TAG_SETUP + 3)?;
-    let keys: Vec<Option<RegionKey>> = all
+    net.allgather(a, &mine, &mut all, TAG_SETUP + 3)?;
+    let mut keys: Vec<Option<RegionKey>> = all
         .chunks_exact(16)
         .map(|b| {
             (u32::from_le_bytes(b[..4].try_into().unwrap()) == 1).then(|| RegionKey {
@@ -280,21 +314,23 @@ fn expose(
             })
         })
         .collect();
-    let rm = rt
-        .engine
-        .p2p()
-        .remote_memory()
-        .expect("the channel offered it above");
-    let mut keys = keys;
-    let mut single_copy = vec![false; n];
-    for t in (0..n).filter(|&t| t != ws.me) {
-        let Some(k) = keys[t] else { continue };
-        match rm.reach(ws.ranks[t], k) {
-            Reach::SingleCopy => single_copy[t] = true,
-            Reach::Posted => {}
-            Reach::Unreachable => keys[t] = None,
+    let single_copy = a.rt(|rt| {
+        let rm = rt
+            .engine
+            .p2p()
+            .remote_memory()
+            .expect("the channel offered it above");
+        let mut single_copy = vec![false; n];
+        for t in (0..n).filter(|&t| t != ws.me) {
+            let Some(k) = keys[t] else { continue };
+            match rm.reach(ws.ranks[t], k) {
+                DeviceReach::SingleCopy => single_copy[t] = true,
+                DeviceReach::Posted => {}
+                DeviceReach::Unreachable => keys[t] = None,
+            }
         }
-    }
+        Ok(single_copy)
+    })?;
     Ok(Some(DeviceData {
         own,
         keys,
@@ -306,7 +342,7 @@ fn expose(
 
 /// A shared window's memory: rank 0 makes the file and hands its descriptor out; everyone
 /// maps it. The file is freed with the last mapping.
-fn share(rt: &mut Runtime, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
+fn share(a: &mut impl Reach, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
     let sizes: Vec<usize> = peers.iter().map(|p| p.size).collect();
     let (_, total) = memory::shared_layout(&sizes);
     let file = if net.me == 0 {
@@ -320,7 +356,7 @@ fn share(rt: &mut Runtime, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
         where_[..4].copy_from_slice(&(std::process::id() as i32).to_le_bytes());
         where_[4..].copy_from_slice(&std::os::fd::AsRawFd::as_raw_fd(fd).to_le_bytes());
     }
-    net.bcast(&mut rt.engine, 0, &mut where_, TAG_SETUP + 1)?;
+    net.bcast(a, 0, &mut where_, TAG_SETUP + 1)?;
     let pid = i32::from_le_bytes(where_[..4].try_into().unwrap());
     let fd = i32::from_le_bytes(where_[4..].try_into().unwrap());
     // Rank 0's descriptor stays open (in `file`) until everyone has taken it.
@@ -336,7 +372,7 @@ fn share(rt: &mut Runtime, net: &Net, peers: &[Peer]) -> MpiResult<Owned> {
     // Everyone must have mapped (or failed) before rank 0 closes its descriptor; the
     // outcome is agreed so that all fail together.
     let mut ok = [u64::from(mapped.is_ok())];
-    net.allreduce_band(&mut rt.engine, &mut ok, TAG_SETUP + 2)?;
+    net.allreduce_band(a, &mut ok, TAG_SETUP + 2)?;
     drop(file);
     match (mapped, ok[0]) {
         (Ok(m), 1) => Ok(m),
@@ -354,11 +390,10 @@ mpi_fn! {
     where [Unit = c_int | MPI_Aint] (
         base: *mut c_void, size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         win: *mut MPI_Win,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
         let out = Out::new(win, "win")?;
         let spec = Spec { flavor: MPI_WIN_FLAVOR_CREATE, size, disp_unit: disp_unit.into() };
-        let (h, _) = make(rt, comm, info, spec, base)?;
+        let (h, _) = made(call, comm, info, spec, base)?;
         out.set(h);
         Ok(())
     }
@@ -370,16 +405,16 @@ mpi_fn! {
     where [Unit = c_int | MPI_Aint] (
         size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
-    ) |st| {
+    ) waits |call| {
         let spec = Spec { flavor: MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit: disp_unit.into() };
-        allocate(st.runtime()?, spec, info, comm, baseptr, win)
+        allocate(call, spec, info, comm, baseptr, win)
     }
 }
 
 /// `MPI_Win_allocate` and `MPI_Win_allocate_shared`: the window in `*win`, this process's
 /// memory at `*baseptr`.
 fn allocate(
-    rt: &mut Runtime,
+    call: &mut Calling,
     spec: Spec,
     info: MPI_Info,
     comm: MPI_Comm,
@@ -388,7 +423,7 @@ fn allocate(
 ) -> MpiResult<()> {
     let out = Out::new(win, "win")?;
     let base_out = Out::new(baseptr.cast::<*mut c_void>(), "baseptr")?;
-    let (h, base) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+    let (h, base) = made(call, comm, info, spec, std::ptr::null_mut())?;
     base_out.set(base);
     out.set(h);
     Ok(())
@@ -401,9 +436,9 @@ mpi_fn! {
     where [Unit = c_int | MPI_Aint] (
         size: MPI_Aint, disp_unit: Unit, info: MPI_Info, comm: MPI_Comm,
         baseptr: *mut c_void, win: *mut MPI_Win,
-    ) |st| {
+    ) waits |call| {
         let spec = Spec { flavor: MPI_WIN_FLAVOR_SHARED, size, disp_unit: disp_unit.into() };
-        allocate(st.runtime()?, spec, info, comm, baseptr, win)
+        allocate(call, spec, info, comm, baseptr, win)
     }
 }
 
@@ -435,11 +470,10 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Win_create_dynamic`: a window exposing no memory until some is attached.
-    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) waits |call| {
         let out = Out::new(win, "win")?;
         let spec = Spec { flavor: MPI_WIN_FLAVOR_DYNAMIC, size: 0, disp_unit: 1 };
-        let (h, _) = make(rt, comm, info, spec, std::ptr::null_mut())?;
+        let (h, _) = made(call, comm, info, spec, std::ptr::null_mut())?;
         out.set(h);
         Ok(())
     }
@@ -502,9 +536,17 @@ mpi_fn! {
 pub(super) fn free(rt: &mut Runtime, h: MPI_Win) -> MpiResult<()> {
     let hook = rt.wins.hook(&mut rt.engine);
     {
-        let w = rt.wins.get(h)?;
-        sync::quiesce(&mut rt.engine, &mut rt.comms, hook, w).map_err(|e| e.on_win(h))?;
+        let w = rt.wins.get_mut(h)?;
+        let a = &mut sync::Holding::new(&mut rt.engine, &mut rt.comms, hook, w);
+        sync::quiesce(a).map_err(|e| e.on_win(h))?;
     }
+    release(rt, h)
+}
+
+/// The end of [`free`], once the window is quiet everywhere: its attributes, state,
+/// communicator and memory released.
+fn release(rt: &mut Runtime, h: MPI_Win) -> MpiResult<()> {
+    let hook = rt.wins.hook(&mut rt.engine);
     super::attrs::delete_all(rt, h)?;
     let w = rt.wins.remove(h).expect("checked live above");
     let (ws, adi) = state(&mut rt.engine, hook, w.slot);
@@ -523,12 +565,19 @@ fn free_comm(rt: &mut Runtime, idx: CommIdx) -> MpiResult<()> {
 }
 
 mpi_fn! {
-    /// `MPI_Win_free`: frees the window (collective); `*win` becomes `MPI_WIN_NULL`.
-    fn MPI_Win_free / PMPI_Win_free(win: *mut MPI_Win) |st| {
-        let rt = st.runtime()?;
+    /// `MPI_Win_free`: frees the window (collective); `*win` becomes `MPI_WIN_NULL`. Under
+    /// `MPI_THREAD_MULTIPLE` its wait for the other processes lets the process's lock go
+    /// (`sync::Releasing`).
+    fn MPI_Win_free / PMPI_Win_free(win: *mut MPI_Win) waits |call| {
         let out = Out::new(win, "win")?;
         let h = out.get();
-        free(rt, h)?;
+        if call.releases() {
+            call.state().runtime()?.wins.get(h)?;
+            sync::quiesce(&mut sync::Releasing::new(call, h)).map_err(|e| e.on_win(h))?;
+            release(call.state().runtime()?, h)?;
+        } else {
+            free(call.state().runtime()?, h)?;
+        }
         out.set(MPI_WIN_NULL);
         Ok(())
     }
