@@ -6,6 +6,8 @@
 //!                         ─▶ inactive persistent engine request, the schedule its attachment
 //!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent_shared(request, schedule)
 //!                ─▶ the progress engine polls it like any nonblocking collective
+//!   MPI_Start of a relay (a broadcast's tree) ─▶ receive matched now? forward (send_now)
+//!                ─▶ over: the request completes at once, never entering the engine
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -41,7 +43,7 @@
 //! on the schedule path (a non-contiguous datatype on one rank only).
 //!
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
-//! whose attachment is the schedule, as one of point-to-point's foreign persistent requests
+//! whose attachment is the schedule (or the relay), as one of point-to-point's foreign persistent requests
 //! ([`crate::p2p::request::ForeignRun`], as partitioned communication's are): `MPI_Start` and
 //! `MPI_Startall` check and start it as any persistent request and ask it for its run
 //! (a shared reference to the schedule: no allocation per start), and the engine holds
