@@ -39,8 +39,12 @@
 //! completes there without ever entering the engine, and `MPI_Wait` only retires it. A run
 //! whose message has not arrived, or whose sends the route could not take at once, is
 //! handed to the engine as any run and polled on every turn until its receive and sends
-//! complete. Same peers, tags and order as the schedule, so a rank on this path meets a rank
-//! on the schedule path (a non-contiguous datatype on one rank only).
+//! complete. A leaf's run (a receive and nothing to forward) is its receive, started in the
+//! request itself as a persistent receive's is: it completes in the engine when its message
+//! lands, as `MPI_Recv_init`'s would, and its status is made a collective's (empty, the
+//! error class of a truncation) as it completes. Same peers, tags and order as the schedule,
+//! so a rank on this path meets a rank on the schedule path (a non-contiguous datatype on one
+//! rank only).
 //!
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
 //! whose attachment is the schedule (or the relay), as one of point-to-point's foreign persistent requests
@@ -267,6 +271,19 @@ impl SharedOperation for RelayRun {
 impl SharedStart for RelayRun {
     fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
         let adi = engine.p2p();
+        if let (Some(r), true) = (&self.relay.recv, self.relay.sends.is_empty()) {
+            // A leaf: the run is its receive, made in the request itself (as a persistent
+            // receive's start), with one look at the channel if its message has not arrived.
+            let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
+            // SAFETY: as in `begin`: the persistent collective's receive buffer.
+            unsafe {
+                adi.start_persistent_recv(id, buf, r.bytes, r.peer as i32, r.tag, self.relay.ctx)
+            }?;
+            if !adi.is_complete(id) {
+                adi.progress()?;
+            }
+            return Ok(());
+        }
         match self.begin(adi)? {
             Some(status) => adi.start_persistent_done(id, status)?,
             None => engine.start_persistent_shared(id, self)?,
@@ -276,6 +293,17 @@ impl SharedStart for RelayRun {
 }
 
 impl ForeignRun for PersistentCollective {
+    /// A run's status as a collective's: empty, with `MPI_ERR_TRUNCATE` for a receive that
+    /// was cut (a leaf's run is a receive in the request itself).
+    fn complete(&mut self, status: &mut Status) {
+        if status.truncated {
+            status.error = MPI_ERR_TRUNCATE;
+        }
+        *status = Status {
+            error: status.error,
+            ..Status::default()
+        };
+    }
     fn starter(&mut self) -> Starter {
         let run = Rc::clone(&self.run);
         Box::new(move |engine: &mut Engine, id| run.start(engine, id))
