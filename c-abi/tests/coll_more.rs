@@ -14,6 +14,10 @@
 //! * `persistent_coll`: every `MPI_*_init` collective started several times with new data,
 //!   results checked each time; `MPI_Startall`/`MPI_Waitall`, `MPI_Test` polling, in-place
 //!   forms, a derived type, `MPI_Request_free` of inactive requests.
+//! * `persistent_bcast`: `MPI_Bcast_init` from every root, hundreds of starts with new data,
+//!   the message arriving before and after the receivers start, completion by Wait, Test and
+//!   the progress of other calls, 0 B to 64 KiB; short-path and schedule-path ranks in one
+//!   broadcast; `MPI_ERR_TRUNCATE` on the short path, and the request started again.
 //! * `persistent_coll_inter`: `MPI_Allreduce_init` and `MPI_Bcast_init` on an
 //!   intercommunicator (the blocking forms' builders handle intercommunicators; MPICH agrees).
 //! * `persistent_coll_errors`: init calls check as the blocking forms do, neighbourhood
@@ -77,6 +81,11 @@ fn neighbor_direct_and_scheduled_paths_meet_1_2_4_ranks() {
 #[test]
 fn persistent_collectives_started_again_and_again() {
     run("persistent_coll", &[1, 2, 4, 8]);
+}
+
+#[test]
+fn persistent_bcast_short_path_in_every_order_1_2_4_8_ranks() {
+    run("persistent_bcast", &[1, 2, 4, 8]);
 }
 
 #[test]

@@ -48,7 +48,8 @@
 //! reduce-scatter, scan, exscan), [`inter`] (all of them on intercommunicators; each `api`
 //! builder hands an intercommunicator there first), [`neighbor`] (the neighbourhood collectives),
 //! [`persistent`] (persistent collectives: a schedule built once, replayed at each
-//! `MPI_Start`), and `api` (the MPI functions
+//! `MPI_Start`; a schedule that only receives then forwards, a broadcast's tree, runs there
+//! without its rounds and is usually over at `MPI_Start`), and `api` (the MPI functions
 //! and their argument checks, by family).
 //!
 //! **Owns** the spare schedule a blocking collective reuses (kept in the running state).

@@ -6,6 +6,8 @@
 //!                         ─▶ inactive persistent engine request, the schedule its attachment
 //!   MPI_Start ─▶ rewind the schedule ─▶ Engine::start_persistent_shared(request, schedule)
 //!                ─▶ the progress engine polls it like any nonblocking collective
+//!   MPI_Start of a relay (a broadcast's tree) ─▶ receive matched now? forward (send_now)
+//!                ─▶ over: the request completes at once, never entering the engine
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -27,8 +29,25 @@
 //! messages between two processes with one tag in the order they were posted, so run `n`'s
 //! messages meet run `n`'s receives even when a fast process starts run `n + 1` early.
 //!
+//! **The short path: relays.** A schedule that only receives one message and forwards it
+//! (a broadcast's binomial tree on contiguous data: [`super::sched::Plan::relay`]) runs
+//! without its rounds, as the blocking broadcast runs without a schedule
+//! (`super::direct`): at `MPI_Start` the receive is posted (matched at once when its message
+//! is among the unexpected ones) and, if it has not matched, the channel is looked at once, so
+//! that a message already there lands now; once received, the data goes to the children by
+//! `Adi::send_now` (no request). A run that got that far is over at `MPI_Start`: its request
+//! completes there without ever entering the engine, and `MPI_Wait` only retires it. A run
+//! whose message has not arrived, or whose sends the route could not take at once, is
+//! handed to the engine as any run and polled on every turn until its receive and sends
+//! complete. A leaf's run (a receive and nothing to forward) is its receive, started in the
+//! request itself as a persistent receive's is: it completes in the engine when its message
+//! lands, as `MPI_Recv_init`'s would, and its status is made a collective's (empty, the
+//! error class of a truncation) as it completes. Same peers, tags and order as the schedule,
+//! so a rank on this path meets a rank on the schedule path (a non-contiguous datatype on one
+//! rank only).
+//!
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
-//! whose attachment is the schedule, as one of point-to-point's foreign persistent requests
+//! whose attachment is the schedule (or the relay), as one of point-to-point's foreign persistent requests
 //! ([`crate::p2p::request::ForeignRun`], as partitioned communication's are): `MPI_Start` and
 //! `MPI_Startall` check and start it as any persistent request and ask it for its run
 //! (a shared reference to the schedule: no allocation per start), and the engine holds
@@ -39,11 +58,12 @@
 //! either. A run that ends with an error (a truncated message) completes its request with
 //! that error's class.
 
+use super::sched::{Relay, Transfer};
 use super::Schedule;
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
 use crate::p2p::request::{self, Foreign, ForeignRun, SharedStart, Starter};
-use mpich_channel::{Adi, AdiError, Engine, ReqId, SharedOperation, Status};
+use mpich_channel::{Adi, AdiError, Engine, ReqId, SendMode, SharedOperation, Status};
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -70,21 +90,27 @@ impl SharedOperation for Replay {
     }
 }
 
-/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): its
-/// schedule.
+/// A persistent collective request's attachment (inside point-to-point's [`Foreign`]): what
+/// each start runs, a schedule or a relay.
 struct PersistentCollective {
-    replay: Rc<Replay>,
+    run: Rc<dyn SharedStart>,
 }
 
 /// Makes the inactive persistent request that replays `s` at each start; returns its handle.
 pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Request> {
     s.make_replayable();
     let comm = s.comm;
-    let attachment = Foreign(Box::new(PersistentCollective {
-        replay: Rc::new(Replay {
+    let run: Rc<dyn SharedStart> = match s.relay() {
+        Some(relay) => Rc::new(RelayRun {
+            relay,
+            _plan: s,
+            state: RefCell::default(),
+        }),
+        None => Rc::new(Replay {
             plan: RefCell::new(s),
         }),
-    }));
+    };
+    let attachment = Foreign(Box::new(PersistentCollective { run }));
     let id = engine
         .p2p()
         .persistent(comm, Box::new(attachment))
@@ -105,13 +131,185 @@ impl SharedStart for Replay {
     }
 }
 
+/// The short path of a relay schedule (see the module's documentation): its transfers, the
+/// schedule itself (kept whole: it owns whatever the transfers point into), and the run in
+/// flight.
+struct RelayRun {
+    relay: Relay,
+    _plan: Schedule,
+    state: RefCell<RelayState>,
+}
+
+/// Where a relay's run is: nothing in flight between runs.
+#[derive(Default)]
+struct RelayState {
+    /// The receive, while it has not completed.
+    recv: Option<ReqId>,
+    /// The sends the route could not take at once, until they complete.
+    sends: Vec<ReqId>,
+    /// The received message was longer than the buffer (the run ends with
+    /// `MPI_ERR_TRUNCATE`, once the data went on as it is, as a schedule's does).
+    truncated: bool,
+}
+
+impl RelayRun {
+    /// Runs as far as it goes now: the receive (with one look at the channel if its message
+    /// is not among the unexpected ones yet), then the sends. The run's status if it is over.
+    fn begin(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
+        let mut st = self.state.borrow_mut();
+        // Nothing is in flight between runs (unless a run ended with the engine's failure).
+        (st.recv, st.truncated) = (None, false);
+        st.sends.clear();
+        if let Some(r) = &self.relay.recv {
+            let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
+            // SAFETY: the receive buffer of the persistent collective (the caller's, valid
+            // and untouched by the program from MPI_Start until the request completes,
+            // MPI's rule), `bytes` long.
+            let req = unsafe {
+                adi.irecv(
+                    buf,
+                    r.bytes,
+                    r.peer as i32,
+                    r.tag,
+                    self.relay.ctx,
+                    self.relay.comm,
+                )
+            }?;
+            if !adi.is_complete(req) {
+                adi.progress()?;
+                if !adi.is_complete(req) {
+                    st.recv = Some(req);
+                    return Ok(None);
+                }
+            }
+            received(adi, &mut st, req)?;
+        }
+        self.send_all(adi, &mut st)?;
+        Ok(st.sends.is_empty().then(|| outcome(&st)))
+    }
+
+    /// Sends the data to every peer, at once where the route takes it.
+    fn send_all(&self, adi: &mut Adi, st: &mut RelayState) -> Result<(), AdiError> {
+        let ctx = self.relay.ctx;
+        for &Transfer {
+            peer,
+            tag,
+            data,
+            bytes,
+        } in &self.relay.sends
+        {
+            let ptr = crate::cptr::nonnull_or_dangling(data);
+            // SAFETY: the persistent collective's buffer (valid and unmodified until the
+            // request completes, MPI's rule), `bytes` long; `send_now` copies it out before
+            // it returns.
+            if adi.send_now(
+                unsafe { std::slice::from_raw_parts(ptr, bytes) },
+                peer,
+                tag,
+                ctx,
+                SendMode::Standard,
+            )? {
+                continue;
+            }
+            // SAFETY: as above; the request completes before the run does.
+            let req = unsafe {
+                adi.isend(
+                    ptr,
+                    bytes,
+                    peer,
+                    tag,
+                    ctx,
+                    SendMode::Standard,
+                    self.relay.comm,
+                )
+            }?;
+            st.sends.push(req);
+        }
+        Ok(())
+    }
+}
+
+/// Retires the relay's complete receive `req`, noting a truncation.
+fn received(adi: &mut Adi, st: &mut RelayState, req: ReqId) -> Result<(), AdiError> {
+    let status = adi.take(req)?.expect("a complete request");
+    st.truncated |= status.truncated;
+    Ok(())
+}
+
+/// The status a relay's run completes its request with.
+fn outcome(st: &RelayState) -> Status {
+    Status {
+        error: if st.truncated { MPI_ERR_TRUNCATE } else { 0 },
+        ..Status::default()
+    }
+}
+
+/// A relay's run that did not end at its start, as an operation of the progress engine.
+impl SharedOperation for RelayRun {
+    fn poll_shared(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
+        let mut st = self.state.borrow_mut();
+        if let Some(req) = st.recv {
+            if !adi.is_complete(req) {
+                return Ok(None);
+            }
+            st.recv = None;
+            received(adi, &mut st, req)?;
+            self.send_all(adi, &mut st)?;
+        }
+        if st.sends.iter().any(|&s| !adi.is_complete(s)) {
+            return Ok(None);
+        }
+        for s in st.sends.drain(..) {
+            adi.take(s)?;
+        }
+        Ok(Some(outcome(&st)))
+    }
+}
+
+/// `MPI_Start` of a relay: what can be done at once is done; a run that is over then
+/// completes its request without the engine, any other is handed to it.
+impl SharedStart for RelayRun {
+    fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
+        let adi = engine.p2p();
+        if let (Some(r), true) = (&self.relay.recv, self.relay.sends.is_empty()) {
+            // A leaf: the run is its receive, made in the request itself (as a persistent
+            // receive's start), with one look at the channel if its message has not arrived.
+            let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
+            // SAFETY: as in `begin`: the persistent collective's receive buffer.
+            unsafe {
+                adi.start_persistent_recv(id, buf, r.bytes, r.peer as i32, r.tag, self.relay.ctx)
+            }?;
+            if !adi.is_complete(id) {
+                adi.progress()?;
+            }
+            return Ok(());
+        }
+        match self.begin(adi)? {
+            Some(status) => adi.start_persistent_done(id, status)?,
+            None => engine.start_persistent_shared(id, self)?,
+        }
+        Ok(())
+    }
+}
+
 impl ForeignRun for PersistentCollective {
+    /// A run's status as a collective's: empty, with `MPI_ERR_TRUNCATE` for a receive that
+    /// was cut (a leaf's run is a receive in the request itself).
+    fn complete(&mut self, status: &mut Status) {
+        if status.truncated {
+            status.error = MPI_ERR_TRUNCATE;
+        }
+        *status = Status {
+            error: status.error,
+            ..Status::default()
+        };
+    }
     fn starter(&mut self) -> Starter {
-        let replay = Rc::clone(&self.replay);
-        Box::new(move |engine: &mut Engine, id| replay.start(engine, id))
+        let run = Rc::clone(&self.run);
+        Box::new(move |engine: &mut Engine, id| run.start(engine, id))
     }
     fn shared_start(&self) -> Option<Rc<dyn SharedStart>> {
-        Some(Rc::clone(&self.replay) as Rc<dyn SharedStart>)
+        Some(Rc::clone(&self.run))
     }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self

@@ -156,6 +156,28 @@ pub(crate) struct Plan {
     replayable: bool,
 }
 
+/// A schedule that receives at most one message and then forwards data ([`Plan::relay`]),
+/// described for a runner that needs no rounds: a persistent broadcast's short path
+/// (`super::persistent`).
+pub(crate) struct Relay {
+    /// The receive, which comes first (none at a broadcast's root).
+    pub recv: Option<Transfer>,
+    /// The sends, once the receive is over, in the schedule's order.
+    pub sends: Vec<Transfer>,
+    pub ctx: u16,
+    pub comm: CommIdx,
+}
+
+/// One message of a [`Relay`]: `bytes` contiguous bytes at `data`, to or from engine rank
+/// `peer`, with engine tag `tag`.
+#[derive(Clone, Copy)]
+pub(crate) struct Transfer {
+    pub peer: usize,
+    pub tag: i32,
+    pub data: *mut u8,
+    pub bytes: usize,
+}
+
 /// Temporary buffers kept for reuse, at most this many and none larger (in 16-byte words).
 const SPARE_TEMPS: usize = 8;
 const SPARE_TEMP_WORDS: usize = (4 << 20) / 16;
@@ -492,6 +514,43 @@ impl Plan {
     /// The error a complete schedule ended with (a truncated message, a failed reduction).
     pub fn take_error(&mut self) -> Option<MpiError> {
         self.error.take()
+    }
+
+    /// The schedule as a [`Relay`], if that is all it does: at most one receive of contiguous
+    /// data, then sends of contiguous data, and no local step (a broadcast's binomial tree on
+    /// contiguous data: the root only sends, a leaf only receives, the others both).
+    pub fn relay(&self) -> Option<Relay> {
+        if self.rounds.len() > 2 || self.rounds.iter().any(|r| !r.locals.is_empty()) {
+            return None;
+        }
+        let contiguous = |x: &Xfer| x.lay.contiguous();
+        let transfer = |x: &Xfer| Transfer {
+            peer: x.peer,
+            tag: tag(self.seq, x.step),
+            data: x.lay.data_start(x.base.cast_const()).cast_mut(),
+            bytes: x.lay.size * x.count,
+        };
+        let (recv, sends) = match self.rounds.as_slice() {
+            [] => (None, &[][..]),
+            [only] if only.xfers.iter().all(|x| x.send) => (None, &only.xfers[..]),
+            [first, rest @ ..] => {
+                let [r] = first.xfers.as_slice() else {
+                    return None;
+                };
+                (Some(r), rest.first().map_or(&[][..], |s| &s.xfers[..]))
+            }
+        };
+        if recv.is_some_and(|r| r.send || !contiguous(r))
+            || sends.iter().any(|s| !s.send || !contiguous(s))
+        {
+            return None;
+        }
+        Some(Relay {
+            recv: recv.map(transfer),
+            sends: sends.iter().map(transfer).collect(),
+            ctx: self.ctx,
+            comm: self.comm,
+        })
     }
 
     /// Collects the transfers that completed.

@@ -142,6 +142,11 @@ pub(crate) trait ForeignRun: Any {
     fn shared_start(&self) -> Option<Rc<dyn SharedStart>> {
         None
     }
+    /// A run completed in the engine with `status` (the subsystem may rewrite it: a
+    /// persistent collective whose run was a plain receive reports a collective's status).
+    fn complete(&mut self, status: &mut Status) {
+        let _ = status;
+    }
     /// For the subsystem to reach its state.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
@@ -156,6 +161,9 @@ pub(crate) trait SharedStart {
 pub(crate) struct Foreign(pub Box<dyn ForeignRun>);
 
 impl Attachment for Foreign {
+    fn complete(&mut self, status: &mut Status) {
+        self.0.complete(status);
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
