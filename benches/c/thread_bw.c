@@ -151,6 +151,9 @@ int main(int argc, char **argv)
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
         MPI_Get_library_version(version, &len);
+        for (char *c = version; *c; c++)
+            if (*c == '\n' || *c == '\t')
+                *c = ' ';
         printf("# thread_bw: %d rank(s), %ld MiB per stream per repetition, median of %d\n# %.60s\n",
                nranks, STREAM_BYTES >> 20, REPS, version);
     }
