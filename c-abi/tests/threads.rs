@@ -34,6 +34,13 @@ fn threads_on_their_own_communicators_run_at_once() {
     run_at("comms_parallel", &[1, 2, 4]);
 }
 
+/// Large (rendezvous) messages on communicators of their own, contiguous and strided, and
+/// between threads of one rank: their copies run with the library's lock let go.
+#[test]
+fn threads_move_large_messages_at_once() {
+    run_at("big_parallel", &[1, 2, 4]);
+}
+
 #[test]
 fn threads_share_one_communicator_and_each_others_requests() {
     run_at("any_source", &[1, 2, 4]);

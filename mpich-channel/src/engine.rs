@@ -255,6 +255,9 @@ impl Engine {
         &mut self,
         mut done: impl FnMut(&mut Engine) -> std::result::Result<Option<T>, E>,
     ) -> std::result::Result<T, E> {
+        // This wait keeps the lock, so no copy of its turns may wait for a job to run after
+        // it (a wait reached inside a look of a thread that defers copies).
+        let _inline = nic_model::copy_jobs::Deferring::off();
         if let Some(t) = done(self)? {
             return Ok(t);
         }

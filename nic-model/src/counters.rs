@@ -20,6 +20,10 @@ pub struct Counters {
     pub dma_bytes: u64,
     /// Parts of this NIC's regions it copied into an importer's memory (split reads).
     pub assists: u64,
+    /// Single copies (reads, and parts written for importers) run as copy jobs outside the
+    /// library's lock by a waiting thread (`MPI_THREAD_MULTIPLE`, [`crate::copy_jobs`]); also
+    /// counted in `dma_ops` or `assists`.
+    pub copies_outside: u64,
     /// Packets dropped, corrupted, duplicated or delayed by a fault injector.
     pub faults: u64,
 }

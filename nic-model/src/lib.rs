@@ -51,6 +51,7 @@
 //! notifications (seed 003), over any device; [`wait`]: back-off; [`testing`]:
 //! multi-process test harness.
 
+pub mod copy_jobs;
 mod counters;
 mod dma;
 pub mod error;

@@ -77,6 +77,7 @@ pub(crate) const PVARS: &[Pvar] = &[
     pvar("nic_dma_ops", NIC, COUNTER, TUNER, |c| c.channel.nic.dma_ops, "single copies (DMA) this NIC made: reads of peers' regions, writes into them (each part of a split one)"),
     pvar("nic_dma_bytes", NIC, COUNTER, TUNER, |c| c.channel.nic.dma_bytes, "bytes moved by single copies, this NIC's and the parts it wrote for importers"),
     pvar("nic_assists", NIC, COUNTER, DETAIL, |c| c.channel.nic.assists, "parts of this NIC's regions it copied into an importer's memory (split single copies)"),
+    pvar("nic_copies_outside", NIC, COUNTER, DETAIL, |c| c.channel.nic.copies_outside, "single copies run outside the library's lock by a waiting thread (MPI_THREAD_MULTIPLE: copy jobs)"),
     pvar("nic_faults", NIC, COUNTER, DETAIL, |c| c.channel.nic.faults, "packets dropped, corrupted, duplicated or delayed by the fault injector (MPI_NIC_FAULTS)"),
     pvar("bip_messages_sent", BIP, COUNTER, USER, |c| c.channel.bip.messages_sent, "messages BIP sent"),
     pvar("bip_messages_received", BIP, COUNTER, USER, |c| c.channel.bip.messages_received, "messages BIP received"),

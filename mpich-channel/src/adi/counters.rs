@@ -58,6 +58,7 @@ impl AdiCounters {
                 ("dma_ops", n.dma_ops),
                 ("dma_bytes", n.dma_bytes),
                 ("assists", n.assists),
+                ("copies_outside", n.copies_outside),
                 ("faults", n.faults),
             ],
         );

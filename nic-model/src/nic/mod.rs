@@ -240,11 +240,16 @@ impl Device for Nic {
 
     #[inline]
     fn progress(&mut self) -> bool {
+        let mut any = false;
+        if self.regions.assisting() {
+            any = self.regions.tend_assists();
+        }
         if !self.regions.doorbell_rang() {
-            return false;
+            return any;
         }
         self.regions
             .serve_assists(&self.fabric, self.rank, &mut self.counters)
+            | any
     }
 
     unsafe fn register(&mut self, addr: usize, len: usize, access: Access) -> Result<RegionKey> {

@@ -22,6 +22,7 @@
 //!
 //! All of it is plain loads and stores on the fabric's cache lines, besides the copies.
 
+use crate::copy_jobs::{self, CopyJob, Outcome};
 use crate::counters::Counters;
 use crate::dma;
 use crate::error::{NicError, Rank, Result};
@@ -30,6 +31,7 @@ use crate::fabric::Fabric;
 use crate::region::{assist, Access, RegionInfo, RegionKey, RegionTable, Transfer, TransferId};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::Arc;
 
 /// What the single-copy engine may do.
 #[derive(Clone, Copy, Debug)]
@@ -63,16 +65,36 @@ struct Pending {
     len: usize,
 }
 
+/// A read in flight.
+enum InFlight {
+    /// The exporter is copying the second part of a split read.
+    Assisted(Pending),
+    /// This process's part is a job run outside the library's lock ([`copy_jobs`]); `rest`,
+    /// the part the exporter was asked for, if the read is split.
+    Outside {
+        job: Arc<CopyJob>,
+        peer: Rank,
+        key: RegionKey,
+        len: usize,
+        rest: Option<Pending>,
+    },
+}
+
 /// This NIC's exports and its reads in flight.
 pub(super) struct Regions {
     table: RegionTable,
     engine: Engine,
+    /// A single-copy read has succeeded: the kernel lets this process read its peers, so a
+    /// read may be left as a job whose failure would come too late to fall back on packets.
+    read_proven: bool,
+    /// Parts of split copies this exporter writes outside the lock, until they are over.
+    assisting: Vec<Arc<CopyJob>>,
     /// The doorbell count when this NIC last looked for split-copy requests.
     seen_doorbell: u64,
     /// This NIC's doorbell in its rank block, found once at attach time since every
     /// `progress` call reads it. Points into the fabric, which the NIC drops after this.
     doorbell: *const AtomicU64,
-    pending: Vec<Option<Pending>>,
+    pending: Vec<Option<InFlight>>,
     nranks: usize,
 }
 
@@ -83,6 +105,8 @@ impl Regions {
         Regions {
             table: RegionTable::new(seed),
             engine,
+            read_proven: false,
+            assisting: Vec::new(),
             seen_doorbell: 0,
             doorbell: &fabric.rank_block(rank).doorbell,
             pending: Vec::new(),
@@ -173,6 +197,29 @@ impl Regions {
             let peer = d.assist_peer.load(Relaxed) as usize;
             let fits =
                 from.checked_add(len).is_some_and(|end| end <= info.len) && peer < self.nranks;
+            if self.engine.write && fits && len >= copy_jobs::DEFER_MIN && copy_jobs::deferring() {
+                let pid = fabric.rank_block(peer).pid.load(Acquire);
+                // SAFETY: bytes `from..from + len` lie inside the region (checked above), which
+                // stays exported until the importer's FIN, which it sends only after it has
+                // seen the handshake DONE or REFUSED, stored by the job after its write; the
+                // handshake lives in the fabric, mapped as long as this NIC.
+                let job = unsafe {
+                    CopyJob::queue(copy_jobs::Copy::Write {
+                        pid,
+                        remote: dst,
+                        local: (info.addr + from) as *const u8,
+                        len,
+                        handshake: &d.assist,
+                        done: assist::DONE,
+                        refused: assist::REFUSED,
+                    })
+                };
+                counters.assists += 1;
+                counters.copies_outside += 1;
+                counters.dma_bytes += len as u64;
+                self.assisting.push(job);
+                continue;
+            }
             let mut wrote = false;
             if self.engine.write && fits {
                 // SAFETY: bytes `from..from + len` lie inside the region (checked above), which
@@ -201,7 +248,48 @@ impl Regions {
         any
     }
 
-    /// Starts a read of a peer's region (see the module doc).
+    /// Whether parts of split copies are being written outside the lock.
+    #[inline]
+    pub fn assisting(&self) -> bool {
+        !self.assisting.is_empty()
+    }
+
+    /// Forgets the assist jobs that are over (one still queued whose maker never ran it runs
+    /// now, unless this thread defers); true if one ended.
+    #[cold]
+    pub fn tend_assists(&mut self) -> bool {
+        let before = self.assisting.len();
+        let mut write_refused = false;
+        self.assisting.retain(|job| {
+            let _ = job.poll();
+            if job.errno() == Some(libc::EPERM) {
+                write_refused = true;
+            }
+            !job.finished()
+        });
+        if write_refused {
+            tracing::debug!(target: "nic", "writing into peers refused by the kernel; importers copy alone");
+            self.engine.write = false;
+        }
+        self.assisting.len() != before
+    }
+
+    fn keep_in_flight(&mut self, f: InFlight) -> TransferId {
+        let slot = self
+            .pending
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or_else(|| {
+                self.pending.push(None);
+                self.pending.len() - 1
+            });
+        self.pending[slot] = Some(f);
+        TransferId(slot as u32)
+    }
+
+    /// Starts a read of a peer's region (see the module doc). In a deferring look
+    /// ([`copy_jobs`]) a long read copies nothing now: its part is a job, and the read is
+    /// pending until a poll finds the job done.
     ///
     /// # Safety
     /// `r.local` is valid for `r.len` bytes of writing until the transfer is done.
@@ -224,7 +312,13 @@ impl Regions {
         }
         let remote = info.addr + r.offset;
         let pid = fabric.rank_block(r.peer).pid.load(Acquire);
-        let at = if split && self.engine.split_min > 0 && r.len >= self.engine.split_min {
+        let defer =
+            split && self.read_proven && r.len >= copy_jobs::DEFER_MIN && copy_jobs::deferring();
+        // A read of this process's own region is not split when deferred: the thread that runs
+        // the job would also be the one that runs the exporter's part.
+        let at = if defer && r.peer == me {
+            r.len
+        } else if split && self.engine.split_min > 0 && r.len >= self.engine.split_min {
             split_point(r.len)
         } else {
             r.len
@@ -250,6 +344,32 @@ impl Regions {
             self.serve_assists(fabric, me, counters);
         }
         let mine = if asked { at } else { r.len };
+        if defer {
+            let rest = asked.then(|| Pending {
+                peer: r.peer,
+                key: r.key,
+                dst: r.local.wrapping_add(at),
+                remote: remote + at,
+                len: r.len - at,
+            });
+            // SAFETY: `local` is valid for `len >= mine` bytes of writing until the transfer
+            // is done (the caller's contract), which it is not before the job is.
+            let job = unsafe {
+                CopyJob::queue(copy_jobs::Copy::Read {
+                    pid,
+                    remote,
+                    local: r.local,
+                    len: mine,
+                })
+            };
+            return Ok(Transfer::Pending(self.keep_in_flight(InFlight::Outside {
+                job,
+                peer: r.peer,
+                key: r.key,
+                len: mine,
+                rest,
+            })));
+        }
         // SAFETY: `local` is valid for `len >= mine` bytes of writing (the caller's contract).
         let first = unsafe { std::slice::from_raw_parts_mut(r.local, mine) };
         let copied = self
@@ -277,16 +397,9 @@ impl Regions {
             }
             Err(assist::TAKEN) => {
                 copied?;
-                let slot = self
-                    .pending
-                    .iter()
-                    .position(Option::is_none)
-                    .unwrap_or_else(|| {
-                        self.pending.push(None);
-                        self.pending.len() - 1
-                    });
-                self.pending[slot] = Some(rest);
-                Ok(Transfer::Pending(TransferId(slot as u32)))
+                Ok(Transfer::Pending(
+                    self.keep_in_flight(InFlight::Assisted(rest)),
+                ))
             }
             Err(state) => {
                 let done = copied.and_then(|()| self.finish(fabric, d, state, pid, rest, counters));
@@ -303,10 +416,17 @@ impl Regions {
         id: TransferId,
         counters: &mut Counters,
     ) -> Result<bool> {
-        let Some(Some(p)) = self.pending.get(id.0 as usize).copied() else {
-            return Err(NicError::Unsupported(
-                "polling a transfer that is not pending",
-            ));
+        let slot = id.0 as usize;
+        let p = match self.pending.get(slot) {
+            Some(Some(InFlight::Assisted(p))) => *p,
+            Some(Some(InFlight::Outside { .. })) => {
+                return self.poll_outside(fabric, slot, counters)
+            }
+            _ => {
+                return Err(NicError::Unsupported(
+                    "polling a transfer that is not pending",
+                ))
+            }
         };
         let d = fabric.region_desc(p.peer, p.key.id as usize);
         let state = d.assist.load(Acquire);
@@ -317,6 +437,94 @@ impl Regions {
         let pid = fabric.rank_block(p.peer).pid.load(Acquire);
         self.finish(fabric, d, state, pid, p, counters)?;
         Ok(true)
+    }
+
+    /// [`Regions::poll_transfer`] of a read whose part is a job: once the job is done, the
+    /// region is checked as after an inline copy, and a split read goes on as one would.
+    fn poll_outside(
+        &mut self,
+        fabric: &Fabric,
+        slot: usize,
+        counters: &mut Counters,
+    ) -> Result<bool> {
+        let Some(InFlight::Outside {
+            job,
+            peer,
+            key,
+            len,
+            rest,
+        }) = &self.pending[slot]
+        else {
+            unreachable!("poll_outside is called for jobs only");
+        };
+        let (peer, key, len, rest) = (*peer, *key, *len, *rest);
+        let failed = match job.poll() {
+            Outcome::Waiting => return Ok(false),
+            Outcome::Done => None,
+            Outcome::Failed(e) => Some(e),
+        };
+        self.pending[slot] = None;
+        let d = fabric.region_desc(peer, key.id as usize);
+        let copied = match failed {
+            None => {
+                counters.dma_ops += 1;
+                counters.copies_outside += 1;
+                counters.dma_bytes += len as u64;
+                still_there(d, peer, key)
+            }
+            Some(e) => Err(dma_error(peer, "single-copy read (process_vm_readv)", e)),
+        };
+        let Some(rest) = rest else {
+            return copied.map(|()| true);
+        };
+        match d
+            .assist
+            .compare_exchange(assist::ASKED, assist::WITHDRAWN, AcqRel, Acquire)
+        {
+            Ok(_) => {
+                // The exporter never started: its part is ours too.
+                if copied.is_err() || !copy_jobs::deferring() {
+                    let rest_done = copied.and_then(|()| {
+                        let pid = fabric.rank_block(peer).pid.load(Acquire);
+                        self.copy_rest(fabric, pid, rest, counters)
+                    });
+                    d.assist.store(assist::IDLE, Release);
+                    return rest_done.map(|()| true);
+                }
+                // Nobody else touches a withdrawn handshake: it is free again, and the rest is
+                // another job of this look.
+                d.assist.store(assist::IDLE, Release);
+                let pid = fabric.rank_block(peer).pid.load(Acquire);
+                // SAFETY: `rest.dst` lies `rest.len` bytes before the end of the read's buffer,
+                // valid until the read is done, which it is not before this job is.
+                let job = unsafe {
+                    CopyJob::queue(copy_jobs::Copy::Read {
+                        pid,
+                        remote: rest.remote,
+                        local: rest.dst,
+                        len: rest.len,
+                    })
+                };
+                self.pending[slot] = Some(InFlight::Outside {
+                    job,
+                    peer,
+                    key,
+                    len: rest.len,
+                    rest: None,
+                });
+                Ok(false)
+            }
+            Err(assist::TAKEN) => {
+                copied?;
+                self.pending[slot] = Some(InFlight::Assisted(rest));
+                Ok(false)
+            }
+            Err(state) => {
+                let pid = fabric.rank_block(peer).pid.load(Acquire);
+                let done = copied.and_then(|()| self.finish(fabric, d, state, pid, rest, counters));
+                done.map(|()| true)
+            }
+        }
     }
 
     /// Ends a split read whose handshake is in `state` (`DONE` or `REFUSED`): copies the
@@ -382,6 +590,7 @@ impl Regions {
         }
         counters.dma_ops += 1;
         counters.dma_bytes += local.len() as u64;
+        self.read_proven = true;
         Ok(())
     }
 

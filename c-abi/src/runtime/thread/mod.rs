@@ -110,8 +110,43 @@
 //! atomic operations, which the fast path's budget has no room for; without the variable the
 //! checks cost nothing (the flag `call` reads already).
 //!
-//! **Not yet.** Threads on different communicators still take turns behind the one lock
-//! (the engine and its tables are shared).
+//! **The bulk of a long message outside the lock.** The long part of moving a large message
+//! on one host, the copy of a rendezvous's data (`process_vm_readv` from the sender's
+//! exported buffer into the posted one, and the sender's half of a split copy,
+//! `process_vm_writev`), does not run under the lock: a look of a waiting call turns the
+//! engine with `nic_model::copy_jobs::Deferring::on`, and each copy of 32 KiB or more that it
+//! starts becomes a *copy job* (raw source and destination addresses and a length: nothing of
+//! the state) kept in the read in flight; the thread claims its jobs before it lets the lock
+//! go, runs them unlocked, and a later look (at once) ends their reads under the lock as an
+//! inline copy would have (FIN to the sender, the receive complete). Meanwhile the other
+//! threads match, send and copy for their own communicators. Why it is sound (buffers that
+//! outlive the job, exactly-once by a compare-exchange, release/acquire of the outcome) is in
+//! `nic_model::copy_jobs`. Looks that keep the lock (a call nested in a look, a subsystem's
+//! `Engine::block_on`, `MPI_Test` loops, the progress thread) copy inline, as every call does
+//! below `MPI_THREAD_MULTIPLE` (one thread-local read per long read).
+//!
+//! **Still serialized** behind the one lock: matching (the ADI's posted and unexpected
+//! queues, one per process), the request table, the engine's operations and hooks, the
+//! channel's rings (an eager message, at most a packet, is copied out of the ring under the
+//! lock), the rendezvous over packets (`MPI_NIC_DMA=off`, or across hosts), the packing and
+//! unpacking of non-contiguous datatypes (`p2p::args`' staging buffers), reductions, and the
+//! copies of `MPI_Test` loops.
+//!
+//! **Next: lanes** (MPICH's VCIs). A communicator is hashed (by its context id) to one of N
+//! lanes; each lane has its own lock, its own matching queues, request slab, engine
+//! operations and a ring per peer (BIP queue per lane, the envelope carrying the lane), so
+//! threads on different lanes never meet. What of the `&mut Mpi` state would split: the
+//! ADI's `State` (posted/unexpected/direct queues, `pulls`, `outbox`, per-destination send
+//! queues, request slab) becomes per lane, and `Engine`'s ops list with it; the channel's
+//! per-peer routes, BIP's queues and rendezvous tables (exports, reads) get a lane index, the
+//! NIC's inbox one ring per lane and peer; what stays process-wide behind a lock of its own,
+//! taken rarely: the communicator, datatype, group, window and file tables (handles), the
+//! hooks (windows, files, generalized requests), attribute and error-handler state,
+//! `MPI_ANY_SOURCE` across peers is per lane already, but a wildcard *communicator* does not
+//! exist, so matching needs no cross-lane step. Request handles would carry their lane, and
+//! `MPI_Waitany`/`Waitsome` over requests of several lanes take each lane's lock in turn.
+//! The `Calling` discipline (no reference into a lane across a wait) stays as it is, per
+//! lane. `docs/threads.md` has the road in full.
 
 pub(crate) mod lock;
 mod reach;

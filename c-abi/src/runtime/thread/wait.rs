@@ -7,6 +7,7 @@ use crate::error::MpiResult;
 use crate::p2p::completion::{poll, Finished, How};
 use crate::runtime::global;
 use crate::runtime::Mpi;
+use nic_model::copy_jobs::{self, Deferring};
 use nic_model::wait::Backoff;
 use std::time::{Duration, Instant};
 
@@ -66,19 +67,46 @@ impl Calling {
         let mut pace = Pace::default();
         let mut backoff = Backoff::new();
         loop {
+            // A look of a call that lets the lock go leaves the long copies it starts as jobs,
+            // run below with the lock let go; any other look copies inline (a call nested in
+            // a look keeps the lock, and must not wait for a job that runs after it).
+            let deferring = if releases {
+                Deferring::on()
+            } else {
+                Deferring::off()
+            };
             // SAFETY: as in `state`: the lock is held (or not needed), and this call has no
             // other reference to the state (`self` is borrowed mutably by this function); the
             // reference lives only for this look.
-            if let Some(t) = ready(unsafe { global::state() })? {
-                return Ok(t);
-            }
+            let found = ready(unsafe { global::state() });
+            drop(deferring);
             match &mut self.held {
                 Some(held) if releases => {
+                    // Claimed under the lock, so no other thread runs them inline meanwhile.
+                    let jobs = copy_jobs::claim_mine();
+                    if let Some(t) = found? {
+                        if !jobs.is_empty() {
+                            held.pause();
+                            jobs.run();
+                            held.resume();
+                        }
+                        return Ok(t);
+                    }
                     held.pause();
-                    pace.wait();
+                    if jobs.is_empty() {
+                        pace.wait();
+                    } else {
+                        // The copies of this look, with no reference into the state: other
+                        // threads use it meanwhile. The next look (at once) ends their reads.
+                        jobs.run();
+                        pace = Pace::default();
+                    }
                     held.resume();
                 }
                 _ => {
+                    if let Some(t) = found? {
+                        return Ok(t);
+                    }
                     backoff.snooze();
                 }
             }
