@@ -549,6 +549,7 @@ pub(crate) fn classify(f: &Function) -> Result<Vec<Param>, String> {
                 _ => Param::Through(ty.clone()),
             }
         } else if ty.ends_with("_function")
+            || ty.ends_with("_function_c")
             || ty.ends_with("_fn")
             || ty.starts_with("::std::option")
         {

@@ -56,7 +56,10 @@
 //! choice buffers stay implicit there, as in `mpif.h`.
 //!
 //! **Profiling.** Every f08 procedure ends in `mpi_x_`, which calls `MPI_X`: a C profiling
-//! library that intercepts `MPI_X` sees f08 calls too.
+//! library that intercepts `MPI_X` sees f08 calls too. The `pmpi_f08` module (MPI 4.0
+//! §19.1.5, as MPICH installs it; `pmpi_f08.mod` beside `mpi_f08.mod`) has every procedure
+//! again as `PMPI_X` ([`profiled`]), bound to `pmpi_x_` (or `pmpi_x_f08_`), which calls the C
+//! `PMPI_X`: a Fortran 2008 tool says `use pmpi_f08` and calls the library under it.
 //!
 //! **Callbacks.** `MPI_User_function` and the error handler functions have the C ABI (value
 //! `TYPE(C_PTR)`s, the rest by reference), so the procedure is passed on as it is. The
@@ -654,12 +657,20 @@ pub fn generate(
 /// `pmpi_` entry point (`pmpi_x_` for a direct binding, `pmpi_x_f08_` for a descriptor one).
 fn profiled(name: &str, text: &str) -> String {
     let lower = name.to_ascii_lowercase();
-    text.replacen(&format!("subroutine {name}("), &format!("subroutine P{name}("), 1)
-        .replacen(&format!("function {name}("), &format!("function P{name}("), 1)
-        .replace(
-            &format!("name=\"{lower}_f08_\""),
-            &format!("name=\"p{lower}_f08_\""),
-        )
+    text.replacen(
+        &format!("subroutine {name}("),
+        &format!("subroutine P{name}("),
+        1,
+    )
+    .replacen(
+        &format!("function {name}("),
+        &format!("function P{name}("),
+        1,
+    )
+    .replace(
+        &format!("name=\"{lower}_f08_\""),
+        &format!("name=\"p{lower}_f08_\""),
+    )
 }
 
 /// The text of `pmpi_f08.f90`: MPI 4.0 §19.1.5's profiling names of the Fortran 2008 binding

@@ -167,7 +167,8 @@ fn sessions_open_again_under_hydra() {
             .expect("mpiexec.hydra starts");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && stdout.lines().filter(|l| *l == "OK session_reinit").count() == 1,
+            out.status.success()
+                && stdout.lines().filter(|l| *l == "OK session_reinit").count() == 1,
             "under hydra ({ranks} ranks, world {world}): {:?}\n{stdout}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)

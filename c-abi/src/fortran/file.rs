@@ -261,7 +261,15 @@ unsafe extern "C" fn read_trampoline_c(
     // SAFETY: see above.
     unsafe {
         let record = &*(extra_state as *const FortranDatarep);
-        convert_c(record.read, record, userbuf, datatype, count, filebuf, position)
+        convert_c(
+            record.read,
+            record,
+            userbuf,
+            datatype,
+            count,
+            filebuf,
+            position,
+        )
     }
 }
 
@@ -280,7 +288,15 @@ unsafe extern "C" fn write_trampoline_c(
     // SAFETY: see above.
     unsafe {
         let record = &*(extra_state as *const FortranDatarep);
-        convert_c(record.write, record, userbuf, datatype, count, filebuf, position)
+        convert_c(
+            record.write,
+            record,
+            userbuf,
+            datatype,
+            count,
+            filebuf,
+            position,
+        )
     }
 }
 

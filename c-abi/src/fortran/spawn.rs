@@ -107,7 +107,10 @@ unsafe fn text(p: *const u8, len: usize) -> CString {
     let bytes = unsafe { std::slice::from_raw_parts(p, len) };
     let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(len)];
     let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|&b| b != b' ').map_or(start, |i| i + 1);
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != b' ')
+        .map_or(start, |i| i + 1);
     CString::new(&bytes[start..end]).expect("no NUL inside: cut at the first")
 }
 

@@ -259,8 +259,8 @@ pub(crate) fn idle_until_exit() {
 /// left as it would be without the hook.
 extern "C" fn down_at_exit() {
     crate::runtime::export::call("MPI_Session_finalize (at exit)", |st| {
-        let idle = st.world != World::Running
-            && st.runtime_ref().is_some_and(|rt| rt.sessions.is_empty());
+        let idle =
+            st.world != World::Running && st.runtime_ref().is_some_and(|rt| rt.sessions.is_empty());
         if idle {
             shut_down(st)?;
         }
