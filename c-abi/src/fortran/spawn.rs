@@ -157,16 +157,18 @@ unsafe fn arguments(p: *const u8, len: usize, stride: usize) -> Result<Vec<CStri
     ))
 }
 
-/// Whether this process is `root` of `comm` (false if `comm` is not a communicator: the C
-/// function then reports that, reading no string).
-///
-/// # Safety
-/// Calls the C library with a local for the rank.
-unsafe fn is_root(comm: MPI_Comm, root: c_int) -> bool {
-    let mut rank = -1;
-    // SAFETY: `rank` is a local; PMPI_ so a profiler does not count a call the program did not make.
-    let rc = unsafe { PMPI_Comm_rank(comm, &mut rank) };
-    rc == MPI_SUCCESS && rank == root
+/// Whether this process is `root` of `comm` (false if `comm` is no communicator of this
+/// process, or MPI is not running: the C function then reports that, reading no string).
+/// Looks at the library's tables without raising an error of its own.
+fn is_root(comm: MPI_Comm, root: c_int) -> bool {
+    let mut rank = None;
+    crate::runtime::export::call("MPI_Comm_spawn", |st| {
+        if let Some(rt) = st.runtime_ref() {
+            rank = rt.comms.lookup(comm).ok().map(|(_, c)| c.rank);
+        }
+        Ok(())
+    });
+    usize::try_from(root).is_ok_and(|root| rank == Some(root))
 }
 
 /// Reports a malformed argument list as `name`'s error on `comm` (its error handler decides).
