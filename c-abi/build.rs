@@ -14,7 +14,8 @@
 //!    (`libmpichfort.so.12` too: the Fortran entry points are in `libmpi.so`), finds this
 //!    library there.
 //! 3. **Fortran.** `fortran/generate.rs` turns the bindings into `mpif.h` and `mpi.mod`
-//!    (and `fortran/generate_f08.rs` into `mpi_f08.mod` and its few entry points)
+//!    (and `fortran/generate_f08.rs` into `mpi_f08.mod`, `pmpi_f08.mod` and their few entry
+//!    points)
 //!    (`$OUT_DIR/fortran/`, copied to `target/<profile>/include/` where `mpifort` finds them)
 //!    and into the Fortran entry points `mpi_x_` of every implemented C function
 //!    (`$OUT_DIR/fortran_entry_points.rs`, included by `src/fortran/`).
@@ -111,7 +112,7 @@ fn generate_fortran(out_dir: &Path) {
     };
     let include = profile_dir.join("include");
     let _ = std::fs::create_dir_all(&include);
-    for file in ["mpif.h", "mpi.mod", "mpi_f08.mod"] {
+    for file in ["mpif.h", "mpi.mod", "mpi_f08.mod", "pmpi_f08.mod"] {
         let from = out_dir.join("fortran").join(file);
         if from.is_file() {
             if let Err(e) = std::fs::copy(&from, include.join(file)) {

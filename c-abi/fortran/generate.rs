@@ -64,7 +64,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Functions whose Fortran binding is written by hand in `src/fortran/` (`special.rs`,
-/// `keyval.rs`, `file.rs`).
+/// `keyval.rs`, `file.rs`, `spawn.rs`).
 pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Init",
     "MPI_Init_thread",
@@ -92,13 +92,17 @@ pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Win_create_keyval",
     "MPI_File_create_errhandler",
     "MPI_Register_datarep",
+    "MPI_Register_datarep_c",
     "MPI_Grequest_start",
+    "MPI_Comm_spawn",
+    "MPI_Comm_spawn_multiple",
 ];
 
 /// Callback types whose Fortran procedures have the C function's ABI (all arguments by
 /// reference, no return value): the procedure's address is passed on as it is.
 const PASS_THROUGH_CALLBACKS: &[&str] = &[
     "MPI_User_function",
+    "MPI_User_function_c",
     "MPI_Comm_errhandler_function",
     "MPI_Comm_errhandler_fn",
     "MPI_Handler_function",
@@ -438,7 +442,7 @@ fn mpif_h(constants: &[(String, i64)]) -> String {
         "       EXTERNAL MPI_COMM_NULL_COPY_FN",
         "       EXTERNAL MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN",
         "       EXTERNAL MPI_TYPE_NULL_COPY_FN",
-        "       EXTERNAL MPI_CONVERSION_FN_NULL",
+        "       EXTERNAL MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL_C",
         "       EXTERNAL MPI_WTIME, MPI_WTICK",
         "       EXTERNAL PMPI_WTIME, PMPI_WTICK",
         "       DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
@@ -546,6 +550,7 @@ pub(crate) fn classify(f: &Function) -> Result<Vec<Param>, String> {
                 _ => Param::Through(ty.clone()),
             }
         } else if ty.ends_with("_function")
+            || ty.ends_with("_function_c")
             || ty.ends_with("_fn")
             || ty.starts_with("::std::option")
         {
@@ -564,12 +569,6 @@ pub(crate) fn classify(f: &Function) -> Result<Vec<Param>, String> {
     Ok(params)
 }
 
-/// The large-count functions whose callbacks have the large-count form
-/// (`MPI_User_function_c`, `MPI_Datarep_conversion_function_c`): no Fortran binding (their
-/// f08 forms would need those callbacks' Fortran interfaces); C programs have them.
-pub(crate) const LARGE_COUNT_CALLBACK_FORMS: &[&str] =
-    &["MPI_Op_create_c", "MPI_Register_datarep_c"];
-
 /// Whether `name` gets a Fortran binding at all (the large-count `_c` functions too: the
 /// `mpi_f08` module makes them overloads of their int forms, see `generate_f08.rs`).
 pub(crate) fn wanted(name: &str) -> bool {
@@ -582,7 +581,6 @@ pub(crate) fn wanted(name: &str) -> bool {
         && !name.ends_with("_f082c")
         && !name.ends_with("_c2f08")
         && !HAND_WRITTEN.contains(&name)
-        && !LARGE_COUNT_CALLBACK_FORMS.contains(&name)
 }
 
 /// The Rust source of every generated entry point.

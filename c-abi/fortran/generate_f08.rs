@@ -56,14 +56,17 @@
 //! choice buffers stay implicit there, as in `mpif.h`.
 //!
 //! **Profiling.** Every f08 procedure ends in `mpi_x_`, which calls `MPI_X`: a C profiling
-//! library that intercepts `MPI_X` sees f08 calls too.
+//! library that intercepts `MPI_X` sees f08 calls too. The `pmpi_f08` module (MPI 4.0
+//! §19.1.5, as MPICH installs it; `pmpi_f08.mod` beside `mpi_f08.mod`) has every procedure
+//! again as `PMPI_X` ([`profiled`]), bound to `pmpi_x_` (or `pmpi_x_f08_`), which calls the C
+//! `PMPI_X`: a Fortran 2008 tool says `use pmpi_f08` and calls the library under it.
 //!
 //! **Callbacks.** `MPI_User_function` and the error handler functions have the C ABI (value
 //! `TYPE(C_PTR)`s, the rest by reference), so the procedure is passed on as it is. The
 //! attribute copy/delete functions, generalized request callbacks and file error handlers use
-//! the `mpi` binding's Fortran-ABI callbacks (same argument lists in f08). Not provided: the data-representation
-//! conversion functions of `MPI_Register_datarep` (their f08 interface differs) and the
-//! `pmpi_f08` module.
+//! the `mpi` binding's Fortran-ABI callbacks (same argument lists in f08), and so do the
+//! data-representation functions of `MPI_Register_datarep(_c)` (their `TYPE(C_PTR), VALUE`
+//! buffers arrive as the addresses the `mpi` binding's buffers are).
 
 use crate::fortran::{
     classify, implemented_functions, parse_constants, parse_functions, wanted, write_if_changed,
@@ -272,6 +275,60 @@ end subroutine",
 end subroutine",
     ),
     (
+        "MPI_Register_datarep",
+        "subroutine MPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, &
+    dtype_file_extent_fn, extra_state, ierror)
+  import :: MPI_Datarep_conversion_function, MPI_Datarep_extent_function, MPI_ADDRESS_KIND
+  character(len=*), intent(in) :: datarep
+  procedure(MPI_Datarep_conversion_function) :: read_conversion_fn, write_conversion_fn
+  procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+  integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
+  integer, optional, intent(out) :: ierror
+end subroutine",
+    ),
+    (
+        "MPI_Register_datarep_c",
+        "subroutine MPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, &
+    dtype_file_extent_fn, extra_state, ierror)
+  import :: MPI_Datarep_conversion_function_c, MPI_Datarep_extent_function, MPI_ADDRESS_KIND
+  character(len=*), intent(in) :: datarep
+  procedure(MPI_Datarep_conversion_function_c) :: read_conversion_fn, write_conversion_fn
+  procedure(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+  integer(kind=MPI_ADDRESS_KIND), intent(in) :: extra_state
+  integer, optional, intent(out) :: ierror
+end subroutine",
+    ),
+    (
+        "MPI_Comm_spawn",
+        "subroutine MPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, &
+    array_of_errcodes, ierror)
+  import :: MPI_Info, MPI_Comm
+  character(len=*), intent(in) :: command, argv(*)
+  integer, intent(in) :: maxprocs, root
+  type(MPI_Info), intent(in) :: info
+  type(MPI_Comm), intent(in) :: comm
+  type(MPI_Comm), intent(out) :: intercomm
+  integer :: array_of_errcodes(*)
+  integer, optional, intent(out) :: ierror
+end subroutine",
+    ),
+    (
+        "MPI_Comm_spawn_multiple",
+        "subroutine MPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, &
+    array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+  import :: MPI_Info, MPI_Comm
+  integer, intent(in) :: count
+  character(len=*), intent(in) :: array_of_commands(*), array_of_argv(count, *)
+  integer, intent(in) :: array_of_maxprocs(*)
+  type(MPI_Info), intent(in) :: array_of_info(*)
+  integer, intent(in) :: root
+  type(MPI_Comm), intent(in) :: comm
+  type(MPI_Comm), intent(out) :: intercomm
+  integer :: array_of_errcodes(*)
+  integer, optional, intent(out) :: ierror
+end subroutine",
+    ),
+    (
         "MPI_Status_f2f08",
         "subroutine MPI_Status_f2f08(f_status, f08_status, ierror) bind(C, name=\"mpi_status_f2f08_f08_\")
   import :: MPI_Status, MPI_STATUS_SIZE
@@ -291,6 +348,10 @@ end subroutine",
     ),
 ];
 
+/// The hand-written interface bodies that the `mpi` module gets too (through
+/// [`mpi_module_interface`]); the others keep implicit interfaces there, as before.
+const HAND_WRITTEN_IN_MPI_MODULE: &[&str] = &["MPI_Comm_spawn", "MPI_Comm_spawn_multiple"];
+
 /// The module's fixed part after the handle types: the abstract interfaces of the callbacks
 /// and the predefined callback procedures (the `mpi` binding's, see `src/fortran/keyval.rs`).
 const CALLBACKS: &str = "
@@ -299,6 +360,12 @@ abstract interface
     import :: c_ptr, MPI_Datatype
     type(c_ptr), value :: invec, inoutvec
     integer :: len
+    type(MPI_Datatype) :: datatype
+  end subroutine
+  subroutine MPI_User_function_c(invec, inoutvec, len, datatype)
+    import :: c_ptr, MPI_Datatype, MPI_COUNT_KIND
+    type(c_ptr), value :: invec, inoutvec
+    integer(kind=MPI_COUNT_KIND) :: len
     type(MPI_Datatype) :: datatype
   end subroutine
   subroutine MPI_Comm_errhandler_function(comm, error_code)
@@ -363,6 +430,31 @@ abstract interface
     integer :: win_keyval, ierror
     integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
   end subroutine
+  subroutine MPI_Datarep_conversion_function(userbuf, datatype, count, filebuf, position, &
+      extra_state, ierror)
+    import :: c_ptr, MPI_Datatype, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count, ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  end subroutine
+  subroutine MPI_Datarep_conversion_function_c(userbuf, datatype, count, filebuf, position, &
+      extra_state, ierror)
+    import :: c_ptr, MPI_Datatype, MPI_COUNT_KIND, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  end subroutine
+  subroutine MPI_Datarep_extent_function(datatype, extent, extra_state, ierror)
+    import :: MPI_Datatype, MPI_ADDRESS_KIND
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror
+  end subroutine
   subroutine MPI_Grequest_query_function(extra_state, status, ierror)
     import :: MPI_Status, MPI_ADDRESS_KIND
     integer(kind=MPI_ADDRESS_KIND) :: extra_state
@@ -393,6 +485,7 @@ const PREDEFINED_CALLBACK_OBJECTS: &[(&str, &str)] = &[
 /// C callback types and the f08 abstract interface each is passed as.
 const CALLBACK_INTERFACES: &[(&str, &str)] = &[
     ("MPI_User_function", "MPI_User_function"),
+    ("MPI_User_function_c", "MPI_User_function_c"),
     (
         "MPI_Comm_errhandler_function",
         "MPI_Comm_errhandler_function",
@@ -445,13 +538,18 @@ pub fn run(bindings: &str, src_dir: &Path, out_dir: &Path) {
     write_if_changed(&include.join("mpi_interfaces.h"), &generated.mpi_interfaces);
     let source = include.join("mpi_f08.f90");
     write_if_changed(&source, &generated.module);
-    compile(&source, &include);
+    compile(&source, "mpi_f08", &include);
+    let source = include.join("pmpi_f08.f90");
+    write_if_changed(&source, &generated.pmpi_module);
+    compile(&source, "pmpi_f08", &include);
 }
 
 /// What [`generate`] makes.
 pub struct Generated {
     /// The Fortran source of the `mpi_f08` module.
     pub module: String,
+    /// The Fortran source of the `pmpi_f08` module.
+    pub pmpi_module: String,
     /// The Rust entry points and the lists the tests check.
     pub rust: String,
     /// Explicit interfaces for the `mpi` module (`mpi_interfaces.h`, see
@@ -474,6 +572,9 @@ pub fn generate(
     implemented: &BTreeSet<String>,
 ) -> Generated {
     let mut interfaces = String::new();
+    // The `pmpi_f08` module's interface bodies: each `MPI_X` as `PMPI_X` (see [`profiled`]).
+    let mut pmpi_interfaces = String::new();
+    let mut pbodies: Vec<(String, String)> = Vec::new();
     let mut mpi_interfaces = String::from(
         "! Explicit interfaces of the mpi module's procedures without choice buffers.\n\
          ! Generated by c-abi/fortran/generate_f08.rs; do not edit.\ninterface\n",
@@ -491,7 +592,13 @@ pub fn generate(
             continue;
         }
         if let Some((_, text)) = HAND_WRITTEN_F08.iter().find(|(n, _)| *n == f.name) {
+            if HAND_WRITTEN_IN_MPI_MODULE.contains(&f.name.as_str()) {
+                if let Some(mpi) = mpi_module_interface(f, text) {
+                    mpi_interfaces.push_str(&indent(&mpi));
+                }
+            }
             interfaces.push_str(&indent(text));
+            pmpi_interfaces.push_str(&indent(&profiled(&f.name, text)));
             procedures.push(f.name.clone());
             continue;
         }
@@ -511,6 +618,7 @@ pub fn generate(
                 if let Some(mpi) = mpi_module_interface(f, &text) {
                     mpi_interfaces.push_str(&mpi);
                 }
+                pbodies.push((format!("P{}", f.name), profiled(&f.name, &text)));
                 bodies.push((f.name.clone(), text));
                 rust.push_str(&entry);
                 procedures.push(f.name.clone());
@@ -519,10 +627,12 @@ pub fn generate(
         }
     }
     interfaces.push_str(&large_count_generics(&bodies));
+    pmpi_interfaces.push_str(&large_count_generics(&pbodies));
     // The hand-written ones for functions outside `src/` scanning (the status conversions).
     for (name, text) in HAND_WRITTEN_F08 {
         if name.starts_with("MPI_Status_f") && !procedures.iter().any(|p| p == name) {
             interfaces.push_str(&indent(text));
+            pmpi_interfaces.push_str(&indent(&profiled(name, text)));
             procedures.push((*name).to_owned());
         }
     }
@@ -546,8 +656,57 @@ pub fn generate(
     Generated {
         mpi_interfaces,
         module: module_text(constants, &interfaces),
+        pmpi_module: pmpi_module_text(&pmpi_interfaces),
         rust,
     }
+}
+
+/// The profiling twin of an interface body of `name`: the procedure `P<name>`, bound to the
+/// `pmpi_` entry point (`pmpi_x_` for a direct binding, `pmpi_x_f08_` for a descriptor one).
+fn profiled(name: &str, text: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    text.replacen(
+        &format!("subroutine {name}("),
+        &format!("subroutine P{name}("),
+        1,
+    )
+    .replacen(
+        &format!("function {name}("),
+        &format!("function P{name}("),
+        1,
+    )
+    .replace(
+        &format!("name=\"{lower}_f08_\""),
+        &format!("name=\"p{lower}_f08_\""),
+    )
+}
+
+/// The text of `pmpi_f08.f90`: MPI 4.0 §19.1.5's profiling names of the Fortran 2008 binding
+/// (`PMPI_Send`, ..., as MPICH's `pmpi_f08` module has them). It uses `mpi_f08` for the
+/// types, constants and callback interfaces (a tool says `use mpi_f08` and `use pmpi_f08`, or
+/// the latter alone) and, like it, holds only interfaces: every `PMPI_X` is `libmpi.so`'s
+/// `pmpi_x_` (or `pmpi_x_f08_`), which calls the C `PMPI_X`, so a Fortran tool that wraps
+/// `MPI_X` and calls `PMPI_X` reaches the library without passing through itself.
+fn pmpi_module_text(interfaces: &str) -> String {
+    let mut m = String::from(
+        "! The pmpi_f08 module (MPI 4.0 section 19.1.5): the PMPI_ names of mpi_f08.
+! Generated by c-abi/fortran/generate_f08.rs; do not edit. Interfaces only.
+module pmpi_f08
+  use mpi_f08
+  implicit none
+interface
+",
+    );
+    m.push_str(interfaces);
+    m.push_str(
+        "  subroutine PMPI_F_sync_reg(buf) bind(C, name=\"pmpi_f_sync_reg_f08_\")
+    type(*), dimension(..), asynchronous :: buf
+  end subroutine
+end interface
+end module pmpi_f08
+",
+    );
+    m
 }
 
 /// The interface bodies of `bodies` (in the module's one unnamed interface block), with each
@@ -601,6 +760,10 @@ fn distinguishable(a: &str, b: &str) -> bool {
             .filter(|decl| !decl.starts_with("import"))
             .map(|decl| {
                 let ty = decl.split(", ").next().unwrap_or("").to_owned();
+                // Procedure arguments do not tell specifics apart (Fortran 2008 §12.4.3.4.5).
+                if ty.starts_with("procedure(") {
+                    return "procedure".to_owned();
+                }
                 ty.replace("MPI_COUNT_KIND", "MPI_ADDRESS_KIND")
                     .replace("MPI_OFFSET_KIND", "MPI_ADDRESS_KIND")
             })
@@ -687,8 +850,12 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
     writeln!(text, "  {end}").unwrap();
 
     let mut rust = String::new();
-    if let Binding::Descriptor = binding {
-        let lower = f.name.to_ascii_lowercase();
+    // `mpi_x_f08_` calls `mpi_x_`, and `pmpi_x_f08_` (the `pmpi_f08` module's) `pmpi_x_`.
+    for prefix in ["", "p"] {
+        if !matches!(binding, Binding::Descriptor) {
+            break;
+        }
+        let lower = format!("{prefix}{}", f.name.to_ascii_lowercase());
         let mut params: Vec<String> = dummies.iter().map(|d| d.rust_param.clone()).collect();
         let mut pass: Vec<String> = dummies.iter().map(|d| d.rust_pass.clone()).collect();
         if returns_code {
@@ -696,10 +863,14 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
             pass.push("ierr".into());
         }
         pass.extend(dummies.iter().filter_map(|d| d.rust_hidden.clone()));
+        let (module, shown) = if prefix.is_empty() {
+            ("mpi_f08", f.name.clone())
+        } else {
+            ("pmpi_f08", format!("P{}", f.name))
+        };
         writeln!(
             rust,
-            "\n/// `{}` of `mpi_f08` (`{lower}_f08_`): the choice buffers' base addresses to `{lower}_`.",
-            f.name
+            "\n/// `{shown}` of `{module}` (`{lower}_f08_`): the choice buffers' base addresses to `{lower}_`."
         )
         .unwrap();
         writeln!(
@@ -1040,6 +1211,10 @@ module mpi_f08
       MPI_STATUSES_IGNORE(1)
   integer(c_int), bind(C, name=\"mpifcmb5_\"), target :: MPI_UNWEIGHTED(1)
   integer(c_int), bind(C, name=\"mpifcmb9_\"), target :: MPI_WEIGHTS_EMPTY(1)
+  character(len=1), bind(C, name=\"MPIR_F08_MPI_ARGV_NULL\"), target :: MPI_ARGV_NULL(1)
+  character(len=1), bind(C, name=\"MPIR_F08_MPI_ARGVS_NULL\"), target :: MPI_ARGVS_NULL(1, 1)
+  integer(c_int), bind(C, name=\"MPIR_F08_MPI_ERRCODES_IGNORE\"), target :: &
+      MPI_ERRCODES_IGNORE(1)
 ",
     );
     m.push_str(CALLBACKS);
@@ -1086,6 +1261,29 @@ module mpi_f08
         )
         .unwrap();
     }
+    // "No conversion" for MPI_Register_datarep(_c): the library knows their addresses.
+    m.push_str(
+        "  subroutine MPI_CONVERSION_FN_NULL(userbuf, datatype, count, filebuf, position, &
+      extra_state, ierror)
+    import :: c_ptr, MPI_Datatype, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count, ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  end subroutine
+  subroutine MPI_CONVERSION_FN_NULL_C(userbuf, datatype, count, filebuf, position, &
+      extra_state, ierror)
+    import :: c_ptr, MPI_Datatype, MPI_COUNT_KIND, MPI_OFFSET_KIND, MPI_ADDRESS_KIND
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  end subroutine
+",
+    );
     // MPI_F_sync_reg (MPI 4.0 19.1.17): a call the compiler must assume modifies `buf`.
     m.push_str(
         "  subroutine MPI_F_sync_reg(buf) bind(C, name=\"mpi_f_sync_reg_f08_\")
@@ -1098,21 +1296,24 @@ module mpi_f08
     m
 }
 
-/// Compiles the module into `include/mpi_f08.mod` (`$FC` or gfortran); without a compiler,
-/// or if it fails, a warning and no stale module.
-fn compile(source: &Path, include: &Path) {
+/// Compiles the module `name` into `include/<name>.mod` (`$FC` or gfortran; modules it uses
+/// are found in `include/`); without a compiler, or if it fails, a warning and no stale
+/// module.
+fn compile(source: &Path, name: &str, include: &Path) {
     let fc = std::env::var("FC")
         .ok()
         .filter(|f| !f.trim().is_empty())
         .unwrap_or_else(|| "gfortran".into());
-    let module = include.join("mpi_f08.mod");
+    let module = include.join(format!("{name}.mod"));
     let _ = std::fs::remove_file(&module);
-    let object = include.join("mpi_f08.o");
+    let object = include.join(format!("{name}.o"));
     // -Wno-c-binding-type: default INTEGER and LOGICAL in BIND(C) interfaces are what the
     // library's C side reads (4-byte int), which gfortran only warns about.
     let result = Command::new(&fc)
         .args(["-c", "-Wno-c-binding-type"])
         .arg(source)
+        .arg("-I")
+        .arg(include)
         .arg("-J")
         .arg(include)
         .arg("-o")
@@ -1122,11 +1323,11 @@ fn compile(source: &Path, include: &Path) {
     match result {
         Ok(out) if out.status.success() && module.is_file() => {}
         Ok(out) => println!(
-            "cargo:warning={fc} could not compile {} into mpi_f08.mod: {}",
+            "cargo:warning={fc} could not compile {} into {name}.mod: {}",
             source.display(),
             String::from_utf8_lossy(&out.stderr).replace('\n', " ")
         ),
-        Err(e) => println!("cargo:warning=no Fortran compiler ({fc}: {e}): mpi_f08.mod not built"),
+        Err(e) => println!("cargo:warning=no Fortran compiler ({fc}: {e}): {name}.mod not built"),
     }
 }
 

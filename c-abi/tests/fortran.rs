@@ -788,3 +788,94 @@ fn mpi4_additions_from_f08_and_use_mpi_on_1_2_4_ranks() {
     run_f08_on_1_2_4("f08_mpi4.f90");
     run_f08_on_1_2_4("mpi4.f90");
 }
+
+// ---- Dynamic processes, large-count callbacks and pmpi_f08 from Fortran ----------------------
+
+/// Processes whose command line names `program` (a spawned child left running).
+fn processes_of(program: &Path) -> Vec<String> {
+    let needle = program.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(&needle) {
+            found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// Runs the spawning program `exe` (`name`) with 1 and 2 parents and checks that no process
+/// of it is left (waiting a moment for the kernel to reap).
+fn run_spawning(exe: &Path, name: &str) {
+    for ranks in [1, 2] {
+        let run = common::mpirun(
+            exe,
+            &common::Launch {
+                ranks,
+                ..Default::default()
+            },
+        );
+        common::assert_ok(&run, name);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    loop {
+        let left = processes_of(exe);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} left processes behind: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `MPI_COMM_SPAWN` and `MPI_COMM_SPAWN_MULTIPLE` through `use mpi`'s explicit interfaces
+/// (`tests/f/spawn_f.f90`): blank-terminated `ARGV` with blanks stripped, `ARRAY_OF_ARGV(i, j)`,
+/// `MPI_ARGV_NULL`, `MPI_ERRCODES_IGNORE`, `MPI_APPNUM`, data both ways over the
+/// intercommunicators, from 1 and 2 parents; nothing left running.
+#[test]
+fn spawn_and_spawn_multiple_from_use_mpi() {
+    let exe = build("mpif90", "spawn_f.f90");
+    run_spawning(&exe, "spawn_f");
+}
+
+/// The same through `mpi_f08` (`tests/f/f08_spawn.f90`, `ierror` omitted but once).
+#[test]
+fn f08_spawn_and_spawn_multiple() {
+    let exe = build("mpifort", "f08_spawn.f90");
+    run_spawning(&exe, "f08_spawn");
+}
+
+/// `MPI_Op_create_c`, `MPI_Register_datarep_c` (with `MPI_CONVERSION_FN_NULL_C`) and
+/// `MPI_Register_datarep` from `mpi_f08`, with Fortran callbacks whose counts are
+/// `INTEGER(KIND=MPI_COUNT_KIND)` (`tests/f/f08_large_callbacks.f90`); on 1, 2 and 4 ranks.
+#[test]
+fn f08_op_create_c_and_register_datarep_c() {
+    let exe = build("mpifort", "f08_large_callbacks.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "f08_large_callbacks", ranks, &[]);
+    }
+}
+
+/// `MPI_OP_CREATE_C` and `MPI_REGISTER_DATAREP_C` with `use mpi` (`tests/f/large_callbacks.f90`);
+/// on 1, 2 and 4 ranks.
+#[test]
+fn op_create_c_and_register_datarep_c_from_use_mpi() {
+    let exe = build("mpif90", "large_callbacks.f90");
+    for ranks in [1, 2, 4] {
+        run_file_program(&exe, "large_callbacks", ranks, &[]);
+    }
+}
+
+/// `use pmpi_f08` (`tests/f/f08_pmpi.f90`): a tool's wrappers forward to `PMPI_Send`,
+/// `PMPI_Recv`, `PMPI_Allreduce` (large-count generic), and the program runs on `PMPI_` names
+/// from `PMPI_Init` to `PMPI_Finalize`; on 1, 2 and 4 ranks.
+#[test]
+fn f08_profiling_names_from_pmpi_f08() {
+    run_f08_on_1_2_4("f08_pmpi.f90");
+}

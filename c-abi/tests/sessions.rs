@@ -117,3 +117,61 @@ fn sessions_and_type_attributes_from_fortran() {
         common::assert_ok(&run, "session_f");
     }
 }
+
+/// A sessions-only program opens a new session after finalizing all of them, three rounds
+/// of communicating on a fresh communicator (MPI 4.0 §11.3.1), the library going down at
+/// exit; and then, with `SESSION_REINIT_WORLD=1`, starts the world model after the last
+/// session (`MPI_Init` .. `MPI_Finalize`). `MPI_Initialized`/`MPI_Finalized` report the world
+/// model only.
+#[test]
+fn sessions_open_again_after_all_were_finalized() {
+    let exe = common::program("session/session_reinit");
+    for ranks in [1, 2, 4] {
+        for world in ["0", "1"] {
+            let run = common::mpirun(
+                &exe,
+                &common::Launch {
+                    ranks,
+                    env: vec![("SESSION_REINIT_WORLD", world.into())],
+                    ..Default::default()
+                },
+            );
+            common::assert_ok(&run, "session/session_reinit");
+        }
+    }
+}
+
+/// The same program under MPICH's `mpiexec.hydra` (PMI-1), if installed.
+#[test]
+fn sessions_open_again_under_hydra() {
+    let Some(hydra) = common::installed("mpiexec.hydra") else {
+        eprintln!("skipped: mpiexec.hydra is not installed (Debian package mpich)");
+        return;
+    };
+    let exe = common::program("session/session_reinit");
+    for (ranks, world) in [(2, "0"), (2, "1")] {
+        // `timeout` bounds a hang (Hydra has no limit of its own).
+        let out = std::process::Command::new("timeout")
+            .arg("60")
+            .arg(&hydra)
+            .arg("-n")
+            .arg(ranks.to_string())
+            .arg(&exe)
+            .env("LD_LIBRARY_PATH", common::library_dir())
+            .env("SESSION_REINIT_WORLD", world)
+            .env_remove("MPI_PMI_VERSION")
+            .env_remove("PMI_FD")
+            .env_remove("PMI_PORT")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("mpiexec.hydra starts");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success()
+                && stdout.lines().filter(|l| *l == "OK session_reinit").count() == 1,
+            "under hydra ({ranks} ranks, world {world}): {:?}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

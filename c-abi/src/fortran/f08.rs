@@ -25,7 +25,11 @@
 //!   `int`, as gfortran returns it).
 //! - **Status conversions** `MPI_Status_f2f08`, `_f082f`, `_c2f08`, `_f082c` (C, as in MPICH's
 //!   `mpi_proto.h`) and their Fortran forms: copies, as the three layouts are one.
-//! - `MPI_F_sync_reg` (empty: its call is the point) and `MPI_Buffer_detach`, whose f08 form returns the buffer's address as a `TYPE(C_PTR)`.
+//! - `MPI_F_sync_reg` (empty: its call is the point) and `MPI_Buffer_detach`, whose f08 form
+//!   returns the buffer's address as a `TYPE(C_PTR)`.
+//! - **`pmpi_f08`** (MPI 4.0 §19.1.5): the same module's procedures as `PMPI_X`, bound to the
+//!   `pmpi_x_` entry points (the generator also writes `pmpi_x_f08_` for the descriptor ones;
+//!   the hand-written ones are here), which call the C `PMPI_X`.
 
 use super::{set_ierr, Common};
 use crate::abi::*;
@@ -310,6 +314,41 @@ pub unsafe extern "C" fn mpi_status_f082f_f08_(
     unsafe { set_ierr(ierr, MPI_Status_f082f(f08_status, f_status)) }
 }
 
+/// `PMPI_Status_f2f08` of `pmpi_f08`: as [`mpi_status_f2f08_f08_`], through the C `PMPI_`.
+///
+/// # Safety
+/// As [`mpi_status_f2f08_f08_`].
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_status_f2f08_f08_(
+    f_status: *const MPI_Fint,
+    f08_status: *mut MPI_F08_status,
+    ierr: *mut MPI_Fint,
+) {
+    // SAFETY: the caller's references (see above).
+    unsafe { set_ierr(ierr, PMPI_Status_f2f08(f_status, f08_status)) }
+}
+
+/// `PMPI_Status_f082f` of `pmpi_f08`: as [`mpi_status_f082f_f08_`], through the C `PMPI_`.
+///
+/// # Safety
+/// As [`mpi_status_f2f08_f08_`].
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_status_f082f_f08_(
+    f08_status: *const MPI_F08_status,
+    f_status: *mut MPI_Fint,
+    ierr: *mut MPI_Fint,
+) {
+    // SAFETY: the caller's references (see above).
+    unsafe { set_ierr(ierr, PMPI_Status_f082f(f08_status, f_status)) }
+}
+
+/// `PMPI_F_sync_reg` of `pmpi_f08`: as [`mpi_f_sync_reg_f08_`].
+///
+/// # Safety
+/// Never reads its argument.
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_f_sync_reg_f08_(_buf: *const CfiDescriptor) {}
+
 /// `MPI_F_sync_reg` of `mpi_f08`: does nothing; being an external call that may modify its
 /// argument, it makes the compiler reload the variable from memory afterwards (MPI 4.0
 /// 19.1.17), as after a receive into `MPI_BOTTOM`.
@@ -331,10 +370,40 @@ pub unsafe extern "C" fn mpi_buffer_detach_f08_(
     size: *mut c_int,
     ierr: *mut MPI_Fint,
 ) {
+    // SAFETY: as above.
+    unsafe { buffer_detach(MPI_Buffer_detach, buffer_addr, size, ierr) }
+}
+
+/// `PMPI_Buffer_detach` of `pmpi_f08`: as [`mpi_buffer_detach_f08_`], through the C `PMPI_`.
+///
+/// # Safety
+/// As [`mpi_status_f2f08_f08_`].
+#[cfg(mpi_has = "MPI_Buffer_detach")]
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_buffer_detach_f08_(
+    buffer_addr: *mut *mut c_void,
+    size: *mut c_int,
+    ierr: *mut MPI_Fint,
+) {
+    // SAFETY: as above.
+    unsafe { buffer_detach(PMPI_Buffer_detach, buffer_addr, size, ierr) }
+}
+
+/// The f08 `MPI_Buffer_detach` through `detach` (the C `MPI_` or `PMPI_` function).
+///
+/// # Safety
+/// As [`mpi_status_f2f08_f08_`].
+#[cfg(mpi_has = "MPI_Buffer_detach")]
+unsafe fn buffer_detach(
+    detach: unsafe extern "C" fn(*mut c_void, *mut c_int) -> c_int,
+    buffer_addr: *mut *mut c_void,
+    size: *mut c_int,
+    ierr: *mut MPI_Fint,
+) {
     let mut address: *mut c_void = std::ptr::null_mut();
     // SAFETY: the caller's references; C writes the address to a local.
     unsafe {
-        let result = MPI_Buffer_detach((&raw mut address).cast(), size);
+        let result = detach((&raw mut address).cast(), size);
         if !buffer_addr.is_null() {
             *buffer_addr = address;
         }

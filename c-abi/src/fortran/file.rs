@@ -1,5 +1,6 @@
 //! The MPI-IO entry points that the generator's rules do not cover: file error handlers and
-//! `MPI_REGISTER_DATAREP`.
+//! `MPI_REGISTER_DATAREP` (and `MPI_REGISTER_DATAREP_C`, whose conversion functions take
+//! `COUNT` as `INTEGER(KIND=MPI_COUNT_KIND)`: trampolines of their own).
 //!
 //! **Error handlers.**
 //! A Fortran file handle is the file's number (`MPI_File_c2f`), not the C handle (a pointer
@@ -111,10 +112,24 @@ type FortranConversion = unsafe extern "C" fn(
 type FortranExtent =
     unsafe extern "C" fn(*const MPI_Datatype, *mut MPI_Aint, *const MPI_Aint, *mut MPI_Fint);
 
+/// The large-count conversion function of `MPI_REGISTER_DATAREP_C`: as
+/// [`FortranConversion`] with `COUNT` an `INTEGER(KIND=MPI_COUNT_KIND)`.
+type FortranConversionC = unsafe extern "C" fn(
+    *mut c_void,
+    *const MPI_Datatype,
+    *const MPI_Count,
+    *mut c_void,
+    *const MPI_Offset,
+    *const MPI_Aint,
+    *mut MPI_Fint,
+);
+
 /// The Fortran side of one registered representation, passed to C as its `extra_state`.
+/// The conversions are [`FortranConversion`]s, or [`FortranConversionC`]s when registered by
+/// `MPI_REGISTER_DATAREP_C` (stored as addresses; the trampolines of that form call them).
 struct FortranDatarep {
-    read: FortranConversion,
-    write: FortranConversion,
+    read: usize,
+    write: usize,
     extent: FortranExtent,
     /// The program's `EXTRA_STATE` value.
     extra: MPI_Aint,
@@ -140,11 +155,33 @@ pub unsafe extern "C" fn mpi_conversion_fn_null_(
     unsafe { set_ierr(ierr, MPI_ERR_CONVERSION) }
 }
 
-/// Whether a procedure given to `MPI_REGISTER_DATAREP` is `MPI_CONVERSION_FN_NULL` (or none).
+/// `MPI_CONVERSION_FN_NULL_C`: as [`mpi_conversion_fn_null_`], for `MPI_REGISTER_DATAREP_C`.
+///
+/// # Safety
+/// The Fortran conversion function's references (only `IERROR` is touched).
+#[no_mangle]
+pub unsafe extern "C" fn mpi_conversion_fn_null_c_(
+    _userbuf: *mut c_void,
+    _datatype: *const MPI_Datatype,
+    _count: *const MPI_Count,
+    _filebuf: *mut c_void,
+    _position: *const MPI_Offset,
+    _extra: *const MPI_Aint,
+    ierr: *mut MPI_Fint,
+) {
+    // SAFETY: see above.
+    unsafe { set_ierr(ierr, MPI_ERR_CONVERSION) }
+}
+
+/// Whether a procedure given to `MPI_REGISTER_DATAREP(_C)` is `MPI_CONVERSION_FN_NULL` or
+/// `MPI_CONVERSION_FN_NULL_C` (or none).
 fn is_conversion_fn_null(procedure: *const c_void) -> bool {
     let own = mpi_conversion_fn_null_ as FortranConversion as usize;
+    let own_c = mpi_conversion_fn_null_c_ as FortranConversionC as usize;
     let resolved = super::both(c"mpi_conversion_fn_null_", own);
-    procedure.is_null() || resolved.contains(&(procedure as usize))
+    let resolved_c = super::both(c"mpi_conversion_fn_null_c_", own_c);
+    let p = procedure as usize;
+    procedure.is_null() || resolved.contains(&p) || resolved_c.contains(&p)
 }
 
 /// Calls a Fortran conversion function for C and returns its `IERROR`.
@@ -153,7 +190,7 @@ fn is_conversion_fn_null(procedure: *const c_void) -> bool {
 /// `f` is a Fortran conversion procedure; the buffers are the library's, as C's function
 /// would get them.
 unsafe fn convert(
-    f: FortranConversion,
+    f: usize,
     record: &FortranDatarep,
     userbuf: *mut c_void,
     datatype: MPI_Datatype,
@@ -162,8 +199,10 @@ unsafe fn convert(
     position: MPI_Offset,
 ) -> c_int {
     let mut ierr: MPI_Fint = MPI_SUCCESS;
-    // SAFETY: see above; the scalars are locals, valid for the call.
+    // SAFETY: see above; the scalars are locals, valid for the call; `f` is the address of a
+    // procedure of the int form (`MPI_REGISTER_DATAREP` registered it).
     unsafe {
+        let f = std::mem::transmute::<usize, FortranConversion>(f);
         f(
             userbuf,
             &datatype,
@@ -175,6 +214,90 @@ unsafe fn convert(
         )
     };
     ierr
+}
+
+/// As [`convert`], for a conversion of `MPI_REGISTER_DATAREP_C` (an `MPI_Count` count).
+///
+/// # Safety
+/// As [`convert`]; `f` is the address of a procedure of the large-count form.
+unsafe fn convert_c(
+    f: usize,
+    record: &FortranDatarep,
+    userbuf: *mut c_void,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+    filebuf: *mut c_void,
+    position: MPI_Offset,
+) -> c_int {
+    let mut ierr: MPI_Fint = MPI_SUCCESS;
+    // SAFETY: see above.
+    unsafe {
+        let f = std::mem::transmute::<usize, FortranConversionC>(f);
+        f(
+            userbuf,
+            &datatype,
+            &count,
+            filebuf,
+            &position,
+            &record.extra,
+            &mut ierr,
+        )
+    };
+    ierr
+}
+
+/// The C read conversion of every representation registered by `MPI_REGISTER_DATAREP_C`.
+///
+/// # Safety
+/// As [`read_trampoline`].
+unsafe extern "C" fn read_trampoline_c(
+    userbuf: *mut c_void,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+    filebuf: *mut c_void,
+    position: MPI_Offset,
+    extra_state: *mut c_void,
+) -> c_int {
+    // SAFETY: see above.
+    unsafe {
+        let record = &*(extra_state as *const FortranDatarep);
+        convert_c(
+            record.read,
+            record,
+            userbuf,
+            datatype,
+            count,
+            filebuf,
+            position,
+        )
+    }
+}
+
+/// The C write conversion of every representation registered by `MPI_REGISTER_DATAREP_C`.
+///
+/// # Safety
+/// As [`read_trampoline`].
+unsafe extern "C" fn write_trampoline_c(
+    userbuf: *mut c_void,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+    filebuf: *mut c_void,
+    position: MPI_Offset,
+    extra_state: *mut c_void,
+) -> c_int {
+    // SAFETY: see above.
+    unsafe {
+        let record = &*(extra_state as *const FortranDatarep);
+        convert_c(
+            record.write,
+            record,
+            userbuf,
+            datatype,
+            count,
+            filebuf,
+            position,
+        )
+    }
 }
 
 /// The C read conversion of every representation registered from Fortran.
@@ -267,10 +390,9 @@ twin! {
                 let r = call(name.as_ptr(), None, None, None, std::ptr::null_mut());
                 return set_ierr(ierr, r);
             }
-            let null = mpi_conversion_fn_null_ as FortranConversion;
             let record = Box::into_raw(Box::new(FortranDatarep {
-                read: if no_read { null } else { std::mem::transmute::<*const c_void, FortranConversion>(read) },
-                write: if no_write { null } else { std::mem::transmute::<*const c_void, FortranConversion>(write) },
+                read: read as usize,
+                write: write as usize,
                 extent: std::mem::transmute::<*const c_void, FortranExtent>(extent),
                 extra: *extra,
             }));
@@ -283,6 +405,42 @@ twin! {
             );
             if r != MPI_SUCCESS {
                 // Not registered: C keeps no reference to the record.
+                drop(Box::from_raw(record));
+            }
+            set_ierr(ierr, r)
+        }
+    }
+}
+
+twin! {
+    "MPI_Register_datarep_c",
+    mpi_register_datarep_c_ / pmpi_register_datarep_c_
+        => MPI_Register_datarep_c / PMPI_Register_datarep_c,
+    (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void,
+     extra: *const MPI_Aint, ierr: *mut MPI_Fint, datarep_len: usize) |call| {
+        let no_read = is_conversion_fn_null(read);
+        let no_write = is_conversion_fn_null(write);
+        // SAFETY: as for MPI_REGISTER_DATAREP; the conversions are of the large-count form.
+        unsafe {
+            let name = super::InString::new(datarep, datarep_len);
+            if extent.is_null() {
+                let r = call(name.as_ptr(), None, None, None, std::ptr::null_mut());
+                return set_ierr(ierr, r);
+            }
+            let record = Box::into_raw(Box::new(FortranDatarep {
+                read: read as usize,
+                write: write as usize,
+                extent: std::mem::transmute::<*const c_void, FortranExtent>(extent),
+                extra: *extra,
+            }));
+            let r = call(
+                name.as_ptr(),
+                if no_read { None } else { Some(read_trampoline_c) },
+                if no_write { None } else { Some(write_trampoline_c) },
+                Some(extent_trampoline),
+                record.cast(),
+            );
+            if r != MPI_SUCCESS {
                 drop(Box::from_raw(record));
             }
             set_ierr(ierr, r)

@@ -36,7 +36,8 @@
 //! has what it needs beyond them (descriptors of choice buffers, its sentinels, `==`).
 //!
 //! Parts: the generated wrappers (`generated`), the hand-written ones ([`special`]: start-up,
-//! MPI-1 `INTEGER` displacements, attribute values), attribute keyvals with Fortran callbacks
+//! MPI-1 `INTEGER` displacements, attribute values; [`spawn`]: the arrays of strings of
+//! `MPI_COMM_SPAWN(_MULTIPLE)`), attribute keyvals with Fortran callbacks
 //! and the predefined callbacks (`keyval`), file error handlers and data representations
 //! with Fortran procedures (`file`), and the C conversion functions (`convert`).
 
@@ -78,6 +79,7 @@ mod f08;
 mod file;
 mod grequest;
 mod keyval;
+mod spawn;
 mod special;
 
 use crate::abi::*;

@@ -4,8 +4,17 @@
 //! **Two models.** The world model (`MPI_Init` .. `MPI_Finalize`, tracked by `runtime::World`)
 //! and the sessions (`MPI_Session_init` .. `MPI_Session_finalize`, in `session`) share one
 //! library: [`bring_up`] starts it at the first of `MPI_Init` / `MPI_Session_init`, and
-//! [`shut_down`] ends it after the last of `MPI_Finalize` / `MPI_Session_finalize`.
+//! [`shut_down`] ends it after `MPI_Finalize` (no session open) or at exit (see below).
 //! `MPI_Initialized` and `MPI_Finalized` report the world model only.
+//!
+//! **Sessions may come back** (MPI 4.0 §11.3.1: a program that uses sessions only may open a
+//! new session after finalizing all of them). Going down tells the launcher this process is
+//! done (PMI `finalize`), after which PMI cannot take the process back into the job, so the
+//! library does not go down when the last session closes outside the world model: it idles
+//! ([`idle_until_exit`]: nothing runs, no thread, the tables empty but for what the program
+//! kept) and goes down at process exit (an `atexit` hook), unless a new session or `MPI_Init`
+//! has picked it up again and not finished with it by then. `MPI_Finalize` still takes the
+//! library down at once when no session is open: `MPI_Init` after it stays erroneous.
 //!
 //! **Thread level.** `MPI_Init_thread` grants the level asked for, `MPI_THREAD_MULTIPLE`
 //! included ([`crate::runtime::thread`]: granting it turns the process's lock on before the
@@ -229,6 +238,34 @@ pub(crate) fn shut_down(st: &mut Mpi) -> MpiResult<()> {
         tracing::warn!(error = %e, "the launcher did not take MPI_Finalize's goodbye");
     }
     Ok(())
+}
+
+/// After the last `MPI_Session_finalize` outside the world model: leaves the library up for
+/// a later `MPI_Session_init` (or `MPI_Init`), and makes sure it goes down when the process
+/// exits ([`down_at_exit`], registered once).
+pub(crate) fn idle_until_exit() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn()` with the C library; it runs at exit().
+        if unsafe { libc::atexit(down_at_exit) } != 0 {
+            tracing::warn!("atexit refused the hook that ends MPI at exit");
+        }
+    });
+}
+
+/// The `atexit` hook of [`idle_until_exit`]: takes the library down if it is idle (no
+/// session open, the world model not running), as the last `MPI_Session_finalize` would
+/// have. A program that exits in the middle of MPI (a session or the world model open) is
+/// left as it would be without the hook.
+extern "C" fn down_at_exit() {
+    crate::runtime::export::call("MPI_Session_finalize (at exit)", |st| {
+        let idle =
+            st.world != World::Running && st.runtime_ref().is_some_and(|rt| rt.sessions.is_empty());
+        if idle {
+            shut_down(st)?;
+        }
+        Ok(())
+    });
 }
 
 /// With `MPI_COUNTERS=<path>` set, writes this rank's counters (the engine's, its channel's

@@ -12,7 +12,7 @@ use crate::error::{MpiError, MpiResult};
 use crate::group::GroupData;
 use crate::info::{read_c_string, Hints};
 use crate::runtime::export::mpi_fn;
-use crate::runtime::init::{bring_up, shut_down};
+use crate::runtime::init::bring_up;
 use crate::runtime::{Mpi, Phase, World};
 use std::ffi::{c_char, c_int};
 
@@ -61,7 +61,8 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Session_finalize`: closes the session (`*session` becomes `MPI_SESSION_NULL`);
-    /// after the last one, unless the world model runs, the library goes down. The program
+    /// after the last one, unless the world model runs, the library idles until the process
+    /// exits (a new session may be opened meanwhile; see `runtime::init`). The program
     /// frees the communicators, groups and other objects it derived from the session first.
     fn MPI_Session_finalize / PMPI_Session_finalize(session: *mut MPI_Session) |st| {
         let out = Out::new(session, "session")?;
@@ -71,7 +72,8 @@ mpi_fn! {
         rt.sessions.remove(h).map_err(|e| e.on_session(h))?;
         out.set(MPI_SESSION_NULL);
         if rt.sessions.is_empty() && world != World::Running {
-            shut_down(st)?;
+            // Kept up for a later MPI_Session_init (MPI 4.0 §11.3.1); down at exit.
+            crate::runtime::init::idle_until_exit();
         }
         Ok(())
     }

@@ -8,7 +8,7 @@
 //! ```text
 //!   MPI_Session_init ─┐ (first of them: runtime::init::bring_up)        ┌─ MPI_Session_finalize
 //!   MPI_Init ─────────┴──▶ Phase::Running(Runtime { sessions, ... }) ───┴─ MPI_Finalize
-//!                          (after the last of them: runtime::init::shut_down)
+//!                          (MPI_Finalize, or exit after the last session: init::shut_down)
 //!   session ──Group_from_session_pset("mpi://WORLD")──▶ group ──Comm_create_from_group──▶ comm
 //! ```
 //!
@@ -17,8 +17,11 @@
 //! first `MPI_Init` or `MPI_Session_init`, and goes down after the last of `MPI_Finalize` and
 //! the `MPI_Session_finalize`s (`runtime::World` says where the world model is; the sessions
 //! are [`SessionTable`]). A program may use sessions only (no `MPI_Init`), both, or neither.
-//! Once down, the library does not come up again (the launcher has been told this process is
-//! done): a session opened after everything was finalized fails with `MPI_ERR_OTHER`.
+//! After the last `MPI_Session_finalize` outside the world model the library idles rather
+//! than going down (PMI cannot take a finished process back), so a program may open a new
+//! session later (MPI 4.0 §11.3.1); it goes down at process exit (`runtime::init`). After
+//! `MPI_Finalize` with no session open it is down for good: a session opened then fails with
+//! `MPI_ERR_OTHER`.
 //!
 //! **A session** is a handle (`0xb8000000 | index`, MPICH's encoding), an error handler, and the
 //! thread level it was granted (the `thread_level` info key asks; up to

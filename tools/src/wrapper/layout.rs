@@ -48,8 +48,9 @@ pub const OPTIONAL_HEADERS: [&str; 2] = ["bip.h", "fm.h"];
 pub const FORTRAN_HEADER: &str = "mpif.h";
 
 /// The Fortran files the build generates (`build.rs`), installed beside `mpi.h`. `mpi.mod`
-/// and `mpi_f08.mod` (`use mpi_f08`) exist only when gfortran was there at build time.
-pub const FORTRAN_FILES: [&str; 3] = [FORTRAN_HEADER, "mpi.mod", "mpi_f08.mod"];
+/// `mpi_f08.mod` and `pmpi_f08.mod` (`use mpi_f08`, `use pmpi_f08`) exist only when gfortran
+/// was there at build time.
+pub const FORTRAN_FILES: [&str; 4] = [FORTRAN_HEADER, "mpi.mod", "mpi_f08.mod", "pmpi_f08.mod"];
 
 /// Where `c-abi`'s build leaves the Fortran files in the build this binary belongs to:
 /// `target/<profile>/include` (computed by `build.rs`).
