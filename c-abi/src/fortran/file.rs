@@ -373,29 +373,66 @@ unsafe extern "C" fn extent_trampoline(
     ierr
 }
 
+/// The record of a Fortran registration's procedures, handed to C as its extra state (`None`
+/// when the extent function is missing, which C then reports), and whether the conversions
+/// are `MPI_CONVERSION_FN_NULL`.
+///
+/// # Safety
+/// `extra` is the caller's reference; `extent` is a Fortran procedure of the standard's
+/// interface, or NULL.
+unsafe fn fortran_record(
+    read: *const c_void,
+    write: *const c_void,
+    extent: *const c_void,
+    extra: *const MPI_Aint,
+) -> Option<(*mut FortranDatarep, bool, bool)> {
+    if extent.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's contract: `extent` is a procedure of that interface, `extra` a
+    // reference.
+    let record = unsafe {
+        FortranDatarep {
+            read: read as usize,
+            write: write as usize,
+            extent: std::mem::transmute::<*const c_void, FortranExtent>(extent),
+            extra: *extra,
+        }
+    };
+    Some((
+        Box::into_raw(Box::new(record)),
+        is_conversion_fn_null(read),
+        is_conversion_fn_null(write),
+    ))
+}
+
+/// Ends a registration: a record C did not take (the call failed) is freed.
+///
+/// # Safety
+/// `record` came from [`fortran_record`] and C keeps it only when `r` is `MPI_SUCCESS`.
+unsafe fn registered(record: *mut FortranDatarep, r: c_int, ierr: *mut MPI_Fint) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if r != MPI_SUCCESS {
+            drop(Box::from_raw(record));
+        }
+        set_ierr(ierr, r)
+    }
+}
+
 twin! {
     "MPI_Register_datarep",
     mpi_register_datarep_ / pmpi_register_datarep_
         => MPI_Register_datarep / PMPI_Register_datarep,
     (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void,
      extra: *const MPI_Aint, ierr: *mut MPI_Fint, datarep_len: usize) |call| {
-        let no_read = is_conversion_fn_null(read);
-        let no_write = is_conversion_fn_null(write);
         // SAFETY: the caller's references; the procedures are Fortran procedures of the
         // interfaces the standard gives (or MPI_CONVERSION_FN_NULL, which stands for NULL).
         unsafe {
             let name = super::InString::new(datarep, datarep_len);
-            if extent.is_null() {
-                // C reports the missing extent function.
-                let r = call(name.as_ptr(), None, None, None, std::ptr::null_mut());
-                return set_ierr(ierr, r);
-            }
-            let record = Box::into_raw(Box::new(FortranDatarep {
-                read: read as usize,
-                write: write as usize,
-                extent: std::mem::transmute::<*const c_void, FortranExtent>(extent),
-                extra: *extra,
-            }));
+            let Some((record, no_read, no_write)) = fortran_record(read, write, extent, extra) else {
+                return set_ierr(ierr, call(name.as_ptr(), None, None, None, std::ptr::null_mut()));
+            };
             let r = call(
                 name.as_ptr(),
                 if no_read { None } else { Some(read_trampoline) },
@@ -403,11 +440,7 @@ twin! {
                 Some(extent_trampoline),
                 record.cast(),
             );
-            if r != MPI_SUCCESS {
-                // Not registered: C keeps no reference to the record.
-                drop(Box::from_raw(record));
-            }
-            set_ierr(ierr, r)
+            registered(record, r, ierr)
         }
     }
 }
@@ -418,21 +451,12 @@ twin! {
         => MPI_Register_datarep_c / PMPI_Register_datarep_c,
     (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void,
      extra: *const MPI_Aint, ierr: *mut MPI_Fint, datarep_len: usize) |call| {
-        let no_read = is_conversion_fn_null(read);
-        let no_write = is_conversion_fn_null(write);
         // SAFETY: as for MPI_REGISTER_DATAREP; the conversions are of the large-count form.
         unsafe {
             let name = super::InString::new(datarep, datarep_len);
-            if extent.is_null() {
-                let r = call(name.as_ptr(), None, None, None, std::ptr::null_mut());
-                return set_ierr(ierr, r);
-            }
-            let record = Box::into_raw(Box::new(FortranDatarep {
-                read: read as usize,
-                write: write as usize,
-                extent: std::mem::transmute::<*const c_void, FortranExtent>(extent),
-                extra: *extra,
-            }));
+            let Some((record, no_read, no_write)) = fortran_record(read, write, extent, extra) else {
+                return set_ierr(ierr, call(name.as_ptr(), None, None, None, std::ptr::null_mut()));
+            };
             let r = call(
                 name.as_ptr(),
                 if no_read { None } else { Some(read_trampoline_c) },
@@ -440,10 +464,7 @@ twin! {
                 Some(extent_trampoline),
                 record.cast(),
             );
-            if r != MPI_SUCCESS {
-                drop(Box::from_raw(record));
-            }
-            set_ierr(ierr, r)
+            registered(record, r, ierr)
         }
     }
 }

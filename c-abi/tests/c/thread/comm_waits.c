@@ -28,6 +28,7 @@
 #define ROUNDS 4
 #define DELAY_MS 20
 #define TAG 9
+#include "answering.h"
 
 static MPI_Group world_group;
 
@@ -97,31 +98,10 @@ static void two_groups_at_once(void)
 }
 
 /* Part 2: a constructor on one thread of the even rank while another answers the partner. */
-static int partner, is_even, round_no;
 static MPI_Comm pair;      /* this rank and its partner (even first) */
 static MPI_Comm made;      /* what the constructor made */
 
 static int value_of(int rank) { return 100 * round_no + rank; }
-
-static void *answer(void *arg)
-{
-    (void)arg;
-    sleep_ms(DELAY_MS);
-    int x = -1;
-    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(x == value_of(partner), "round %d: got %d from %d", round_no, x, partner);
-    x += 1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    return NULL;
-}
-
-static void ask(void)
-{
-    int x = value_of(test_rank), y = -1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    CHECK_MPI(MPI_Recv(&y, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(y == x + 1, "round %d: answer %d, expected %d", round_no, y, x + 1);
-}
 
 static void cart_create(void)
 {
@@ -224,30 +204,14 @@ static void check_pair_comm(MPI_Comm c, const char *what)
 static MPI_Comm made_beside_answer(void (*make)(void))
 {
     made = MPI_COMM_NULL;
-    if (is_even) {
-        pthread_t t;
-        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
-        make();
-        pthread_join(t, NULL);
-    } else {
-        ask();
-        make();
-    }
+    beside_answer(make);
     return made;
 }
 
-static void beside_answer(void (*make)(void), const char *what)
+/* `make` beside an answer (see answering.h), then checks and frees what it made. */
+static void make_beside_answer(void (*make)(void), const char *what)
 {
-    made = MPI_COMM_NULL;
-    if (is_even) {
-        pthread_t t;
-        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
-        make();
-        pthread_join(t, NULL);
-    } else {
-        ask();
-        make();
-    }
+    (void)made_beside_answer(make);
     check_pair_comm(made, what);
     CHECK_MPI(MPI_Comm_free(&made));
 }
@@ -294,13 +258,13 @@ static void constructors_beside_answers(void)
     const char *part = getenv("COMM_WAITS_PART");
     int constructors = !part || strcmp(part, "2") == 0, inters = !part || strcmp(part, "3") == 0;
     for (round_no = 0; round_no < ROUNDS && constructors; round_no++) {
-        beside_answer(cart_create, "MPI_Cart_create");
-        beside_answer(cart_sub, "MPI_Cart_sub");
-        beside_answer(graph_create, "MPI_Graph_create");
-        beside_answer(dist_graph_create, "MPI_Dist_graph_create_adjacent");
-        beside_answer(dist_graph_create_edges, "MPI_Dist_graph_create");
-        beside_answer(split_type_guided, "MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)");
-        beside_answer(create_group, "MPI_Comm_create_group");
+        make_beside_answer(cart_create, "MPI_Cart_create");
+        make_beside_answer(cart_sub, "MPI_Cart_sub");
+        make_beside_answer(graph_create, "MPI_Graph_create");
+        make_beside_answer(dist_graph_create, "MPI_Dist_graph_create_adjacent");
+        make_beside_answer(dist_graph_create_edges, "MPI_Dist_graph_create");
+        make_beside_answer(split_type_guided, "MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)");
+        make_beside_answer(create_group, "MPI_Comm_create_group");
         CHECK_MPI(MPI_Comm_dup(pair, &to_disconnect));
         check_pair_comm(to_disconnect, "MPI_Comm_dup");
         (void)made_beside_answer(disconnect);

@@ -21,45 +21,11 @@
 #define BLOCK 4096
 #define DELAY_MS 20
 #define TAG 13
+#include "answering.h"
 
-static int partner, is_even, round_no, slot; /* slot: the round whose blocks are accessed */
+static int slot; /* slot: the round whose blocks are accessed */
 static MPI_File fh;
 static unsigned char block[BLOCK], back[BLOCK];
-
-static int value_of(int rank) { return 100 * round_no + rank; }
-
-static void *answer(void *arg)
-{
-    (void)arg;
-    sleep_ms(DELAY_MS);
-    int x = -1;
-    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(x == value_of(partner), "round %d: got %d from %d", round_no, x, partner);
-    x += 1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    return NULL;
-}
-
-static void ask(void)
-{
-    int x = value_of(test_rank), y = -1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    CHECK_MPI(MPI_Recv(&y, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(y == x + 1, "round %d: answer %d, expected %d", round_no, y, x + 1);
-}
-
-static void beside_answer(void (*access)(void))
-{
-    if (is_even) {
-        pthread_t t;
-        CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
-        access();
-        pthread_join(t, NULL);
-    } else {
-        ask();
-        access();
-    }
-}
 
 static MPI_Offset my_offset(void) { return (MPI_Offset)(slot * test_size + test_rank) * BLOCK; }
 

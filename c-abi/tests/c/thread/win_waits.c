@@ -19,48 +19,14 @@
 #define ROUNDS 3
 #define DELAY_MS 20
 #define TAG 7
+#include "answering.h"
 
-static int partner; /* the rank paired with this one */
-static int is_even;
-static int round_no;
 static MPI_Win win;
 static int *base;   /* this rank's window: one int */
 static MPI_Group partner_group;
 
 /* The value `rank` puts in round `round_no`. */
 static int value_of(int rank) { return 1000 * round_no + rank; }
-
-/* The even rank's answering thread: waits (so that the other thread is inside its call),
- * then receives the partner's message and answers it. */
-static void *answer(void *arg)
-{
-    (void)arg;
-    sleep_ms(DELAY_MS);
-    int x = -1;
-    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(x == value_of(partner), "round %d: got %d from %d", round_no, x, partner);
-    x += 1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    return NULL;
-}
-
-/* The odd rank's side of the exchange, before it makes its own call. */
-static void ask(void)
-{
-    int x = value_of(test_rank), y = -1;
-    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD));
-    CHECK_MPI(MPI_Recv(&y, 1, MPI_INT, partner, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(y == x + 1, "round %d: answer %d, expected %d", round_no, y, x + 1);
-}
-
-/* On the even rank: `sync` on this thread while another answers the partner. */
-static void beside_answer(void (*sync)(void))
-{
-    pthread_t t;
-    CHECK(pthread_create(&t, NULL, answer, NULL) == 0, "pthread_create");
-    sync();
-    pthread_join(t, NULL);
-}
 
 static void put_mine(void)
 {
@@ -124,12 +90,7 @@ static void rounds(int allocate)
         allocating = allocate;
         mem = test_malloc(sizeof(int));
         *mem = -1;
-        if (is_even) {
-            beside_answer(make_window);
-        } else {
-            ask();
-            make_window();
-        }
+        beside_answer(make_window);
         *base = -1;
         CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
         if (create_only) {
@@ -140,12 +101,7 @@ static void rounds(int allocate)
         round_no += ROUNDS;
 
         /* Fence: the even rank's fence waits for the partner's. */
-        if (is_even) {
-            beside_answer(fence_put);
-        } else {
-            ask();
-            fence_put();
-        }
+        beside_answer(fence_put);
         CHECK(*(volatile int *)base == value_of(partner), "%s, fence, round %d: %d", kind,
               round_no, *base);
 
