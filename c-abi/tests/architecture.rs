@@ -12,7 +12,9 @@
 //!
 //! Three rules: no file depends on a file that depends on it back (the file graph has no
 //! cycle); only the entry-point and runtime files name the running state (`Runtime`,
-//! `crate::runtime`, the `mpi_fn!` macro); and no file uses the entry points of a subsystem
+//! `crate::runtime`, the `mpi_fn!` macro), except the threads' waiting token
+//! (`crate::runtime::thread`: a step of a blocking call that must let the lock go while it
+//! waits takes the call's `Calling`, which reaches the state only look by look); and no file uses the entry points of a subsystem
 //! other than its own (the library calls Rust APIs, never an exported function). A file depends on the files its paths name: every
 //! path that starts with `crate::`, `$crate::`, `super::` or `self::`, in `use` trees (groups
 //! expanded) and in code, resolved to the longest prefix that is a module file. Comments,
@@ -273,8 +275,11 @@ fn only_entry_points_and_the_runtime_name_the_running_state() {
     let offenders: Vec<&String> = code
         .iter()
         .filter(|(f, c)| {
+            // The waiting token of `runtime::thread` is the one part of the runtime the
+            // subsystems' waiting steps may name.
+            let c = c.replace("crate::runtime::thread::", "");
             !entry(f)
-                && (word(c, "Runtime") || c.contains("crate::runtime") || c.contains("mpi_fn!"))
+                && (word(&c, "Runtime") || c.contains("crate::runtime") || c.contains("mpi_fn!"))
         })
         .map(|(f, _)| f)
         .collect();

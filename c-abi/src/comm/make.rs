@@ -102,12 +102,29 @@ impl Steps for Calling {
     }
 
     fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-        super::waiting::agreed(self, parent, keep)
+        agreed(self, parent, keep)
     }
 
     fn run_agreement(&mut self, agreement: Agreement) -> MpiResult<(u16, u16)> {
-        super::waiting::agreed_on(self, agreement.among_threads())
+        agreed_on(self, agreement.among_threads())
     }
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: the agreement on a context pair of a blocking creating call
+/// on `parent` (`keep`: this process will use it), run in a wait that lets the lock go.
+pub(crate) fn agreed(call: &mut Calling, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
+    let agreement = begin_agree(&mut call.state().runtime()?.comm(), parent, keep);
+    agreed_on(call, agreement)
+}
+
+/// Under `MPI_THREAD_MULTIPLE`: runs `agreement` (made by this call) to its end in a wait that
+/// lets the lock go.
+pub(crate) fn agreed_on(call: &mut Calling, mut agreement: Agreement) -> MpiResult<(u16, u16)> {
+    call.wait_until(|st| {
+        let rt = st.runtime()?;
+        rt.engine.poke()?;
+        agreement.step(rt.engine.p2p())?.transpose()
+    })
 }
 
 /// Agrees, among the processes of `members` (engine ranks, in the same order everywhere;

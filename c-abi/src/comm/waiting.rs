@@ -7,34 +7,16 @@
 //! state afresh after each wait.
 
 use crate::abi::*;
-use crate::comm::agree::Agreement;
 use crate::comm::create::{
     guided_color, host_color, pair_bytes, pairs_of, split_group, HardwareSplit,
 };
 use crate::comm::hardware::{self, Level, Location};
-use crate::comm::make::{begin_agree, install};
+use crate::comm::make::{agreed, install};
 use crate::comm::CommIdx;
 use crate::error::MpiResult;
 use crate::group::Group;
 use crate::runtime::thread::Calling;
 use std::ffi::c_int;
-
-/// Under `MPI_THREAD_MULTIPLE`: the agreement on a context pair of a blocking creating call
-/// on `parent` (`keep`: this process will use it), run in a wait that lets the lock go.
-pub(crate) fn agreed(call: &mut Calling, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-    let agreement = begin_agree(&mut call.state().runtime()?.comm(), parent, keep);
-    agreed_on(call, agreement)
-}
-
-/// Under `MPI_THREAD_MULTIPLE`: runs `agreement` (made by this call) to its end in a wait that
-/// lets the lock go.
-pub(crate) fn agreed_on(call: &mut Calling, mut agreement: Agreement) -> MpiResult<(u16, u16)> {
-    call.wait_until(|st| {
-        let rt = st.runtime()?;
-        rt.engine.poke()?;
-        agreement.step(rt.engine.p2p())?.transpose()
-    })
-}
 
 /// Under `MPI_THREAD_MULTIPLE`: everyone's `mine` (one block each, in rank order) in
 /// `parent`, exchanged in a wait that lets the lock go (the schedule `coll::allgather_bytes`

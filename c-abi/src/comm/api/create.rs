@@ -18,7 +18,8 @@ use crate::comm::create::{
 };
 use crate::comm::hardware::Level;
 use crate::comm::make::install;
-use crate::comm::waiting::{agreed, agreed_on, split_by_hardware_waiting, split_waiting};
+use crate::comm::make::{agreed, agreed_on};
+use crate::comm::waiting::{split_by_hardware_waiting, split_waiting};
 use crate::comm::{inter, require_intra, CommIdx};
 use crate::cptr::Out;
 use crate::error::{MpiError, MpiResult};

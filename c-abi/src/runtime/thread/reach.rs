@@ -65,6 +65,6 @@ impl Reach for Calling {
     }
 
     fn agree(&mut self, parent: CommIdx, keep: bool) -> MpiResult<(u16, u16)> {
-        crate::comm::waiting::agreed(self, parent, keep)
+        crate::comm::make::agreed(self, parent, keep)
     }
 }
