@@ -293,6 +293,10 @@ impl SharedStart for RelayRun {
 }
 
 impl ForeignRun for PersistentCollective {
+    fn cancellable(&self) -> bool {
+        false
+    }
+
     /// A run's status as a collective's: empty, with `MPI_ERR_TRUNCATE` for a receive that
     /// was cut (a leaf's run is a receive in the request itself).
     fn complete(&mut self, status: &mut Status) {

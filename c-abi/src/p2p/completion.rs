@@ -406,11 +406,21 @@ pub(crate) fn is_collective(cx: &mut Cx<'_>, id: ReqId) -> bool {
         .is_some_and(|a| a.as_any_mut().is::<request::Outcome>())
 }
 
-/// The error for freeing or cancelling a nonblocking collective, which MPI forbids.
+/// Whether `id` is a request MPI forbids to cancel: a nonblocking or persistent collective's.
+pub(crate) fn refuses_cancel(cx: &mut Cx<'_>, id: ReqId) -> bool {
+    is_collective(cx, id)
+        || cx.engine.p2p().attachment(id).is_some_and(|a| {
+            a.as_any_mut()
+                .downcast_mut::<request::Foreign>()
+                .is_some_and(|f| !f.0.cancellable())
+        })
+}
+
+/// The error for freeing or cancelling a collective's request, which MPI forbids.
 #[cold]
 pub(crate) fn collective_request(what: &str) -> MpiError {
     MpiError::new(
         MPI_ERR_REQUEST,
-        format!("the request belongs to a nonblocking collective, which MPI does not allow to {what}; complete it with MPI_Wait or MPI_Test"),
+        format!("the request belongs to a collective operation (nonblocking or persistent), which MPI does not allow to {what}; complete it with MPI_Wait or MPI_Test"),
     )
 }

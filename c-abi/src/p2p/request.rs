@@ -147,6 +147,11 @@ pub(crate) trait ForeignRun: Any {
     fn complete(&mut self, status: &mut Status) {
         let _ = status;
     }
+    /// Whether `MPI_Cancel` may cancel a run (not a persistent collective's: MPI forbids
+    /// cancelling collective requests).
+    fn cancellable(&self) -> bool {
+        true
+    }
     /// For the subsystem to reach its state.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }

@@ -13,8 +13,8 @@ use crate::abi::*;
 use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::p2p::completion::{
-    any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, resolve,
-    resolve_in, retire, retire_into, running, some, Failures, How,
+    any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, refuses_cancel,
+    resolve, resolve_in, retire, retire_into, running, some, Failures, How,
 };
 use crate::p2p::grequest;
 use crate::p2p::request;
@@ -362,7 +362,7 @@ mpi_fn! {
             return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
         };
         let comm = request::comm_of(cx.engine, id);
-        if is_collective(cx, id) {
+        if refuses_cancel(cx, id) {
             return Err(collective_request("cancel").on(comm));
         }
         if grequest::is_grequest(cx.engine, id) {

@@ -3,7 +3,9 @@
  * MPI_ERRORS_RETURN get the blocking form's error class at init and leave the library usable;
  * neighbourhood collectives on a communicator without a topology are MPI_ERR_TOPOLOGY;
  * starting a persistent collective that is active already is MPI_ERR_REQUEST (and the run
- * in flight still completes); MPI_Startall checks every request before starting any.
+ * in flight still completes); MPI_Startall checks every request before starting any;
+ * MPI_Cancel of an active persistent collective (an allreduce, a broadcast at a leaf) is
+ * MPI_ERR_REQUEST and the run still completes with its data.
  */
 #define TEST_NAME "persistent_coll_errors"
 #include "../mpitest.h"
@@ -86,6 +88,8 @@ int main(int argc, char **argv)
     EXPECT_CLASS(MPI_Start(&q), MPI_ERR_REQUEST);
     MPI_Request pair[2] = {q, q};
     EXPECT_CLASS(MPI_Startall(2, pair), MPI_ERR_REQUEST);
+    /* MPI does not allow cancelling a collective's request. */
+    EXPECT_CLASS(MPI_Cancel(&q), MPI_ERR_REQUEST);
     CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
     CHECK(sum == size * (size + 1) / 2, "allreduce_init after errors: %d", sum);
     /* Startall with one bad request starts none: the good one is still inactive after it. */
@@ -95,6 +99,21 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Start(&q));
     CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
     CHECK(sum == size * (size + 1) / 2, "allreduce_init restarted: %d", sum);
+    CHECK_MPI(MPI_Request_free(&q));
+
+    /* Nor a persistent broadcast's, whose run at a leaf is a plain receive (the root waits
+     * until every rank has tried, so the leaves' receives are still pending). */
+    int word = test_rank == 0 ? 4242 : -1;
+    CHECK_MPI(MPI_Bcast_init(&word, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q));
+    if (test_rank != 0) {
+        CHECK_MPI(MPI_Start(&q));
+        EXPECT_CLASS(MPI_Cancel(&q), MPI_ERR_REQUEST);
+    } else {
+        still_works(); /* the leaves' EXPECT_CLASS runs it once */
+        CHECK_MPI(MPI_Start(&q));
+    }
+    CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    CHECK(word == 4242, "bcast_init after a refused cancel: %d", word);
     CHECK_MPI(MPI_Request_free(&q));
 
     /* The same on a neighbourhood collective. */
