@@ -187,13 +187,10 @@ pub(crate) fn split_by_hardware(
     how: HardwareSplit,
     key: c_int,
 ) -> MpiResult<(MPI_Comm, Option<Level>)> {
-    let me = Location {
-        host: host_color(),
-        resources: hardware::this_process(),
-    };
     if let HardwareSplit::Guided(level) = how {
         return Ok((split(cx, parent, guided_color(level), key)?, level));
     }
+    let me = this_location();
     let (n, rank) = {
         let c = cx.comms.get(parent);
         (c.size, c.rank)
@@ -207,25 +204,37 @@ pub(crate) fn split_by_hardware(
         &me.to_bytes(),
         &mut all,
     )?;
+    let (color, level) = unguided_choice(&all, rank);
+    Ok((split(cx, parent, color, key)?, level))
+}
+
+/// Where this process is: its host and its hardware resources.
+pub(crate) fn this_location() -> Location {
+    Location {
+        host: host_color(),
+        resources: hardware::this_process(),
+    }
+}
+
+/// `MPI_COMM_TYPE_HW_UNGUIDED`'s choice from everyone's location (`all`: one
+/// [`Location`] each, in rank order): the color of rank `rank` (`MPI_UNDEFINED` in no
+/// resource of the level) and the level, which depends on where everyone is.
+pub(crate) fn unguided_choice(all: &[u8], rank: usize) -> (c_int, Option<Level>) {
     let everyone: Vec<Location> = all
         .chunks_exact(Location::BYTES)
         .map(Location::from_bytes)
         .collect();
-    // Unguided: the level depends on where everyone is.
     let level = hardware::unguided_level(&everyone);
     let color = level
         .and_then(|l| hardware::color(&everyone, rank, l))
         .unwrap_or(MPI_UNDEFINED);
-    Ok((split(cx, parent, color, key)?, level))
+    (color, level)
 }
 
 /// This process's color for `MPI_COMM_TYPE_HW_GUIDED` at `level`: its resource's
 /// (`hardware::local_color`), or `MPI_UNDEFINED` if it is in none or there is no level.
 pub(crate) fn guided_color(level: Option<Level>) -> c_int {
-    let me = Location {
-        host: host_color(),
-        resources: hardware::this_process(),
-    };
+    let me = this_location();
     level
         .and_then(|l| hardware::local_color(&me, l))
         .unwrap_or(MPI_UNDEFINED)

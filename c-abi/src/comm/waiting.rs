@@ -8,9 +8,9 @@
 
 use crate::abi::*;
 use crate::comm::create::{
-    guided_color, host_color, pair_bytes, pairs_of, split_group, HardwareSplit,
+    guided_color, pair_bytes, pairs_of, split_group, this_location, unguided_choice, HardwareSplit,
 };
-use crate::comm::hardware::{self, Level, Location};
+use crate::comm::hardware::Level;
 use crate::comm::make::{agreed, install};
 use crate::comm::CommIdx;
 use crate::error::MpiResult;
@@ -68,21 +68,9 @@ pub(crate) fn split_by_hardware_waiting(
             level,
         ));
     }
-    let me = Location {
-        host: host_color(),
-        resources: hardware::this_process(),
-    };
     let rank = call.state().runtime()?.comms.get(parent).rank;
-    let all = gathered(call, parent, &me.to_bytes())?;
-    let everyone: Vec<Location> = all
-        .chunks_exact(Location::BYTES)
-        .map(Location::from_bytes)
-        .collect();
-    // Unguided: the level depends on where everyone is.
-    let level = hardware::unguided_level(&everyone);
-    let color = level
-        .and_then(|l| hardware::color(&everyone, rank, l))
-        .unwrap_or(MPI_UNDEFINED);
+    let all = gathered(call, parent, &this_location().to_bytes())?;
+    let (color, level) = unguided_choice(&all, rank);
     Ok((split_waiting(call, parent, color, key)?, level))
 }
 
