@@ -87,6 +87,31 @@ fn collective_file_access_lets_other_threads_answer() {
     }
 }
 
+/// Lanes (`runtime::lanes`): 4 threads per rank on duplicates of their own (different
+/// lanes), eager and rendezvous ping-pongs, `MPI_Sendrecv`, `MPI_Ssend`, `MPI_ANY_SOURCE` after
+/// `MPI_Probe`/`MPI_Iprobe`, windows completed by `MPI_Waitall`/`MPI_Test`, a cancelled
+/// unmatched `MPI_Isend`, an `MPI_Allreduce` on the lane communicator beside the other threads'
+/// point-to-point, then `MPI_Waitall`/`MPI_Waitany` over requests of every lane; at 2 and 4
+/// ranks, `MPI_LANES=4` and `1`, every byte checked. The program reads the lanes in use
+/// (cvar `MPI_LANES`) and, with several, checks that pvar `lane_calls` counted calls.
+#[test]
+fn threads_on_lanes_run_point_to_point_apart() {
+    let exe = program("thread/lanes");
+    for lanes in ["4", "1"] {
+        for ranks in [2, 4] {
+            let job = mpirun(
+                &exe,
+                &Launch {
+                    ranks,
+                    env: vec![("MPI_LANES", lanes.into())],
+                    ..Default::default()
+                },
+            );
+            assert_ok(&job, &format!("lanes (MPI_LANES={lanes}, {ranks} ranks)"));
+        }
+    }
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

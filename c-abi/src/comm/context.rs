@@ -61,6 +61,38 @@ pub(crate) fn lowest_free(words: &[u64]) -> MpiResult<u16> {
     ))
 }
 
+/// The first context beyond every communicator's: contexts from here on are the library's
+/// own (the sessions' bootstrap, the lane-0 aliases below), and travel on lane 0.
+pub(crate) const COMM_CONTEXTS: u16 = (MASK_WORDS * 64 * 2) as u16;
+
+/// Where a subsystem whose state lives on lane 0 (windows: their hooks) sends what it would
+/// send on its own communicator's point-to-point context: `ctx + LANE_ZERO_ALIAS`, beyond
+/// [`COMM_CONTEXTS`] and below the sessions' bootstrap context (0x7ff0), so [`lane_of`] puts
+/// it on lane 0 in every process.
+pub(crate) const LANE_ZERO_ALIAS: u16 = 0x4000;
+const _: () =
+    assert!(COMM_CONTEXTS <= LANE_ZERO_ALIAS && LANE_ZERO_ALIAS + COMM_CONTEXTS <= 0x7ff0);
+
+/// The lane-0 alias of a communicator's point-to-point context `ctx` ([`LANE_ZERO_ALIAS`]).
+pub(crate) fn lane_zero_alias(ctx: u16) -> u16 {
+    debug_assert!(ctx < COMM_CONTEXTS);
+    ctx + LANE_ZERO_ALIAS
+}
+
+/// The lane (of `lanes`) that messages on context `ctx` travel on: a pure function of the
+/// context, the same in every process with as many lanes (and each process routes only what
+/// it receives, so processes with different counts interoperate). Collective contexts (odd),
+/// `MPI_COMM_WORLD`'s and `MPI_COMM_SELF`'s (0..3) and the library's own (from
+/// [`COMM_CONTEXTS`] on) are lane 0's; a communicator's point-to-point context `2k` (k >= 2)
+/// is lane `k % lanes`'s, so consecutive duplicates land on different lanes.
+#[inline]
+pub(crate) fn lane_of(ctx: u16, lanes: usize) -> usize {
+    if lanes <= 1 || ctx & 1 == 1 || ctx < 4 || ctx >= COMM_CONTEXTS {
+        return 0;
+    }
+    (ctx as usize / 2) % lanes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +110,29 @@ mod tests {
         a.release(4);
         assert_eq!(lowest_free(&a.words()).unwrap(), 4);
         assert!(lowest_free(&[0; MASK_WORDS]).is_err());
+    }
+
+    #[test]
+    fn lanes_route_point_to_point_contexts_only() {
+        for ctx in [
+            0u16,
+            1,
+            2,
+            3,
+            5,
+            7,
+            9,
+            COMM_CONTEXTS,
+            0x7ff0,
+            lane_zero_alias(8),
+        ] {
+            assert_eq!(lane_of(ctx, 4), 0, "context {ctx}");
+        }
+        assert_eq!(lane_of(4, 4), 2);
+        assert_eq!(lane_of(6, 4), 3);
+        assert_eq!(lane_of(8, 4), 0);
+        assert_eq!(lane_of(10, 4), 1);
+        assert_eq!(lane_of(10, 1), 0);
+        assert_eq!(lane_of(10, 2), 1);
     }
 }

@@ -35,7 +35,14 @@ pub(crate) fn send_bytes(
     data: &[u8],
 ) -> MpiResult<()> {
     let sent = match kind {
-        SendKind::Buffered => cx.bsend.send(cx.engine, data, dest, op.tag, op.ctx),
+        SendKind::Buffered => {
+            let lane = cx.lane;
+            let bsend = cx
+                .bsend
+                .as_deref_mut()
+                .ok_or_else(|| MpiError::internal("a buffered send on the lane path"))?;
+            bsend.send(cx.engine, lane, data, dest, op.tag, op.ctx)
+        }
         kind => cx
             .engine
             .send(data, dest, op.tag, op.ctx, kind.engine_mode())

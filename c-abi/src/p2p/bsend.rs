@@ -14,6 +14,12 @@
 //! `MPI_Finalize`) wait until every buffered message has been sent; so does
 //! `MPI_Buffer_flush` (MPI 4.1), which keeps the buffer attached. `MPI_Buffer_iflush` is its
 //! nonblocking form: an engine operation over the sends in flight when it was called.
+//!
+//! **Lanes.** A buffered send on a communicator of lane `k` is sent by lane `k`'s engine (its
+//! answers come back there); each message in flight remembers its lane, and the calls that
+//! look at them all take every lane's engine ([`LaneEngines`]). `MPI_Buffer_iflush`'s
+//! operation lives on lane 0: it first waits (holding the lock) for the buffered sends in
+//! flight on other lanes, then watches lane 0's.
 
 use crate::abi::*;
 use crate::error::{MpiError, MpiResult};
@@ -30,12 +36,30 @@ struct Region {
     size: usize,
 }
 
-/// A message in flight from the buffer: bytes `offset..offset + len` (data then overhead).
+/// A message in flight from the buffer: bytes `offset..offset + len` (data then overhead),
+/// sent by lane `lane`'s engine as its request `req`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pending {
     offset: usize,
     len: usize,
     req: ReqId,
+    lane: usize,
+}
+
+/// Every lane's engine, by lane (lane 0 is the process's first engine).
+pub(crate) trait LaneEngines {
+    fn lane(&mut self, k: usize) -> &mut Engine;
+}
+
+/// One engine is lane 0 (the buffered sends of lanes other than 0 are not reached).
+impl LaneEngines for Engine {
+    fn lane(&mut self, k: usize) -> &mut Engine {
+        debug_assert_eq!(
+            k, 0,
+            "a buffered send on lane {k} looked at with lane 0 only"
+        );
+        self
+    }
 }
 
 /// The attached buffer and the buffered sends in flight from it.
@@ -88,6 +112,7 @@ impl BsendBuffer {
     pub fn send(
         &mut self,
         engine: &mut Engine,
+        lane: usize,
         data: &[u8],
         dest: usize,
         tag: c_int,
@@ -106,7 +131,7 @@ impl BsendBuffer {
         let fit = match first_fit(&self.pending, region.size, need) {
             Some(fit) => fit,
             None => {
-                self.reap(engine)?;
+                self.reap(engine, lane)?;
                 first_fit(&self.pending, region.size, need)
                     .ok_or_else(|| self.full(need, region.size))?
             }
@@ -132,6 +157,7 @@ impl BsendBuffer {
                 offset,
                 len: need,
                 req,
+                lane,
             },
         );
         Ok(())
@@ -149,17 +175,35 @@ impl BsendBuffer {
         )
     }
 
-    /// Turns the engine once and frees the space of the buffered sends that completed.
-    fn reap(&mut self, engine: &mut Engine) -> MpiResult<()> {
+    /// Turns lane `lane`'s engine once and frees the space of its buffered sends that
+    /// completed (the caller reaches that lane only; [`BsendBuffer::reclaim`] frees the
+    /// others' beforehand).
+    fn reap(&mut self, engine: &mut Engine, lane: usize) -> MpiResult<()> {
         engine.poke()?;
-        self.retire_completed(engine)
+        self.retire_on(engine, lane)
     }
 
-    /// Frees the space of the buffered sends that completed.
-    fn retire_completed(&mut self, engine: &mut Engine) -> MpiResult<()> {
+    /// Frees the space of lane `lane`'s buffered sends that completed.
+    fn retire_on(&mut self, engine: &mut Engine, lane: usize) -> MpiResult<()> {
         let mut i = 0;
         while i < self.pending.len() {
-            let req = self.pending[i].req;
+            let Pending { req, lane: l, .. } = self.pending[i];
+            if l == lane && engine.p2p_ref().is_complete(req) {
+                engine.p2p().take(req)?;
+                self.pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Frees the space of every buffered send that completed, on every lane.
+    pub fn reclaim(&mut self, engines: &mut impl LaneEngines) -> MpiResult<()> {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let Pending { req, lane, .. } = self.pending[i];
+            let engine = engines.lane(lane);
             if engine.p2p_ref().is_complete(req) {
                 engine.p2p().take(req)?;
                 self.pending.remove(i);
@@ -170,25 +214,52 @@ impl BsendBuffer {
         Ok(())
     }
 
+    /// Whether a buffered send is in flight on a lane other than 0.
+    fn beyond_lane_zero(&self) -> bool {
+        self.pending.iter().any(|p| p.lane != 0)
+    }
+
     /// Whether every buffered message has been sent (the space of those that were is freed):
-    /// one look of [`BsendBuffer::drain`], for a wait that lets the process's lock go.
-    pub fn settled(&mut self, engine: &mut Engine) -> MpiResult<bool> {
-        self.retire_completed(engine)?;
+    /// one look of [`BsendBuffer::drain`], for a wait that lets the process's lock go (the
+    /// look turns the lanes).
+    pub fn settled(&mut self, engines: &mut impl LaneEngines) -> MpiResult<bool> {
+        self.reclaim(engines)?;
         Ok(self.pending.is_empty())
     }
 
     /// Waits until every buffered message has been sent.
-    pub fn drain(&mut self, engine: &mut Engine) -> MpiResult<()> {
-        engine.block_on(|e| {
-            self.retire_completed(e)?;
+    pub fn drain(&mut self, engines: &mut impl LaneEngines) -> MpiResult<()> {
+        if self.beyond_lane_zero() {
+            // Sends on several lanes: turn each lane that has one, until none is left.
+            let mut backoff = nic_model::wait::Backoff::new();
+            loop {
+                self.reclaim(engines)?;
+                if self.pending.is_empty() {
+                    return Ok(());
+                }
+                let mut lanes: Vec<usize> = self.pending.iter().map(|p| p.lane).collect();
+                lanes.dedup();
+                for k in lanes {
+                    engines.lane(k).poke()?;
+                }
+                backoff.snooze();
+            }
+        }
+        engines.lane(0).block_on(|e| {
+            self.retire_on(e, 0)?;
             Ok::<_, MpiError>(self.pending.is_empty().then_some(()))
         })
     }
 
     /// `MPI_Buffer_iflush`: a request that completes once every buffered message in flight
-    /// now has been sent out of the buffer (later ones are not waited for).
-    pub fn iflush(&mut self, engine: &mut Engine) -> MpiResult<ReqId> {
-        self.retire_completed(engine)?;
+    /// now has been sent out of the buffer (later ones are not waited for). Those in flight on
+    /// lanes other than 0 are waited for here.
+    pub fn iflush(&mut self, engines: &mut impl LaneEngines) -> MpiResult<ReqId> {
+        if self.beyond_lane_zero() {
+            self.drain(engines)?;
+        }
+        let engine = engines.lane(0);
+        self.retire_on(engine, 0)?;
         let sends = self
             .pending
             .iter()
@@ -200,8 +271,11 @@ impl BsendBuffer {
     }
 
     /// Waits for the buffered sends, then gives the buffer back (`None` if none is attached).
-    pub(crate) fn detach(&mut self, engine: &mut Engine) -> MpiResult<Option<(*mut u8, usize)>> {
-        self.drain(engine)?;
+    pub(crate) fn detach(
+        &mut self,
+        engines: &mut impl LaneEngines,
+    ) -> MpiResult<Option<(*mut u8, usize)>> {
+        self.drain(engines)?;
         Ok(self.region.take().map(|r| (r.base, r.size)))
     }
 }
@@ -231,6 +305,7 @@ mod tests {
             offset,
             len,
             req: 0,
+            lane: 0,
         }
     }
 

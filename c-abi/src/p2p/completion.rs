@@ -60,21 +60,30 @@ impl Finished {
 /// The engine request behind a handle; `None` for `MPI_REQUEST_NULL`.
 #[inline(always)]
 pub(crate) fn resolve(cx: &Cx<'_>, handle: MPI_Request) -> MpiResult<Option<ReqId>> {
-    resolve_on(cx.engine, handle)
+    resolve_on(cx.engine, cx.lane, handle)
 }
 
 #[inline(always)]
-fn resolve_on(engine: &mpich_channel::Engine, handle: MPI_Request) -> MpiResult<Option<ReqId>> {
+fn resolve_on(
+    engine: &mpich_channel::Engine,
+    lane: usize,
+    handle: MPI_Request,
+) -> MpiResult<Option<ReqId>> {
     if handle == MPI_REQUEST_NULL {
         return Ok(None);
     }
-    request::lookup(engine, handle).map(Some)
+    request::lookup_on(engine, lane, handle).map(Some)
 }
 
-/// The engine request behind a handle already checked (`None` for null).
+/// The engine request behind a handle already checked (`None` for null), on lane `lane`'s
+/// `engine`.
 #[inline(always)]
-pub(crate) fn resolve_in(engine: &mpich_channel::Engine, handle: MPI_Request) -> Option<ReqId> {
-    resolve_on(engine, handle).ok().flatten()
+pub(crate) fn resolve_in(
+    engine: &mpich_channel::Engine,
+    lane: usize,
+    handle: MPI_Request,
+) -> Option<ReqId> {
+    resolve_on(engine, lane, handle).ok().flatten()
 }
 
 /// Whether a handle has an operation to wait for (neither null nor inactive).
@@ -193,7 +202,7 @@ pub(crate) fn check_all(cx: &Cx<'_>, requests: &Array<MPI_Request>) -> MpiResult
 /// The request behind handle `i` of a checked array (`None` for null).
 #[inline(always)]
 pub(crate) fn id_at(cx: &Cx<'_>, requests: &Array<MPI_Request>, i: usize) -> Option<ReqId> {
-    resolve_in(cx.engine, requests.get(i))
+    resolve_in(cx.engine, cx.lane, requests.get(i))
 }
 
 /// The request behind a handle of an array [`check_all`] accepted (`None` for null), without

@@ -37,12 +37,16 @@ use crate::datatype::TypeTable;
 use bsend::BsendBuffer;
 use mpich_channel::Engine;
 
-/// What point-to-point operations work on: the progress engine, the communicators and
-/// datatypes their arguments name, and the attached buffer of buffered sends. A bundle of
-/// borrows of the running state's fields, made per call (`Runtime::p2p`); it compiles away.
+/// What point-to-point operations work on: the progress engine of one lane (the lane of the
+/// communicator or request the call names), the communicators and datatypes their arguments
+/// name, and the attached buffer of buffered sends (not on the lane path, which holds the
+/// state shared: buffered sends take the exclusive one). A bundle of borrows of the running
+/// state's fields, made per call (`Runtime::p2p_on`); it compiles away.
 pub(crate) struct Cx<'a> {
     pub engine: &'a mut Engine,
+    /// The lane `engine` is: the handles of the requests it makes carry it.
+    pub lane: usize,
     pub comms: &'a CommTable,
     pub types: &'a TypeTable,
-    pub bsend: &'a mut BsendBuffer,
+    pub bsend: Option<&'a mut BsendBuffer>,
 }

@@ -73,8 +73,10 @@ pub(crate) fn start_send_copied(
     let owner = op.comm;
     let data = op.outgoing()?;
     if kind == SendKind::Buffered {
-        cx.bsend
-            .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
+        let lane = cx.lane;
+        let bsend = cx.bsend.as_deref_mut().ok_or_else(no_bsend)?;
+        bsend
+            .send(cx.engine, lane, data.bytes(), dest, op.tag, op.ctx)
             .map_err(|e| e.on(op.comm))?;
         return cx
             .engine
@@ -147,10 +149,17 @@ pub(crate) fn start_recv_staged(cx: &mut Cx<'_>, op: &RecvOp, source: c_int) -> 
     started.map_err(|e| MpiError::from(e).on(op.comm))
 }
 
+/// A buffered send reached a context without the attached buffer (the lane path's, which
+/// never sends buffered).
+#[cold]
+fn no_bsend() -> MpiError {
+    MpiError::internal("a buffered send on the lane path")
+}
+
 /// The handle of a started request.
 #[inline(always)]
 pub(crate) fn record(cx: &Cx<'_>, id: ReqId) -> MPI_Request {
-    request::handle(cx.engine, id)
+    request::handle_on(cx.engine, cx.lane, id)
 }
 
 /// Creates an inactive persistent request.
@@ -178,7 +187,7 @@ pub(crate) fn startable(
     cx: &mut Cx<'_>,
     handle: MPI_Request,
 ) -> MpiResult<(ReqId, PersistentKind)> {
-    let id = request::lookup(cx.engine, handle)?;
+    let id = request::lookup_on(cx.engine, cx.lane, handle)?;
     let comm = request::comm_of(cx.engine, id);
     let inactive = cx.engine.p2p_ref().standing(id) == Some(mpich_channel::Standing::Inactive);
     let kind = cx.engine.p2p().attachment(id).and_then(|a| {
@@ -208,7 +217,7 @@ pub(crate) fn startable(
 /// request, which [`start`] checks and starts the usual way.
 #[inline]
 fn start_shared(cx: &mut Cx<'_>, handle: MPI_Request) -> Option<MpiResult<()>> {
-    let id = request::lookup(cx.engine, handle).ok()?;
+    let id = request::lookup_on(cx.engine, cx.lane, handle).ok()?;
     if cx.engine.p2p_ref().standing(id) != Some(mpich_channel::Standing::Inactive) {
         return None;
     }
@@ -264,8 +273,10 @@ pub(crate) fn start(cx: &mut Cx<'_>, handle: MPI_Request) -> MpiResult<()> {
                 .start_persistent_done(id, born_complete(Completion::PROC_NULL)),
             Some(dest) if *mode == SendKind::Buffered => {
                 let data = op.outgoing()?;
-                cx.bsend
-                    .send(cx.engine, data.bytes(), dest, op.tag, op.ctx)
+                let lane = cx.lane;
+                let bsend = cx.bsend.as_deref_mut().ok_or_else(no_bsend)?;
+                bsend
+                    .send(cx.engine, lane, data.bytes(), dest, op.tag, op.ctx)
                     .map_err(|e| e.on(comm))?;
                 cx.engine
                     .p2p()

@@ -3,11 +3,13 @@
 //! There is one request object per operation, the progress engine's
 //! ([`mpich_channel::adi`]'s table): the handle a C program holds is that request's index and
 //! generation, with no table of this layer's in between. `MPI_REQUEST_NULL` is `0x2c000000`,
-//! and a live request is `0xac000000 | generation << 20 | index`: the kind bits of an MPICH
-//! request handle, then the low 6 bits of the engine's generation and a 20-bit index. The
+//! and a live request is `0xac000000 | generation << 23 | lane << 20 | index`: the kind bits
+//! of an MPICH request handle, then the low 3 bits of the engine's generation, the lane whose
+//! engine holds the request (`runtime::lanes`: 0 unless lanes are on) and a 20-bit index. The
 //! generation grows each time a slot is reused, so a stale copy of a completed request's
 //! handle is refused (`MPI_ERR_REQUEST`) instead of reaching the request that reuses its slot
-//! (unless exactly a multiple of 64 requests reused it since).
+//! (unless exactly a multiple of 8 requests reused it since); a handle is looked up only in
+//! the engine of its lane.
 //!
 //! The communicator a request belongs to (for its statuses' ranks and for the error handler)
 //! is the engine request's owner word. What this layer must keep until an operation ends
@@ -34,30 +36,61 @@ use std::rc::Rc;
 use crate::handle::Kind;
 
 /// A request handle is a direct handle of kind `Request` (`crate::handle`) whose 26 index
-/// bits hold the engine request's index, then the low bits of its generation.
+/// bits hold the engine request's index, its lane, then the low bits of its generation.
 const INDEX_BITS: u32 = 20;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
-const GENERATION_BITS: u32 = crate::handle::INDEX_MASK.count_ones() - INDEX_BITS;
+const LANE_BITS: u32 = 3;
+const LANE_MASK: u32 = (1 << LANE_BITS) - 1;
+const GENERATION_SHIFT: u32 = INDEX_BITS + LANE_BITS;
+const GENERATION_BITS: u32 = crate::handle::INDEX_MASK.count_ones() - GENERATION_SHIFT;
 const GENERATION_MASK: u32 = (1 << GENERATION_BITS) - 1;
+/// The most lanes a handle can name.
+pub(crate) const MAX_LANES: usize = 1 << LANE_BITS;
 /// The most requests that can be outstanding at once (the engine's limit).
 pub(crate) const MAX_REQUESTS: usize = mpich_channel::adi::MAX_REQUESTS;
 const _: () = assert!(MAX_REQUESTS <= 1 << INDEX_BITS);
+const _: () = assert!(GENERATION_BITS >= 3);
 
-/// The handle of engine request `id`.
+/// The handle of lane 0's engine request `id`.
 #[inline(always)]
 pub(crate) fn handle(engine: &Engine, id: ReqId) -> MPI_Request {
-    let gen = engine.p2p_ref().generation(id).map_or(0, u32::from);
-    crate::handle::direct(Kind::Request, (gen & GENERATION_MASK) << INDEX_BITS | id)
+    handle_on(engine, 0, id)
 }
 
-/// The engine request behind a handle: `MPI_ERR_REQUEST` unless it is a live request (for
-/// `MPI_REQUEST_NULL` too; callers that accept it look first).
+/// The handle of engine request `id` of lane `lane` (`engine` is that lane's).
+#[inline(always)]
+pub(crate) fn handle_on(engine: &Engine, lane: usize, id: ReqId) -> MPI_Request {
+    let gen = engine.p2p_ref().generation(id).map_or(0, u32::from);
+    crate::handle::direct(
+        Kind::Request,
+        (gen & GENERATION_MASK) << GENERATION_SHIFT | (lane as u32) << INDEX_BITS | id,
+    )
+}
+
+/// The lane a request handle names (0 for anything but a request handle).
+#[inline(always)]
+pub(crate) fn lane_of(h: MPI_Request) -> usize {
+    crate::handle::index_of(Kind::Request, h)
+        .map_or(0, |bits| ((bits >> INDEX_BITS) & LANE_MASK) as usize)
+}
+
+/// Lane 0's engine request behind a handle (see [`lookup_on`]).
 #[inline(always)]
 pub(crate) fn lookup(engine: &Engine, h: MPI_Request) -> MpiResult<ReqId> {
+    lookup_on(engine, 0, h)
+}
+
+/// The engine request behind a handle of lane `lane` (`engine` is that lane's):
+/// `MPI_ERR_REQUEST` unless it is a live request of that lane (for `MPI_REQUEST_NULL` too;
+/// callers that accept it look first).
+#[inline(always)]
+pub(crate) fn lookup_on(engine: &Engine, lane: usize, h: MPI_Request) -> MpiResult<ReqId> {
     if let Some(bits) = crate::handle::index_of(Kind::Request, h) {
-        let (index, gen) = (bits & INDEX_MASK, bits >> INDEX_BITS);
-        if let Some(id) = engine.p2p_ref().by_handle(index, gen, GENERATION_BITS) {
-            return Ok(id);
+        let (index, gen) = (bits & INDEX_MASK, bits >> GENERATION_SHIFT);
+        if (bits >> INDEX_BITS) & LANE_MASK == lane as u32 {
+            if let Some(id) = engine.p2p_ref().by_handle(index, gen, GENERATION_BITS) {
+                return Ok(id);
+            }
         }
     }
     Err(invalid_request(h))

@@ -89,7 +89,8 @@ mpi_fn! {
         let op = args::send_op_in(&rt.comms, &rt.types, buf, total, datatype, dest, tag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         let init = Init { peer: op.dest, ..init_of(rt, comm, datatype, parts, each, tag)? };
-        let id = partitioned::psend_init(&mut rt.engine, init, op)?;
+        // On its communicator's collective context: lane 0's (`runtime::lanes`).
+        let id = partitioned::psend_init(rt.engine_for(init.ctx), init, op)?;
         out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }
@@ -122,7 +123,8 @@ mpi_fn! {
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         let peer = op.source.map(|s| s as usize);
         let init = Init { peer, ..init_of(rt, comm, datatype, parts, each, tag)? };
-        let id = partitioned::precv_init(&mut rt.engine, init, op)?;
+        // On its communicator's collective context: lane 0's (`runtime::lanes`).
+        let id = partitioned::precv_init(rt.engine_for(init.ctx), init, op)?;
         out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }
@@ -132,7 +134,7 @@ mpi_fn! {
     /// `MPI_Pready`: partition `partition` of an active partitioned send may be sent.
     fn MPI_Pready / PMPI_Pready(partition: c_int, request: MPI_Request) |st| {
         let rt = st.runtime()?;
-        partitioned::pready(&mut rt.engine, request, &mut std::iter::once(partition))
+        partitioned::pready(rt.engine_for_request(request), request, &mut std::iter::once(partition))
     }
 }
 
@@ -143,7 +145,7 @@ mpi_fn! {
         if partition_low > partition_high {
             return Err(MpiError::new(MPI_ERR_ARG, format!("partition_low ({partition_low}) is above partition_high ({partition_high})")));
         }
-        partitioned::pready(&mut rt.engine, request, &mut (partition_low..=partition_high))
+        partitioned::pready(rt.engine_for_request(request), request, &mut (partition_low..=partition_high))
     }
 }
 
@@ -154,7 +156,7 @@ mpi_fn! {
         let n = usize::try_from(length)
             .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the length is {length}; it must be 0 or more")))?;
         let list = input_array(array_of_partitions.cast_const(), n, "array_of_partitions")?;
-        partitioned::pready(&mut rt.engine, request, &mut list.iter().copied())
+        partitioned::pready(rt.engine_for_request(request), request, &mut list.iter().copied())
     }
 }
 

@@ -32,8 +32,9 @@ use crate::abi::MPI_SUCCESS;
 use crate::errhandler;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::global;
-use crate::runtime::thread::{lock, Calling};
-use crate::runtime::Mpi;
+use crate::runtime::raise::{panic_text, raise};
+use crate::runtime::thread::{lane, lock, Calling, LaneCall};
+use crate::runtime::{Mpi, Runtime};
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -93,6 +94,16 @@ pub(crate) fn call_waiting(
     } else {
         None
     };
+    waiting(name, held, body)
+}
+
+/// The body of [`call_waiting`] with the lock taken (or not needed).
+#[inline(always)]
+fn waiting(
+    name: &'static str,
+    held: Option<lock::Held>,
+    body: impl FnOnce(&mut Calling) -> MpiResult<()>,
+) -> c_int {
     let mut calling = Calling::new(held);
     let outcome = catch_unwind(AssertUnwindSafe(|| body(&mut calling)));
     // The body's references into the state ended with it; `raise` takes its own (the lock
@@ -104,6 +115,57 @@ pub(crate) fn call_waiting(
     };
     drop(calling);
     code
+}
+
+/// As [`call`], for a point-to-point call that may take the lane path (`thread::lane`): when
+/// calls take the lock and lanes are on, `lane_of` (on the state read-only, under the lock
+/// held shared) names the call's lane; a lane other than 0 runs `on_lane` there, anything
+/// else runs `body` as [`call`] does. Below `MPI_THREAD_MULTIPLE` this is [`call`].
+#[inline(always)]
+pub(crate) fn call_lane(
+    name: &'static str,
+    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
+    body: impl FnOnce(&mut Mpi) -> MpiResult<()>,
+) -> c_int {
+    let held = if lock::on() {
+        if let Some(code) = lane::try_call(name, lane_of, on_lane) {
+            return code;
+        }
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
+    } else {
+        None
+    };
+    let code = run(name, body);
+    drop(held);
+    code
+}
+
+/// [`call_lane`] for a body that may wait ([`call_waiting`]).
+#[inline(always)]
+pub(crate) fn call_lane_waiting(
+    name: &'static str,
+    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
+    body: impl FnOnce(&mut Calling) -> MpiResult<()>,
+) -> c_int {
+    let held = if lock::on() {
+        if let Some(code) = lane::try_call(name, lane_of, on_lane) {
+            return code;
+        }
+        let held = lock::enter_call(name);
+        if let Some(misuse) = held.misuse() {
+            return misused(name, misuse, held);
+        }
+        Some(held)
+    } else {
+        None
+    };
+    waiting(name, held, body)
 }
 
 /// The body of `call`: the body on the state, its error raised, a panic caught.
@@ -120,50 +182,6 @@ fn run(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_in
         Ok(Err(e)) => raise(name, e),
         Err(panic) => raise(name, MpiError::internal(panic_text(&*panic))),
     }
-}
-
-/// Hands `e`, raised by the MPI function `func`, to its communicator's error handler: returns
-/// the code to give the caller, or ends the process (always, outside `MPI_Init`..`MPI_Finalize`).
-#[cold]
-fn raise(func: &'static str, e: MpiError) -> c_int {
-    // SAFETY: called by `call` after the call's body returned; its reference to the state is
-    // gone, so this is the only one.
-    let st = unsafe { global::state() };
-    let e = match (st.runtime_ref(), e.session) {
-        (Some(rt), Some(_)) => {
-            let rank = rt.comms.get(crate::comm::WORLD).rank;
-            match crate::session::raise_on_session(func, e, &rt.sessions, &rt.errhandlers, rank) {
-                Ok(code) => return code,
-                Err(e) => e,
-            }
-        }
-        _ => e,
-    };
-    match st.runtime_ref() {
-        Some(rt) => match e.win.and_then(|w| rt.wins.errhandler(w).map(|h| (w, h))) {
-            Some((w, (handler, label))) => {
-                let rank = rt.comms.get(crate::comm::WORLD).rank;
-                errhandler::handle_object(func, e, w, handler, &label, rank, &rt.errhandlers)
-            }
-            None => match crate::file::raise_on_file(func, e, rt) {
-                Ok(code) => code,
-                Err(e) => errhandler::handle(func, e, &rt.comms, &rt.errhandlers),
-            },
-        },
-        None => errhandler::fatal(func, None, None, &e),
-    }
-}
-
-#[cold]
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    let what = if let Some(s) = panic.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic".to_string()
-    };
-    format!("the library failed an internal check ({what}); please report this as a bug")
 }
 
 /// Defines an MPI function under its `PMPI_` and `MPI_` names.
@@ -191,9 +209,87 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
 /// With `waits |call|` instead of `|st|`, the body gets a `&mut Calling` (the call's right to
 /// the state, [`crate::runtime::thread::Calling`]) and may wait with the lock let go.
 ///
+/// With `lanes |rt| { lane } on_lane |lc| { lane body }` before the body (either form), a
+/// point-to-point function may take the lane path ([`call_lane`]): `lane` (on `rt:
+/// &Runtime`) names the call's lane, `None` for the exclusive path; the lane body gets a
+/// `&mut LaneCall` ([`crate::runtime::thread::LaneCall`]).
+///
 /// The last form, `raw fn NAME / PNAME(args) -> T { body }`, is for the few functions that
 /// cannot fail and do not return an error code (`MPI_Wtime`): the body is the function.
 macro_rules! mpi_fn {
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident , large $mpi_c:ident / $pmpi_c:ident
+        where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
+        ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
+        on_lane |$lc:ident| $lane_body:block $($how:tt)+
+    ) => {
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+]
+            [lanes |$rt| $lane_of on_lane |$lc| $lane_body $($how)+]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*));
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+]
+            [lanes |$rt| $lane_of on_lane |$lc| $lane_body $($how)+]
+            $(#[$doc])*
+            #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*));
+    };
+    (@form $module:ident [$($alias:ident = $t:ty),+] [lanes $($how:tt)+]
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*)
+    ) => {
+        #[allow(non_snake_case, clippy::useless_conversion)]
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[allow(dead_code)]
+                type $alias = $t;
+            )+
+            $crate::runtime::export::mpi_fn! {
+                $(#[$doc])*
+                fn $mpi / $pmpi($($arg: $ty),*) lanes $($how)+
+            }
+        }
+    };
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
+        on_lane |$lc:ident| $lane_body:block waits |$call:ident| $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function's pointer arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            $crate::runtime::export::call_lane_waiting(
+                stringify!($mpi),
+                move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
+                move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
+                |$call: &mut $crate::runtime::thread::Calling| -> $crate::error::MpiResult<()> { $body },
+            )
+        }
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+    };
+    (
+        $(#[$doc:meta])*
+        fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
+        on_lane |$lc:ident| $lane_body:block |$st:ident| $body:block
+    ) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The MPI standard's contract for this function's pointer arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            $crate::runtime::export::call_lane(
+                stringify!($mpi),
+                move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
+                move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
+                |$st: &mut $crate::runtime::Mpi| -> $crate::error::MpiResult<()> { $body },
+            )
+        }
+        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+    };
     (
         $(#[$doc:meta])*
         fn $mpi:ident / $pmpi:ident , large $mpi_c:ident / $pmpi_c:ident

@@ -20,7 +20,8 @@
 //! [`crate::runtime::export::call`] (or, for a call that waits, once per look by
 //! `thread::Calling`, each reference ending before the next), and by the error handler after
 //! the call's own borrow has ended: there is never more than one live `&mut Mpi` per call;
-//! and by the progress thread under the lock.
+//! and by the progress thread under the lock. The lane path (`thread::lane`) reads it through
+//! [`shared`] while it holds the lock shared: no `&mut Mpi` exists then.
 
 use crate::runtime::Mpi;
 use std::cell::UnsafeCell;
@@ -44,4 +45,17 @@ static GLOBAL: Global = Global(UnsafeCell::new(Mpi::new()));
 pub(crate) unsafe fn state() -> &'static mut Mpi {
     // SAFETY: exclusive by the caller's contract: one live reference, one thread at a time.
     unsafe { &mut *GLOBAL.0.get() }
+}
+
+/// The process's MPI state, read-only: for the lane path (`thread::lane`), which holds the
+/// process lock shared.
+///
+/// # Safety
+/// The caller must hold the process-wide lock shared (so that no thread holds it exclusively,
+/// which is the only way to a `&mut Mpi` while calls take the lock), for as long as the
+/// reference is used; the parts of the state it reads through it must not change through
+/// interior mutability (the communicator and datatype tables' reads do not).
+pub(crate) unsafe fn shared() -> &'static Mpi {
+    // SAFETY: no `&mut` to the cell exists while the lock is held shared (caller's contract).
+    unsafe { &*GLOBAL.0.get() }
 }

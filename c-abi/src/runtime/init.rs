@@ -38,6 +38,7 @@ use crate::info::InfoTable;
 use crate::op::OpTable;
 use crate::p2p::bsend::BsendBuffer;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::lanes;
 use crate::runtime::progress;
 use crate::runtime::thread;
 use crate::runtime::{Mpi, Phase, Runtime, World};
@@ -107,9 +108,21 @@ pub(crate) fn bring_up(st: &mut Mpi, level: c_int) -> MpiResult<()> {
         level,
         "MPI initialized"
     );
+    // Under MPI_THREAD_MULTIPLE point-to-point runs on lanes (`runtime::lanes`).
+    let (engine, lanes) = if level == MPI_THREAD_MULTIPLE {
+        lanes::make(engine, lanes::asked()).map_err(|e| {
+            MpiError::new(
+                MPI_ERR_OTHER,
+                format!("the communication engine could not be split into lanes: {e} (set MPI_LANES=1 to run without them)"),
+            )
+        })?
+    } else {
+        (engine, lanes::Lanes::none())
+    };
     let infos_made_before = st.idle_infos.take();
     st.phase = Phase::Running(Box::new(Runtime {
         engine,
+        lanes,
         comms: CommTable::new(rank, size),
         groups: GroupTable::new(),
         infos: infos_made_before.map_or_else(|| InfoTable::new(size), |t| t.for_job(size)),
@@ -217,8 +230,13 @@ pub(crate) fn shut_down(st: &mut Mpi) -> MpiResult<()> {
     let rt = st.runtime()?;
     // Before anything is torn down; the rest runs as it does without the thread.
     progress::stop();
-    rt.bsend.drain(&mut rt.engine)?;
-    let live = rt.engine.p2p_ref().requests_live();
+    let (bsend, mut engines) = rt.bsend_and_lanes();
+    bsend.drain(&mut engines)?;
+    let live = rt.engine.p2p_ref().requests_live()
+        + rt.lanes
+            .iter_mut()
+            .map(|e| e.p2p_ref().requests_live())
+            .sum::<usize>();
     if live > 0 {
         tracing::warn!(
             requests = live,
@@ -231,7 +249,15 @@ pub(crate) fn shut_down(st: &mut Mpi) -> MpiResult<()> {
     // Info objects outlive MPI (MPI 4.0 §10.1).
     st.idle_infos = Some(std::mem::replace(&mut rt.infos, InfoTable::new(1)));
     write_counters(rt.engine.p2p_ref());
-    st.last_readings = Some(crate::tool::readings::Readings::of(rt.engine.p2p_ref()));
+    st.last_readings = Some(crate::tool::readings::Readings::of(
+        rt.engine.p2p_ref(),
+        rt.lanes.count(),
+    ));
+    // The lanes first, in order; lane 0's engine (and the shared channel) last.
+    let lanes = std::mem::replace(&mut rt.lanes, lanes::Lanes::none());
+    for engine in lanes.into_engines() {
+        engine.finalize()?;
+    }
     rt.engine.finalize()?;
     // A PMI launcher (mpirun, Hydra, Slurm) is told this rank finished cleanly.
     if let Err(e) = nic_model::net::launcher::finalize() {

@@ -5,7 +5,8 @@
 //!   Mpi.phase: NotStarted ──MPI_Init──▶ Running(Runtime) ──MPI_Finalize──▶ Finalized
 //!              (or the first MPI_Session_init / the last MPI_Session_finalize: `World`)
 //!                                           │
-//!          Runtime: engine (progress, requests, point-to-point) · comms · types · bsend buffer
+//!          Runtime: engine (lane 0: progress, requests, point-to-point) · lanes 1.. ·
+//!                   comms · types · bsend buffer
 //! ```
 //!
 //! The runtime is boxed so that the static [`Mpi`] is small and `const`-constructible, and so
@@ -16,12 +17,16 @@
 //! subsystem reaches into the aggregate. `export` is the entry-point macro and the raise path,
 //! `global` the process-wide cell, `init` `MPI_Init` and `MPI_Finalize` (entry points),
 //! `progress` the optional asynchronous progress thread (`MPI_ASYNC_PROGRESS=1`) and the lock
-//! that then serializes calls with it.
+//! that then serializes calls with it, `lanes` the engines of point-to-point traffic on
+//! separate communicators under `MPI_THREAD_MULTIPLE` (every engine is found through
+//! [`Runtime::engine_for`], [`Runtime::engine_for_request`] or [`Runtime::p2p_on`]).
 
 pub(crate) mod export;
 pub(crate) mod global;
 pub(crate) mod init;
+pub(crate) mod lanes;
 pub(crate) mod progress;
+pub(crate) mod raise;
 pub(crate) mod thread;
 
 use crate::abi::*;
@@ -35,7 +40,8 @@ use crate::error::{MpiError, MpiResult};
 use crate::group::GroupTable;
 use crate::info::InfoTable;
 use crate::op::OpTable;
-use crate::p2p::bsend::BsendBuffer;
+use crate::p2p::bsend::{BsendBuffer, LaneEngines};
+use lanes::Lanes;
 use mpich_channel::Engine;
 use std::ffi::c_int;
 use std::thread::ThreadId;
@@ -77,8 +83,12 @@ pub(crate) struct Mpi {
 
 /// Everything that exists between `MPI_Init` and `MPI_Finalize`.
 pub(crate) struct Runtime {
-    /// The progress engine: point-to-point, every request, the operations in flight.
+    /// The progress engine of lane 0: every request but the point-to-point ones of lanes
+    /// 1.., the operations in flight, the hooks. Reach it through [`Runtime::engine_for`]
+    /// (or [`Runtime::engine_for_request`]) for anything tied to a context or a request.
     pub engine: Engine,
+    /// Lanes 1.. (`MPI_THREAD_MULTIPLE` only; none otherwise).
+    pub lanes: Lanes,
     pub comms: CommTable,
     /// Groups (`MPI_Comm_group`, ...), info objects, attribute keys, error handlers the
     /// program created, and the blocks of `MPI_Alloc_mem`.
@@ -143,16 +153,155 @@ impl Mpi {
     }
 }
 
+/// Every lane's engine, for a call that holds the whole state (the buffered sends').
+pub(crate) struct AllLanes<'a> {
+    pub zero: &'a mut Engine,
+    pub lanes: &'a mut Lanes,
+}
+
+impl LaneEngines for AllLanes<'_> {
+    fn lane(&mut self, k: usize) -> &mut Engine {
+        if k == 0 {
+            self.zero
+        } else {
+            self.lanes.get_mut(k)
+        }
+    }
+}
+
 impl Runtime {
-    /// The point-to-point context: borrows of the fields point-to-point works on.
+    /// The point-to-point context on lane 0 (for the calls that name no communicator or
+    /// request: the checks of arguments, generalized requests, `MPI_Grequest_start`).
     #[inline(always)]
     pub fn p2p(&mut self) -> crate::p2p::Cx<'_> {
+        self.p2p_lane(0)
+    }
+
+    /// The point-to-point context on the lane of context `ctx` (while lanes are off, one
+    /// field load more than lane 0's: the lanes' own path is out of line).
+    #[inline(always)]
+    pub fn p2p_on(&mut self, ctx: u16) -> crate::p2p::Cx<'_> {
+        if self.lanes.off() {
+            return self.p2p_zero();
+        }
+        let lane = self.lane_of(ctx);
+        self.p2p_routed(lane)
+    }
+
+    /// The point-to-point context on the lane request handle `h` names (lane 0 for a handle
+    /// that names none: its lookup there refuses it).
+    #[inline(always)]
+    pub fn p2p_for_request(&mut self, h: crate::abi::MPI_Request) -> crate::p2p::Cx<'_> {
+        if self.lanes.off() {
+            return self.p2p_zero();
+        }
+        let lane = self.lane_of_request(h);
+        self.p2p_routed(lane)
+    }
+
+    /// The point-to-point context on lane `lane` (< the lane count).
+    #[inline(always)]
+    pub fn p2p_lane(&mut self, lane: usize) -> crate::p2p::Cx<'_> {
+        if lane == 0 {
+            return self.p2p_zero();
+        }
+        self.p2p_routed(lane)
+    }
+
+    #[inline(always)]
+    fn p2p_zero(&mut self) -> crate::p2p::Cx<'_> {
         crate::p2p::Cx {
             engine: &mut self.engine,
+            lane: 0,
             comms: &self.comms,
             types: &self.types,
-            bsend: &mut self.bsend,
+            bsend: Some(&mut self.bsend),
         }
+    }
+
+    #[inline(never)]
+    fn p2p_routed(&mut self, lane: usize) -> crate::p2p::Cx<'_> {
+        let engine = if lane == 0 {
+            &mut self.engine
+        } else {
+            self.lanes.get_mut(lane)
+        };
+        crate::p2p::Cx {
+            engine,
+            lane,
+            comms: &self.comms,
+            types: &self.types,
+            bsend: Some(&mut self.bsend),
+        }
+    }
+
+    /// The lane of context `ctx` (0 while lanes are off: one field load).
+    #[inline(always)]
+    pub fn lane_of(&self, ctx: u16) -> usize {
+        if self.lanes.off() {
+            0
+        } else {
+            lanes::route(ctx)
+        }
+    }
+
+    /// The lane request handle `h` names (0 if it names none).
+    #[inline(always)]
+    pub fn lane_of_request(&self, h: crate::abi::MPI_Request) -> usize {
+        if self.lanes.off() {
+            return 0;
+        }
+        let lane = crate::p2p::request::lane_of(h);
+        if lane < self.lanes.count() {
+            lane
+        } else {
+            0
+        }
+    }
+
+    /// The engine that carries context `ctx`: whatever is sent or received on a context is
+    /// posted on this engine.
+    #[inline(always)]
+    pub fn engine_for(&mut self, ctx: u16) -> &mut Engine {
+        let lane = self.lane_of(ctx);
+        self.engine_lane(lane)
+    }
+
+    /// The engine request handle `h` lives on.
+    #[inline(always)]
+    pub fn engine_for_request(&mut self, h: crate::abi::MPI_Request) -> &mut Engine {
+        let lane = self.lane_of_request(h);
+        self.engine_lane(lane)
+    }
+
+    /// Lane `lane`'s engine.
+    #[inline(always)]
+    fn engine_lane(&mut self, lane: usize) -> &mut Engine {
+        if lane == 0 {
+            &mut self.engine
+        } else {
+            self.lanes.get_mut(lane)
+        }
+    }
+
+    /// Turns every lane but 0 once (the waits of calls that hold the whole state turn lane 0
+    /// themselves: MPI's progress rule wants every pending operation to move on).
+    pub fn turn_other_lanes(&mut self) -> MpiResult<()> {
+        for e in self.lanes.iter_mut() {
+            e.poke()?;
+        }
+        Ok(())
+    }
+
+    /// Every lane's engine, and the buffered sends' buffer.
+    pub fn bsend_and_lanes(&mut self) -> (&mut BsendBuffer, AllLanes<'_>) {
+        (
+            &mut self.bsend,
+            AllLanes {
+                zero: &mut self.engine,
+                lanes: &mut self.lanes,
+            },
+        )
     }
 
     /// The collectives' context: borrows of the fields the collectives work on.

@@ -174,6 +174,8 @@ pub(crate) const CVARS: &[Cvar] = &[
         "bytes: if set, every put and get of at least this size goes through the device (0: the measured sizes)"),
     cvar("MPI_WIN_DIRECT", MPI, Type::Flag, Default::Flag(true), AllEq, TUNER_DETAIL,
         "1: windows of ranks on one host are accessed directly in shared memory"),
+    cvar("MPI_LANES", MPI, Type::Count, Default::Count(4), Local, TUNER,
+        "lanes (separate engines, each behind its own lock) that point-to-point traffic on different communicators runs on under MPI_THREAD_MULTIPLE, 1 to 8 (1: one lane); while MPI runs, the lanes in use (1 below MPI_THREAD_MULTIPLE)"),
 ];
 
 /// The indexes of the control variables in category `cat`, in index order.
@@ -212,6 +214,7 @@ pub(crate) fn read(
                 return Value::Int(e.value_of(r.counters.channel_name).unwrap_or(0));
             }
             "MPI_EAGER_MAX" => return Value::Count(r.eager_max as u64),
+            "MPI_LANES" => return Value::Count(r.lanes as u64),
             _ => {}
         }
     }

@@ -61,6 +61,31 @@ const fn pvar(
     }
 }
 
+/// One lane's count of calls on the lane path, alone on its cache line (each is written by
+/// the thread that holds its lane).
+#[repr(align(128))]
+pub(crate) struct LaneCalls(std::sync::atomic::AtomicU64);
+
+/// The calls each lane ran on the lane path (`runtime::thread::lane`), by lane.
+pub(crate) static LANE_CALLS: [LaneCalls; crate::p2p::request::MAX_LANES] =
+    [const { LaneCalls(std::sync::atomic::AtomicU64::new(0)) }; crate::p2p::request::MAX_LANES];
+
+/// Counts one call on lane `lane`'s path.
+#[inline]
+pub(crate) fn count_lane_call(lane: usize) {
+    if let Some(c) = LANE_CALLS.get(lane) {
+        c.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The calls every lane ran on the lane path.
+fn lane_calls() -> u64 {
+    LANE_CALLS
+        .iter()
+        .map(|c| c.0.load(std::sync::atomic::Ordering::Relaxed))
+        .sum()
+}
+
 /// FM's counters, 0 under the `bip` channel (which does not run FM).
 fn fm(c: &AdiCounters) -> fm_streams::FmCounters {
     c.channel.fm.unwrap_or_default()
@@ -104,6 +129,7 @@ pub(crate) const PVARS: &[Pvar] = &[
     pvar("channel_bytes_copied", CHANNEL, COUNTER, TUNER, |c| c.channel.channel.bytes, "bytes the channel's own copies moved"),
     pvar("mpi_copies", MPI, COUNTER, TUNER, |c| c.adi.copies, "copies the MPI engine made (unexpected eager messages into the receive that matched)"),
     pvar("mpi_bytes_copied", MPI, COUNTER, TUNER, |c| c.adi.bytes, "bytes the MPI engine's copies moved"),
+    pvar("lane_calls", MPI, COUNTER, TUNER, |_| lane_calls(), "point-to-point calls that ran on a lane other than 0, beside the other threads' (MPI_THREAD_MULTIPLE with MPI_LANES > 1)"),
 ];
 
 /// The indexes of the performance variables in category `cat`, in index order.

@@ -13,14 +13,17 @@ pub(crate) struct Readings {
     pub counters: AdiCounters,
     /// The eager limit the engine uses (longer messages take the rendezvous protocol).
     pub eager_max: usize,
+    /// The lanes point-to-point runs on (`MPI_LANES`; 1 below `MPI_THREAD_MULTIPLE`).
+    pub lanes: usize,
 }
 
 impl Readings {
     /// The snapshot of a running engine.
-    pub fn of(adi: &mpich_channel::Adi) -> Readings {
+    pub fn of(adi: &mpich_channel::Adi, lanes: usize) -> Readings {
         Readings {
             counters: adi.counters(),
             eager_max: adi.eager_max(),
+            lanes,
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::abi::*;
 use crate::cptr::Out;
-use crate::error::MpiError;
+use crate::error::{MpiError, MpiResult};
 use crate::p2p::args::{self, ProbeOp, SendKind, SendOp};
 use crate::p2p::blocking::{recv, send, sendrecv};
 use crate::p2p::nonblocking::{isendrecv, record, start_recv, start_send};
@@ -30,10 +30,26 @@ macro_rules! blocking_send {
                 dest: c_int,
                 tag: c_int,
                 comm: MPI_Comm,
-            ) waits |call| {
+            ) lanes |rt| {
+                // A buffered send uses the attached buffer: the exclusive path's.
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+            } on_lane |lc| {
+                lc.run_request(|cx| {
+                    let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                    let id = start_send(cx, &op, $kind)?;
+                    Ok(record(cx, id))
+                })?
+                .check()
+            } waits |call| {
                 let releases = call.releases();
-                let cx = &mut call.state().runtime()?.p2p();
-                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                let rt = call.state().runtime()?;
+                if $kind == SendKind::Buffered && !rt.lanes.off() {
+                    // Frees the space of the buffered sends completed on every lane.
+                    let (bsend, mut engines) = rt.bsend_and_lanes();
+                    bsend.reclaim(&mut engines)?;
+                }
+                let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                let cx = &mut rt.p2p_on(op.ctx);
                 // A buffered send waits only for room in the buffer (holding the lock).
                 if !releases || $kind == SendKind::Buffered {
                     return send(cx, &op, $kind);
@@ -77,10 +93,23 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        let mut out = None;
+        let f = lc.run_request(|cx| {
+            let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+            out = Some(StatusOut::new(status).map_err(|e| e.on(op.comm))?);
+            let id = start_recv(cx, &op)?;
+            Ok(record(cx, id))
+        })?;
+        if let Some(out) = out {
+            out.set(&f.c);
+        }
+        f.check()
+    } waits |call| {
         let releases = call.releases();
-        let cx = &mut call.state().runtime()?.p2p();
-        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+        let rt = call.state().runtime()?;
+        let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+        let cx = &mut rt.p2p_on(op.ctx);
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         if releases {
             let id = start_recv(cx, &op)?;
@@ -111,10 +140,24 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        let mut out = None;
+        let f = lc.run_request(|cx| {
+            let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+            let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
+            out = Some(StatusOut::new(status).map_err(|e| e.on(r.comm))?);
+            let id = isendrecv(cx, &s, &r, false)?;
+            Ok(record(cx, id))
+        })?;
+        if let Some(out) = out {
+            out.set(&f.c);
+        }
+        f.check()
+    } waits |call| {
         let releases = call.releases();
-        let cx = &mut call.state().runtime()?.p2p();
-        let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let rt = call.state().runtime()?;
+        let s = args::send_op_in(&rt.comms, &rt.types, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let cx = &mut rt.p2p_on(s.ctx);
         let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         if releases {
@@ -144,10 +187,25 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        let mut out = None;
+        let f = lc.run_request(|cx| {
+            let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+            let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
+            out = Some(StatusOut::new(status).map_err(|e| e.on(r.comm))?);
+            // MPI_Isendrecv_replace's request: it sends from a copy it keeps.
+            let id = isendrecv(cx, &s, &r, true)?;
+            Ok(record(cx, id))
+        })?;
+        if let Some(out) = out {
+            out.set(&f.c);
+        }
+        f.check()
+    } waits |call| {
         let releases = call.releases();
-        let cx = &mut call.state().runtime()?.p2p();
-        let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let rt = call.state().runtime()?;
+        let s = args::send_op_in(&rt.comms, &rt.types, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let cx = &mut rt.p2p_on(s.ctx);
         let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
         if releases {
@@ -174,6 +232,15 @@ fn probe_completion(cx: &Cx<'_>, op: &ProbeOp, s: &mpich_channel::Status) -> Com
     Completion::from_engine(s, cx.comms.get(op.comm))
 }
 
+/// One look of a probe (an `MPI_Iprobe` from `src`, which turns the engine once).
+fn look_for(cx: &mut Cx<'_>, op: &ProbeOp, src: c_int) -> MpiResult<Option<Completion>> {
+    let found = cx
+        .engine
+        .iprobe(src, op.tag, op.ctx)
+        .map_err(|e| MpiError::from(e).on(op.comm))?;
+    Ok(found.map(|s| probe_completion(cx, op, &s)))
+}
+
 mpi_fn! {
     /// `MPI_Probe`: waits for a matching message and describes it without receiving it.
     fn MPI_Probe / PMPI_Probe(
@@ -181,17 +248,28 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        let (op, out) = lc.look(|cx| {
+            let op = args::probe_op(cx.comms, source, tag, comm)?;
+            let out = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+            Ok((op, out))
+        })?;
+        let c = match op.source {
+            None => Completion::PROC_NULL,
+            Some(src) => lc.wait_until(|cx| look_for(cx, &op, src))?,
+        };
+        out.set(&c);
+        Ok(())
+    } waits |call| {
         let releases = call.releases();
-        let cx = &mut call.state().runtime()?.p2p();
-        let op = args::probe_op(cx.comms, source, tag, comm)?;
+        let rt = call.state().runtime()?;
+        let op = args::probe_op(&rt.comms, source, tag, comm)?;
+        let cx = &mut rt.p2p_on(op.ctx);
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = match op.source {
             None => Completion::PROC_NULL,
             Some(src) if releases => call.wait_until(|st| {
-                let cx = &mut st.runtime()?.p2p();
-                let found = cx.engine.iprobe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
-                Ok(found.map(|s| probe_completion(cx, &op, &s)))
+                look_for(&mut st.runtime()?.p2p_on(op.ctx), &op, src)
             })?,
             Some(src) => {
                 let s = cx.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
@@ -211,23 +289,34 @@ mpi_fn! {
         comm: MPI_Comm,
         flag: *mut c_int,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
-        let op = args::probe_op(cx.comms, source, tag, comm)?;
-        let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
-        let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
-        let found = match op.source {
-            None => Some(Completion::PROC_NULL),
-            Some(src) => cx
-                .engine
-                .iprobe(src, op.tag, op.ctx)
-                .map_err(|e| MpiError::from(e).on(op.comm))?
-                .map(|s| probe_completion(cx, &op, &s)),
-        };
-        flag.set(found.is_some() as c_int);
-        if let Some(c) = found {
-            status.set(&c);
-        }
-        Ok(())
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        lc.look(|cx| iprobe(cx, source, tag, comm, flag, status))
+    } |st| {
+        let rt = st.runtime()?;
+        let ctx = rt.comms.lookup(comm).map_or(0, |(_, c)| c.ctx);
+        iprobe(&mut rt.p2p_on(ctx), source, tag, comm, flag, status)
     }
+}
+
+/// `MPI_Iprobe` on the point-to-point context of `comm`'s lane.
+fn iprobe(
+    cx: &mut Cx<'_>,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let op = args::probe_op(cx.comms, source, tag, comm)?;
+    let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
+    let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
+    let found = match op.source {
+        None => Some(Completion::PROC_NULL),
+        Some(src) => look_for(cx, &op, src)?,
+    };
+    flag.set(found.is_some() as c_int);
+    if let Some(c) = found {
+        status.set(&c);
+    }
+    Ok(())
 }

@@ -19,14 +19,16 @@ use std::ffi::{c_int, c_void};
 /// the state, or (when the call's waits let the lock go) in looks between which it is let go.
 fn drained(call: &mut Calling) -> MpiResult<()> {
     if !call.releases() {
-        let rt = call.state().runtime()?;
-        return rt.bsend.drain(&mut rt.engine);
+        let (bsend, mut engines) = call.state().runtime()?.bsend_and_lanes();
+        return bsend.drain(&mut engines);
     }
     call.wait_until(|st| {
         let rt = st.runtime()?;
-        if rt.bsend.settled(&mut rt.engine)? {
+        let (bsend, mut engines) = rt.bsend_and_lanes();
+        if bsend.settled(&mut engines)? {
             return Ok(Some(()));
         }
+        // Lane 0 here; the other lanes are turned by the look itself (`Calling`).
         rt.engine.poke()?;
         Ok(None)
     })
@@ -52,7 +54,8 @@ mpi_fn! {
         let size_out = Out::new(size, "size")?;
         drained(call)?;
         let rt = call.state().runtime()?;
-        let (base, len) = rt.bsend.detach(&mut rt.engine)?.unwrap_or((std::ptr::null_mut(), 0));
+        let (bsend, mut engines) = rt.bsend_and_lanes();
+        let (base, len) = bsend.detach(&mut engines)?.unwrap_or((std::ptr::null_mut(), 0));
         addr_out.set(base.cast());
         size_out.set(Count::from_count(len as MPI_Count));
         Ok(())
@@ -73,7 +76,8 @@ mpi_fn! {
     fn MPI_Buffer_iflush / PMPI_Buffer_iflush(request: *mut MPI_Request) |st| {
         let rt = st.runtime()?;
         let out = Out::new(request, "request")?;
-        let id = rt.bsend.iflush(&mut rt.engine)?;
+        let (bsend, mut engines) = rt.bsend_and_lanes();
+        let id = bsend.iflush(&mut engines)?;
         out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }

@@ -12,3 +12,50 @@ mod grequest;
 mod mprobe;
 mod nonblocking;
 mod status;
+
+use crate::abi::{MPI_Comm, MPI_Request};
+use crate::runtime::Runtime;
+
+/// The lane of communicator `comm`'s point-to-point traffic, for a call that may take the
+/// lane path (`runtime::thread::lane`); `None` for a handle that names no communicator (the
+/// exclusive path reports it).
+fn comm_lane(rt: &Runtime, comm: MPI_Comm) -> Option<usize> {
+    rt.comms.lookup(comm).ok().map(|(_, c)| rt.lane_of(c.ctx))
+}
+
+/// The lane of the request `*request` names; `None` for a NULL pointer (the exclusive path
+/// reports it).
+fn request_lane(rt: &Runtime, request: *const MPI_Request) -> Option<usize> {
+    // SAFETY: `request` is the program's pointer to one request handle (MPI's contract),
+    // or NULL, which `as_ref` turns into `None`.
+    let h = unsafe { request.as_ref() }?;
+    Some(rt.lane_of_request(*h))
+}
+
+/// The lane of every non-null handle of `requests[..count]` if they share one (`None` for
+/// handles on several lanes, or arguments the exclusive path must report).
+fn requests_lane(
+    rt: &Runtime,
+    count: std::ffi::c_int,
+    requests: *const MPI_Request,
+) -> Option<usize> {
+    let n = usize::try_from(count).ok()?;
+    if n == 0 || requests.is_null() {
+        return None;
+    }
+    // SAFETY: `requests` points to `count` request handles (MPI's contract), checked non-NULL.
+    let handles = unsafe { std::slice::from_raw_parts(requests, n) };
+    let mut lane = None;
+    for &h in handles {
+        if h == crate::abi::MPI_REQUEST_NULL {
+            continue;
+        }
+        let k = rt.lane_of_request(h);
+        match lane {
+            None => lane = Some(k),
+            Some(l) if l != k => return None,
+            _ => {}
+        }
+    }
+    lane
+}

@@ -4,12 +4,13 @@
 
 use crate::abi::*;
 use crate::cptr::{Array, Out};
-use crate::error::MpiError;
-use crate::p2p::args::{self, SendKind};
+use crate::error::{MpiError, MpiResult};
+use crate::p2p::args::{self, RecvOp, SendKind, SendOp};
 use crate::p2p::nonblocking::{
     isendrecv, persistent, record, start, start_recv, start_send, startable,
 };
 use crate::p2p::request::PersistentKind;
+use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
 use std::ffi::{c_int, c_void};
 
@@ -27,13 +28,23 @@ macro_rules! nonblocking_send {
                 tag: c_int,
                 comm: MPI_Comm,
                 request: *mut MPI_Request,
-            ) |st| {
-                let cx = &mut st.runtime()?.p2p();
-                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
-                let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
-                let id = start_send(cx, &op, $kind)?;
-                out.set(record(cx, id));
-                Ok(())
+            ) lanes |rt| {
+                // A buffered send uses the attached buffer: the exclusive path's.
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+            } on_lane |lc| {
+                lc.look(|cx| {
+                    let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                    isend(cx, &op, $kind, request)
+                })
+            } |st| {
+                let rt = st.runtime()?;
+                if $kind == SendKind::Buffered && !rt.lanes.off() {
+                    // Frees the space of the buffered sends completed on every lane.
+                    let (bsend, mut engines) = rt.bsend_and_lanes();
+                    bsend.reclaim(&mut engines)?;
+                }
+                let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                isend(&mut rt.p2p_on(op.ctx), &op, $kind, request)
             }
         }
     };
@@ -70,13 +81,15 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p();
-        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
-        let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
-        let id = start_recv(cx, &op)?;
-        out.set(record(cx, id));
-        Ok(())
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        lc.look(|cx| {
+            let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+            irecv(cx, &op, request)
+        })
+    } |st| {
+        let rt = st.runtime()?;
+        let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+        irecv(&mut rt.p2p_on(op.ctx), &op, request)
     }
 }
 
@@ -95,8 +108,14 @@ macro_rules! send_init {
                 comm: MPI_Comm,
                 request: *mut MPI_Request,
             ) |st| {
-                let cx = &mut st.runtime()?.p2p();
-                let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                let rt = st.runtime()?;
+                if $kind == SendKind::Buffered && !rt.lanes.off() {
+                    // Frees the space of the buffered sends completed on every lane.
+                    let (bsend, mut engines) = rt.bsend_and_lanes();
+                    bsend.reclaim(&mut engines)?;
+                }
+                let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                let cx = &mut rt.p2p_on(op.ctx);
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 out.set(persistent(cx, op.comm, PersistentKind::Send(op, $kind))?);
                 Ok(())
@@ -137,8 +156,9 @@ mpi_fn! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) |st| {
-        let cx = &mut st.runtime()?.p2p();
-        let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+        let rt = st.runtime()?;
+        let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+        let cx = &mut rt.p2p_on(op.ctx);
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         out.set(persistent(cx, op.comm, PersistentKind::Recv(op))?);
         Ok(())
@@ -148,24 +168,26 @@ mpi_fn! {
 mpi_fn! {
     /// `MPI_Start`: starts a persistent request.
     fn MPI_Start / PMPI_Start(request: *mut MPI_Request) |st| {
-        let cx = &mut st.runtime()?.p2p();
+        let rt = st.runtime()?;
         let handle = Out::new(request, "request")?.get();
-        start(cx, handle)
+        start(&mut rt.p2p_for_request(handle), handle)
     }
 }
 
 mpi_fn! {
     /// `MPI_Startall`: starts `count` persistent requests (all are checked first).
     fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) |st| {
-        let cx = &mut st.runtime()?.p2p();
+        let rt = st.runtime()?;
         let n = usize::try_from(count)
             .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))?;
         let requests = Array::new(array_of_requests, n, "array_of_requests")?;
         for i in 0..requests.len() {
-            startable(cx, requests.get(i))?;
+            let h = requests.get(i);
+            startable(&mut rt.p2p_for_request(h), h)?;
         }
         for i in 0..requests.len() {
-            start(cx, requests.get(i))?;
+            let h = requests.get(i);
+            start(&mut rt.p2p_for_request(h), h)?;
         }
         Ok(())
     }
@@ -189,8 +211,9 @@ mpi_fn! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) |st| {
-        let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let rt = st.runtime()?;
+        let s = args::send_op_in(&rt.comms, &rt.types, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+        let cx = &mut rt.p2p_on(s.ctx);
         let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, false)?;
@@ -214,12 +237,31 @@ mpi_fn! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) |st| {
-        let cx = &mut st.runtime()?.p2p();
-        let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let rt = st.runtime()?;
+        let s = args::send_op_in(&rt.comms, &rt.types, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+        let cx = &mut rt.p2p_on(s.ctx);
         let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, true)?;
         out.set(record(cx, id));
         Ok(())
     }
+}
+
+/// The end of a nonblocking send's start: `MPI_Isend`'s request for checked `op`.
+#[inline(always)]
+fn isend(cx: &mut Cx<'_>, op: &SendOp, kind: SendKind, request: *mut MPI_Request) -> MpiResult<()> {
+    let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+    let id = start_send(cx, op, kind)?;
+    out.set(record(cx, id));
+    Ok(())
+}
+
+/// The end of `MPI_Irecv`: the request of checked `op`.
+#[inline(always)]
+fn irecv(cx: &mut Cx<'_>, op: &RecvOp, request: *mut MPI_Request) -> MpiResult<()> {
+    let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+    let id = start_recv(cx, op)?;
+    out.set(record(cx, id));
+    Ok(())
 }

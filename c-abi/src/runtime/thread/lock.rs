@@ -31,12 +31,17 @@
 //! advances may run a user-defined reduction that calls MPI. A nested call never releases
 //! the lock (its [`Held`] does not own it): its waits keep it, as the outer call's borrows
 //! of the state are alive below it.
+//!
+//! **Shared holds (lanes).** The lock is a readers-writer lock. Every call above takes it
+//! exclusively; a point-to-point call on a lane other than 0 (`runtime::lanes`) takes it
+//! shared ([`shared`]) and its lane's mutex, and reaches the rest of the state read-only
+//! (`thread::lane`). It never runs the program's code, so no call nests in it.
 
 use crate::abi::{MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 /// Why MPI calls take the lock: a bit per reason, 0 when they need not.
 static ON: AtomicU8 = AtomicU8::new(0);
@@ -50,9 +55,10 @@ const CHECK: u8 = 4;
 /// The highest level granted below `MPI_THREAD_MULTIPLE`, for the checks.
 static CHECKED_LEVEL: AtomicI32 = AtomicI32::new(0);
 
-/// The lock of the process's MPI state. It guards no data of its own: holding it is the
-/// right to use the state in [`crate::runtime::global`].
-static LOCK: Mutex<()> = Mutex::new(());
+/// The lock of the process's MPI state. It guards no data of its own: holding it
+/// exclusively is the right to use the state in [`crate::runtime::global`]; holding it shared,
+/// the right to read it and to use the lanes behind their own mutexes.
+static LOCK: RwLock<()> = RwLock::new(());
 
 thread_local! {
     /// Whether this thread holds [`LOCK`] (its MPI calls are then nested in one that does).
@@ -128,7 +134,7 @@ impl Misuse {
 /// The right to use the MPI state, held until dropped; empty for a call nested in one that
 /// holds it on the same thread.
 #[must_use]
-pub(crate) struct Held(Option<MutexGuard<'static, ()>>, Option<Misuse>);
+pub(crate) struct Held(Option<RwLockWriteGuard<'static, ()>>, Option<Misuse>);
 
 impl Held {
     /// The rule this call breaks, if the checks are on and it does (`MPI_THREAD_CHECK=1`).
@@ -170,12 +176,26 @@ impl Drop for Held {
 }
 
 /// Waits for the lock and marks this thread as its holder.
-fn take_lock() -> MutexGuard<'static, ()> {
+fn take_lock() -> RwLockWriteGuard<'static, ()> {
     // A panic is caught inside the call that holds the guard, so the lock is never poisoned
     // by this library; a poisoned lock would still guard nothing but the right to the state.
-    let guard = LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let guard = LOCK
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     HOLDING.with(|h| h.set(true));
     guard
+}
+
+/// Whether this thread holds the lock exclusively (a call on it is nested in one that does).
+#[inline]
+pub(crate) fn holding() -> bool {
+    HOLDING.with(Cell::get)
+}
+
+/// Takes the lock shared, waiting for an exclusive holder to let it go: the lane path's
+/// hold (`thread::lane`). The caller must not hold it already in any way.
+pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
+    LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Takes the lock for an MPI call (waiting for the thread that holds it), or nothing if this
@@ -210,7 +230,7 @@ pub(crate) fn enter_call(func: &'static str) -> Held {
         return Held(Some(take_lock()), Some(Misuse::NotMain(level)));
     }
     if level == MPI_THREAD_SERIALIZED && reasons & PROGRESS_THREAD == 0 {
-        return match LOCK.try_lock() {
+        return match LOCK.try_write() {
             Ok(guard) => {
                 HOLDING.with(|h| h.set(true));
                 Held(Some(guard), None)
@@ -240,7 +260,7 @@ const ANY_THREAD: [&str; 6] = [
 /// thread that holds it is inside MPI and turning the engine itself, and `MPI_Finalize` joins
 /// the progress thread while holding it).
 pub(crate) fn try_enter() -> Option<Held> {
-    let guard = match LOCK.try_lock() {
+    let guard = match LOCK.try_write() {
         Ok(guard) => guard,
         Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
         Err(TryLockError::WouldBlock) => return None,

@@ -125,33 +125,31 @@
 //! `Engine::block_on`, `MPI_Test` loops, the progress thread) copy inline, as every call does
 //! below `MPI_THREAD_MULTIPLE` (one thread-local read per long read).
 //!
-//! **Still serialized** behind the one lock: matching (the ADI's posted and unexpected
-//! queues, one per process), the request table, the engine's operations and hooks, the
+//! **Still serialized** behind the one lock (with one lane, and on lane 0): matching (the
+//! ADI's posted and unexpected queues, one per lane), the request table, the engine's operations and hooks, the
 //! channel's rings (an eager message, at most a packet, is copied out of the ring under the
 //! lock), the rendezvous over packets (`MPI_NIC_DMA=off`, or across hosts), the packing and
 //! unpacking of non-contiguous datatypes (`p2p::args`' staging buffers), reductions, and the
 //! copies of `MPI_Test` loops.
 //!
-//! **Next: lanes** (MPICH's VCIs). A communicator is hashed (by its context id) to one of N
-//! lanes; each lane has its own lock, its own matching queues, request slab, engine
-//! operations and a ring per peer (BIP queue per lane, the envelope carrying the lane), so
-//! threads on different lanes never meet. What of the `&mut Mpi` state would split: the
-//! ADI's `State` (posted/unexpected/direct queues, `pulls`, `outbox`, per-destination send
-//! queues, request slab) becomes per lane, and `Engine`'s ops list with it; the channel's
-//! per-peer routes, BIP's queues and rendezvous tables (exports, reads) get a lane index, the
-//! NIC's inbox one ring per lane and peer; what stays process-wide behind a lock of its own,
-//! taken rarely: the communicator, datatype, group, window and file tables (handles), the
-//! hooks (windows, files, generalized requests), attribute and error-handler state,
-//! `MPI_ANY_SOURCE` across peers is per lane already, but a wildcard *communicator* does not
-//! exist, so matching needs no cross-lane step. Request handles would carry their lane, and
-//! `MPI_Waitany`/`Waitsome` over requests of several lanes take each lane's lock in turn.
-//! The `Calling` discipline (no reference into a lane across a wait) stays as it is, per
-//! lane. `docs/threads.md` has the road in full.
+//! **Lanes** (MPICH's VCIs, [`crate::runtime::lanes`]). Under `MPI_THREAD_MULTIPLE` the
+//! point-to-point traffic of communicators whose point-to-point context routes to lane `k != 0`
+//! runs on lane `k`'s engine, behind its own mutex: the lock above is a readers-writer lock,
+//! and the *lane path* ([`lane`]: `MPI_Send`, `MPI_Recv`, their nonblocking and synchronous and
+//! ready forms, `MPI_Sendrecv(_replace)`, `MPI_Probe`, `MPI_Iprobe`, `MPI_Wait`, `MPI_Test`,
+//! `MPI_Waitall` over one lane's requests) holds it shared plus the lane's mutex, reaching the
+//! communicator and datatype tables read-only, so threads on different lanes never meet.
+//! Every other call holds it exclusively and reaches every lane (its waits turn them all);
+//! lane-path waits turn, now and then, the lanes no thread is in and, when the lock is free,
+//! lane 0. An error of the lane path goes to its handler under the exclusive lock. What stays
+//! serialized is listed in `docs/threads.md`.
 
+pub(crate) mod lane;
 pub(crate) mod lock;
 mod reach;
 mod wait;
 
+pub(crate) use lane::LaneCall;
 pub(crate) use reach::Reach;
 pub(crate) use wait::Calling;
 

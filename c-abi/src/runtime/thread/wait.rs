@@ -78,7 +78,14 @@ impl Calling {
             // SAFETY: as in `state`: the lock is held (or not needed), and this call has no
             // other reference to the state (`self` is borrowed mutably by this function); the
             // reference lives only for this look.
-            let found = ready(unsafe { global::state() });
+            let st = unsafe { global::state() };
+            let found = ready(st);
+            if releases && matches!(found, Ok(None)) && crate::runtime::lanes::count() > 1 {
+                // The other lanes' operations move on too (MPI's progress rule).
+                if let Ok(rt) = st.runtime() {
+                    rt.turn_other_lanes()?;
+                }
+            }
             drop(deferring);
             match &mut self.held {
                 Some(held) if releases => {
@@ -116,7 +123,13 @@ impl Calling {
     /// Waits for `request` (made by this call: its nonblocking twin's request) and retires
     /// it, as `MPI_Wait` does; each look is an `MPI_Test`.
     pub fn wait_request(&mut self, mut request: MPI_Request) -> MpiResult<Finished> {
-        self.wait_until(|st| poll(&mut st.runtime()?.p2p(), &mut request, How::Test))
+        self.wait_until(|st| {
+            poll(
+                &mut st.runtime()?.p2p_for_request(request),
+                &mut request,
+                How::Test,
+            )
+        })
     }
 }
 
@@ -124,7 +137,7 @@ impl Calling {
 /// other threads take the lock meanwhile), then yield the processor (threads of one rank
 /// often outnumber its cores: 4 or 8 of them on 2 cores here), then nap.
 #[derive(Default)]
-struct Pace {
+pub(super) struct Pace {
     rounds: u32,
     since: Option<Instant>,
 }
@@ -137,7 +150,12 @@ const YIELD_FOR: Duration = Duration::from_micros(200);
 const NAP: Duration = Duration::from_micros(50);
 
 impl Pace {
-    fn wait(&mut self) {
+    /// Whether this is one round in `n` of a wait that yields already (a long one).
+    pub(super) fn every(&self, n: u32) -> bool {
+        self.rounds > SPIN_LOOKS && self.rounds % n == 0
+    }
+
+    pub(super) fn wait(&mut self) {
         self.rounds = self.rounds.saturating_add(1);
         if self.rounds <= SPIN_LOOKS {
             std::hint::spin_loop();

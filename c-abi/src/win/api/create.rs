@@ -93,7 +93,10 @@ fn make(
         let (idx, _) = install(&mut rt.comm(), parent, ctxs, group);
         let c = rt.comms.get(idx);
         let ranks: Vec<usize> = (0..c.size).map(|i| c.to_global(i)).collect();
-        Ok((idx, c.rank, c.size, c.ctx, ranks, Net::local(c)))
+        // The window's traffic goes through its hook on lane 0: on the lane-0 alias of its
+        // communicator's point-to-point context (`runtime::lanes`), in every process.
+        let ctx = crate::comm::context::lane_zero_alias(c.ctx);
+        Ok((idx, c.rank, c.size, ctx, ranks, Net::local(c)))
     })?;
 
     // Everyone's size and unit (and, for a shared window, host).
