@@ -380,31 +380,42 @@ pub(crate) fn some(
     // One pass: every request that is complete is retired (inactive and null ones are
     // skipped); none complete and none active is MPI_UNDEFINED.
     let mut failures = Failures::default();
-    let mut done = 0;
-    let mut any_active = false;
-    for i in 0..n {
-        let Some(id) = checked_id(requests.get(i)) else {
-            continue;
-        };
+    let (done, any_active) = sweep(n, |i, slot| {
+        let id = checked_id(requests.get(i))?;
         match cx.engine.p2p_ref().standing(id) {
             Some(Standing::Complete) => {}
-            Some(Standing::Pending) => {
-                any_active = true;
-                continue;
-            }
-            _ => continue,
+            Some(Standing::Pending) => return Some(false),
+            _ => return None,
         }
-        any_active = true;
-        retire_into(cx, &requests, i, &statuses, done, &mut failures);
-        indices.set(done, i as c_int);
-        done += 1;
-    }
+        retire_into(cx, &requests, i, &statuses, slot, &mut failures);
+        indices.set(slot, i as c_int);
+        Some(true)
+    });
     if !any_active {
         outcount.set(MPI_UNDEFINED);
         return Ok(());
     }
     outcount.set(done as c_int);
     failures.result()
+}
+
+/// The pass of `MPI_Waitsome`/`Testsome` over `n` requests: `step(i, slot)` retires request
+/// `i` into output `slot` if it is complete (`Some(true)`), says it is still running
+/// (`Some(false)`), or that it is null or inactive (`None`). Returns how many were retired and
+/// whether any was active.
+pub(crate) fn sweep(n: usize, mut step: impl FnMut(usize, usize) -> Option<bool>) -> (usize, bool) {
+    let (mut done, mut any_active) = (0, false);
+    for i in 0..n {
+        match step(i, done) {
+            Some(true) => {
+                any_active = true;
+                done += 1;
+            }
+            Some(false) => any_active = true,
+            None => {}
+        }
+    }
+    (done, any_active)
 }
 
 /// Whether request `id` is a nonblocking collective's (which MPI lets no one free or cancel).

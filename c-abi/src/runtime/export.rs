@@ -48,18 +48,34 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// stop inlining the bodies, which cost more).
 #[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
-    let held = if lock::on() {
-        let held = lock::enter_call(name);
-        if let Some(misuse) = held.misuse() {
-            return misused(name, misuse, held);
-        }
-        Some(held)
-    } else {
-        None
+    let held = match enter(name) {
+        Ok(held) => held,
+        Err(code) => return code,
     };
     let code = run(name, body);
     drop(held);
     code
+}
+
+/// The lock for the call `name` if calls take it (`None` if not); `Err` with the C return
+/// value for a call that breaks its thread level's rule.
+#[inline(always)]
+fn enter(name: &'static str) -> Result<Option<lock::Held>, c_int> {
+    if lock::on() {
+        enter_locked(name)
+    } else {
+        Ok(None)
+    }
+}
+
+/// [`enter`] once calls take the lock.
+#[inline(always)]
+fn enter_locked(name: &'static str) -> Result<Option<lock::Held>, c_int> {
+    let held = lock::enter_call(name);
+    if let Some(misuse) = held.misuse() {
+        return Err(misused(name, misuse, held));
+    }
+    Ok(Some(held))
 }
 
 /// A call that breaks its thread level's rule (`MPI_THREAD_CHECK=1`): reported instead of run.
@@ -85,14 +101,9 @@ pub(crate) fn call_waiting(
     name: &'static str,
     body: impl FnOnce(&mut Calling) -> MpiResult<()>,
 ) -> c_int {
-    let held = if lock::on() {
-        let held = lock::enter_call(name);
-        if let Some(misuse) = held.misuse() {
-            return misused(name, misuse, held);
-        }
-        Some(held)
-    } else {
-        None
+    let held = match enter(name) {
+        Ok(held) => held,
+        Err(code) => return code,
     };
     waiting(name, held, body)
 }
@@ -132,11 +143,10 @@ pub(crate) fn call_lane(
         if let Some(code) = lane::try_call(name, lane_of, on_lane) {
             return code;
         }
-        let held = lock::enter_call(name);
-        if let Some(misuse) = held.misuse() {
-            return misused(name, misuse, held);
+        match enter_locked(name) {
+            Ok(held) => held,
+            Err(code) => return code,
         }
-        Some(held)
     } else {
         None
     };
@@ -157,11 +167,10 @@ pub(crate) fn call_lane_waiting(
         if let Some(code) = lane::try_call(name, lane_of, on_lane) {
             return code;
         }
-        let held = lock::enter_call(name);
-        if let Some(misuse) = held.misuse() {
-            return misused(name, misuse, held);
+        match enter_locked(name) {
+            Ok(held) => held,
+            Err(code) => return code,
         }
-        Some(held)
     } else {
         None
     };
@@ -233,23 +242,6 @@ macro_rules! mpi_fn {
             #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
             fn $mpi_c / $pmpi_c ($($arg: $ty),*));
     };
-    (@form $module:ident [$($alias:ident = $t:ty),+] [lanes $($how:tt)+]
-        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*)
-    ) => {
-        #[allow(non_snake_case, clippy::useless_conversion)]
-        mod $module {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                #[allow(dead_code)]
-                type $alias = $t;
-            )+
-            $crate::runtime::export::mpi_fn! {
-                $(#[$doc])*
-                fn $mpi / $pmpi($($arg: $ty),*) lanes $($how)+
-            }
-        }
-    };
     (
         $(#[$doc:meta])*
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
@@ -296,12 +288,12 @@ macro_rules! mpi_fn {
         where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
         ( $($arg:ident : $ty:ty),* $(,)? ) |$st:ident| $body:block
     ) => {
-        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [|$st|]
-            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) $body);
-        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [|$st|]
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [|$st| $body]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*));
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [|$st| $body]
             $(#[$doc])*
             #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
-            fn $mpi_c / $pmpi_c ($($arg: $ty),*) $body);
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*));
     };
     (
         $(#[$doc:meta])*
@@ -309,15 +301,15 @@ macro_rules! mpi_fn {
         where [ $($alias:ident = $narrow:ty | $wide:ty),+ $(,)? ]
         ( $($arg:ident : $ty:ty),* $(,)? ) waits |$call:ident| $body:block
     ) => {
-        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [waits |$call|]
-            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) $body);
-        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [waits |$call|]
+        $crate::runtime::export::mpi_fn!(@form $pmpi [$($alias = $narrow),+] [waits |$call| $body]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*));
+        $crate::runtime::export::mpi_fn!(@form $pmpi_c [$($alias = $wide),+] [waits |$call| $body]
             $(#[$doc])*
             #[doc = concat!("The large-count form of `", stringify!($mpi), "`.")]
-            fn $mpi_c / $pmpi_c ($($arg: $ty),*) $body);
+            fn $mpi_c / $pmpi_c ($($arg: $ty),*));
     };
     (@form $module:ident [$($alias:ident = $t:ty),+] [$($how:tt)+]
-        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*) $body:block
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ($($arg:ident : $ty:ty),*)
     ) => {
         // The body widens its counts (`MPI_Count::from`, `into()`): the identity in the `_c`
         // form, which clippy would otherwise call useless there.
@@ -331,7 +323,7 @@ macro_rules! mpi_fn {
             )+
             $crate::runtime::export::mpi_fn! {
                 $(#[$doc])*
-                fn $mpi / $pmpi($($arg: $ty),*) $($how)+ $body
+                fn $mpi / $pmpi($($arg: $ty),*) $($how)+
             }
         }
     };

@@ -219,6 +219,7 @@ impl Runtime {
         }
     }
 
+    #[cold]
     #[inline(never)]
     fn p2p_routed(&mut self, lane: usize) -> crate::p2p::Cx<'_> {
         let engine = if lane == 0 {

@@ -15,6 +15,7 @@ use crate::p2p::nonblocking::{isendrecv, record, start_recv, start_send};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::LaneCall;
 use std::ffi::{c_int, c_void};
 
 /// Generates the four blocking send functions, which differ only in their mode.
@@ -94,17 +95,12 @@ mpi_fn! {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
-        let mut out = None;
-        let f = lc.run_request(|cx| {
+        with_status(lc, |cx| {
             let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
-            out = Some(StatusOut::new(status).map_err(|e| e.on(op.comm))?);
+            let out = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
             let id = start_recv(cx, &op)?;
-            Ok(record(cx, id))
-        })?;
-        if let Some(out) = out {
-            out.set(&f.c);
-        }
-        f.check()
+            Ok((out, record(cx, id)))
+        })
     } waits |call| {
         let releases = call.releases();
         let rt = call.state().runtime()?;
@@ -141,18 +137,13 @@ mpi_fn! {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
-        let mut out = None;
-        let f = lc.run_request(|cx| {
+        with_status(lc, |cx| {
             let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
-            out = Some(StatusOut::new(status).map_err(|e| e.on(r.comm))?);
+            let out = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
             let id = isendrecv(cx, &s, &r, false)?;
-            Ok(record(cx, id))
-        })?;
-        if let Some(out) = out {
-            out.set(&f.c);
-        }
-        f.check()
+            Ok((out, record(cx, id)))
+        })
     } waits |call| {
         let releases = call.releases();
         let rt = call.state().runtime()?;
@@ -188,19 +179,14 @@ mpi_fn! {
         comm: MPI_Comm,
         status: *mut MPI_Status,
     ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
-        let mut out = None;
-        let f = lc.run_request(|cx| {
+        with_status(lc, |cx| {
             let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
-            out = Some(StatusOut::new(status).map_err(|e| e.on(r.comm))?);
+            let out = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
             // MPI_Isendrecv_replace's request: it sends from a copy it keeps.
             let id = isendrecv(cx, &s, &r, true)?;
-            Ok(record(cx, id))
-        })?;
-        if let Some(out) = out {
-            out.set(&f.c);
-        }
-        f.check()
+            Ok((out, record(cx, id)))
+        })
     } waits |call| {
         let releases = call.releases();
         let rt = call.state().runtime()?;
@@ -225,6 +211,25 @@ mpi_fn! {
         status.set(&c);
         c.check().map_err(|e| e.on(r.comm))
     }
+}
+
+/// A blocking call on the lane path as its nonblocking twin and a wait: `start` checks the
+/// arguments (the status pointer too) and starts the request; the status is written once it
+/// is over.
+fn with_status(
+    lc: &mut LaneCall,
+    start: impl FnOnce(&mut Cx<'_>) -> MpiResult<(StatusOut, MPI_Request)>,
+) -> MpiResult<()> {
+    let mut out = None;
+    let f = lc.run_request(|cx| {
+        let (o, request) = start(cx)?;
+        out = Some(o);
+        Ok(request)
+    })?;
+    if let Some(out) = out {
+        out.set(&f.c);
+    }
+    f.check()
 }
 
 /// The status a probe reports: what the matching message holds.

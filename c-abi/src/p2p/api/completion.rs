@@ -14,7 +14,7 @@ use crate::cptr::{Array, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::p2p::completion::{
     any_over, check_all, collective_request, count_arg, id_at, is_collective, poll, refuses_cancel,
-    resolve, resolve_in, retire, retire_into, running, some, Failures, How,
+    resolve, resolve_in, retire, retire_into, running, some, sweep, Failures, How,
 };
 use crate::p2p::grequest;
 use crate::p2p::request;
@@ -609,22 +609,17 @@ fn mixed(
             let outcount = Out::new(outcount, "outcount")?;
             let indices = Array::new(indices, n, "array_of_indices")?;
             let statuses = Statuses::new(statuses, n)?;
-            let (mut done, mut any_active) = (0, false);
-            for i in 0..n {
-                match standing(rt, i) {
-                    Some(Standing::Complete) => {}
-                    Some(Standing::Pending) => {
-                        any_active = true;
-                        continue;
-                    }
-                    _ => continue,
+            let (done, any_active) = sweep(n, |i, slot| {
+                match standing(rt, i)? {
+                    Standing::Complete => {}
+                    Standing::Pending => return Some(false),
+                    _ => return None,
                 }
-                any_active = true;
                 let cx = &mut rt.p2p_for_request(requests.get(i));
-                retire_into(cx, &requests, i, &statuses, done, &mut failures);
-                indices.set(done, i as c_int);
-                done += 1;
-            }
+                retire_into(cx, &requests, i, &statuses, slot, &mut failures);
+                indices.set(slot, i as c_int);
+                Some(true)
+            });
             outcount.set(if any_active {
                 done as c_int
             } else {

@@ -48,6 +48,7 @@ pub(crate) struct LaneCall {
 /// lock, the state is running, and `lane_of` names a lane other than 0 for it (`None` or
 /// `Some(0)`: the exclusive path). Returns the C return value, or `None` to take the
 /// exclusive path.
+#[cold]
 #[inline(never)]
 pub(crate) fn try_call(
     name: &'static str,
