@@ -20,8 +20,9 @@
 //! operations on: a rank blocked in `MPI_Recv`, or looping on `MPI_Test` of one request,
 //! still forwards its share of a nonblocking collective the others wait for (MPI 3.1 §3.5,
 //! §5.12). The waiting policy (spin briefly, then yield, then nap when ranks outnumber cores;
-//! peers checked every 100 ms) lives here once. Under `MPI_THREAD_MULTIPLE` this is where one
-//! thread would be let in at a time.
+//! peers checked every 100 ms) lives here once. Under `MPI_THREAD_MULTIPLE` the layer above
+//! lets one thread at a time in, or splits the engine into lanes ([`Engine::into_lanes`],
+//! [`crate::lanes`]) that one thread each may turn at the same time.
 //!
 //! Layers above plug in two ways: an [`Operation`] is one request's worth of work, started
 //! with [`Engine::start`] and polled until it completes its request; a [`Hook`] is a subsystem

@@ -3,6 +3,7 @@
 
 use mpich_channel::{pair_route, AdiError, Engine, SendMode, ANY_SOURCE, ANY_TAG};
 use nic_model::testing::{is_rank, run_ranks};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
@@ -288,11 +289,78 @@ fn shared_lane_and_world(e: &mut Engine, lane: usize, n: usize) {
     }
 }
 
+/// A lane whose thread does not turn it does not hold the others up: while lane 2 sleeps,
+/// the peer floods it with more short messages than the receive queue holds, and lane 1
+/// ping-pongs meanwhile; lane 1's polls keep lane 2's messages in its inbox, and lane 2 finds
+/// them all, in order, when it wakes.
+fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
+    static LANE_1_DONE: AtomicBool = AtomicBool::new(false);
+    const FLOOD: usize = 600;
+    const ROUNDS: usize = 300;
+    let ctx = ctx_for(lane, n, 0);
+    let me = e.p2p_ref().rank();
+    let peer = 1 - me;
+    match lane {
+        1 => {
+            for i in 0..ROUNDS {
+                let m = pattern(40, i);
+                let mut buf = [0u8; 40];
+                if me == 0 {
+                    e.send(&m, peer, 1, ctx, SendMode::Standard).unwrap();
+                    e.recv(&mut buf, peer as i32, 1, ctx).unwrap();
+                } else {
+                    e.recv(&mut buf, peer as i32, 1, ctx).unwrap();
+                    e.send(&buf, peer, 1, ctx, SendMode::Standard).unwrap();
+                }
+                assert!(buf[..] == m[..], "round {i}");
+            }
+            LANE_1_DONE.store(true, Ordering::Release);
+        }
+        2 if me == 0 => {
+            let msgs: Vec<Vec<u8>> = (0..FLOOD).map(|i| pattern(100, 5000 + i)).collect();
+            let mut reqs = Vec::new();
+            for m in &msgs {
+                // SAFETY: `msgs` outlives the requests, all waited for below.
+                reqs.push(unsafe {
+                    e.p2p()
+                        .isend(m.as_ptr(), m.len(), 1, 3, ctx, SendMode::Standard, 0)
+                        .unwrap()
+                });
+            }
+            for r in reqs {
+                e.wait(r).unwrap();
+            }
+        }
+        2 => {
+            // Asleep until lane 1 is done: nothing turns this lane meanwhile.
+            let t = Instant::now();
+            while !LANE_1_DONE.load(Ordering::Acquire) {
+                assert!(
+                    t.elapsed() < Duration::from_secs(30),
+                    "lane 1 was held up while lane 2 slept"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let mut buf = [0u8; 100];
+            for i in 0..FLOOD {
+                e.recv(&mut buf, 0, 3, ctx).unwrap();
+                assert!(buf[..] == pattern(100, 5000 + i)[..], "flood message {i}");
+            }
+            // A lane other than 0 counts only its copies out of its inbox: some came that way.
+            let c = e.p2p_ref().counters().channel;
+            assert!(c.channel.copies > 0, "nothing came through lane 2's inbox");
+            assert_eq!(c.nic.packets_tx, 0, "the channel's counters are lane 0's");
+        }
+        _ => {}
+    }
+}
+
 fn rank_main(test: &str) {
     match test {
         "four_lanes" => on_lanes(4, pingpong_and_stream),
         "sync_cancel" => on_lanes(4, sync_and_cancel),
         "shared_lane" => on_lanes(2, shared_lane_and_world),
+        "sleeping_lane" => on_lanes(3, sleeping_lane),
         other => panic!("no rank body {other}"),
     }
 }
@@ -320,6 +388,7 @@ on_channels! {
     four_lanes_pingpong_and_stream: "four_lanes";
     synchronous_and_cancel_on_lanes: "sync_cancel";
     contexts_sharing_a_lane: "shared_lane";
+    a_sleeping_lane_holds_nobody_up: "sleeping_lane";
 }
 
 /// One lane is the engine as it was: the same engine back, and it works as before.
