@@ -103,7 +103,10 @@ fn threads_on_lanes_run_point_to_point_apart() {
                 &exe,
                 &Launch {
                     ranks,
-                    env: vec![("MPI_LANES", lanes.into())],
+                    env: vec![
+                        ("MPI_LANES", lanes.into()),
+                        ("LANES_EXPECTED", lanes.into()),
+                    ],
                     ..Default::default()
                 },
             );

@@ -249,10 +249,11 @@ pub(crate) fn shut_down(st: &mut Mpi) -> MpiResult<()> {
     // Info objects outlive MPI (MPI 4.0 §10.1).
     st.idle_infos = Some(std::mem::replace(&mut rt.infos, InfoTable::new(1)));
     write_counters(rt.engine.p2p_ref());
-    st.last_readings = Some(crate::tool::readings::Readings::of(
-        rt.engine.p2p_ref(),
-        rt.lanes.count(),
-    ));
+    let mut readings = crate::tool::readings::Readings::of(rt.engine.p2p_ref(), rt.lanes.count());
+    for e in rt.lanes.iter_mut() {
+        readings.add_lane(e.p2p_ref());
+    }
+    st.last_readings = Some(readings);
     // The lanes first, in order; lane 0's engine (and the shared channel) last.
     let lanes = std::mem::replace(&mut rt.lanes, lanes::Lanes::none());
     for engine in lanes.into_engines() {

@@ -26,4 +26,14 @@ impl Readings {
             lanes,
         }
     }
+
+    /// Adds the counters of another lane's engine (its own copies and the channel copies it
+    /// made; the channel's and the device's counters are lane 0's, counted once).
+    pub fn add_lane(&mut self, adi: &mpich_channel::Adi) {
+        let c = adi.counters();
+        self.counters.adi.copies += c.adi.copies;
+        self.counters.adi.bytes += c.adi.bytes;
+        self.counters.channel.channel.copies += c.channel.channel.copies;
+        self.counters.channel.channel.bytes += c.channel.channel.bytes;
+    }
 }

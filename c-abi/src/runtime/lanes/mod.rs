@@ -79,6 +79,21 @@ pub(crate) fn asked() -> usize {
 /// it had), the others go into the slots. With `n == 1` (or a channel that cannot be split)
 /// there is one lane.
 pub(crate) fn make(engine: Engine, n: usize) -> mpich_channel::Result<(Engine, Lanes)> {
-    let _ = n;
-    Ok((engine, Lanes::none()))
+    let n = n.clamp(1, MAX_LANES.min(mpich_channel::lanes::MAX_LANES));
+    if n == 1 {
+        return Ok((engine, Lanes::none()));
+    }
+    // Before any lane exists: `route` divides by it from now on, in every lane's router.
+    COUNT.store(n, Ordering::Relaxed);
+    match engine.into_lanes(n, route) {
+        Ok(mut engines) => {
+            let zero = engines.remove(0);
+            tracing::debug!(lanes = n, "point-to-point runs on lanes");
+            Ok((zero, Lanes::new(engines)))
+        }
+        Err(e) => {
+            COUNT.store(1, Ordering::Relaxed);
+            Err(e)
+        }
+    }
 }

@@ -44,8 +44,6 @@ impl Lanes {
     }
 
     /// Lanes 1.. from their engines, in order.
-    // Called by `lanes::make` once mpich-channel splits an engine (`Engine::into_lanes`).
-    #[allow(dead_code)]
     pub fn new(engines: Vec<Engine>) -> Lanes {
         Lanes {
             slots: engines

@@ -148,7 +148,13 @@ pub(super) fn index_in(index: c_int, len: usize) -> TResult<usize> {
 /// last ones (kept by it); before `MPI_Init`, none.
 pub(super) fn readings(st: &Mpi) -> Option<Readings> {
     match &st.phase {
-        Phase::Running(rt) => Some(Readings::of(rt.engine.p2p_ref(), rt.lanes.count())),
+        Phase::Running(rt) => {
+            let mut r = Readings::of(rt.engine.p2p_ref(), rt.lanes.count());
+            for k in 1..rt.lanes.count() {
+                r.add_lane(rt.lanes.lock(k).engine().p2p_ref());
+            }
+            Some(r)
+        }
         Phase::Finalized => st.last_readings,
         Phase::NotStarted => None,
     }
