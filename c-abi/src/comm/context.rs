@@ -87,7 +87,7 @@ pub(crate) fn lane_zero_alias(ctx: u16) -> u16 {
 /// is lane `k % lanes`'s, so consecutive duplicates land on different lanes.
 #[inline]
 pub(crate) fn lane_of(ctx: u16, lanes: usize) -> usize {
-    if lanes <= 1 || ctx & 1 == 1 || ctx < 4 || ctx >= COMM_CONTEXTS {
+    if lanes <= 1 || ctx & 1 == 1 || !(4..COMM_CONTEXTS).contains(&ctx) {
         return 0;
     }
     (ctx as usize / 2) % lanes

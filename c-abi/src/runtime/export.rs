@@ -68,6 +68,23 @@ fn enter(name: &'static str) -> Result<Option<lock::Held>, c_int> {
     }
 }
 
+/// [`enter`] for a call that may take the lane path: `Err` with the C return value when it
+/// ran there (or broke its level's rule).
+#[inline(always)]
+fn enter_lane(
+    name: &'static str,
+    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
+) -> Result<Option<lock::Held>, c_int> {
+    if !lock::on() {
+        return Ok(None);
+    }
+    if let Some(code) = lane::try_call(name, lane_of, on_lane) {
+        return Err(code);
+    }
+    enter_locked(name)
+}
+
 /// [`enter`] once calls take the lock.
 #[inline(always)]
 fn enter_locked(name: &'static str) -> Result<Option<lock::Held>, c_int> {
@@ -139,16 +156,9 @@ pub(crate) fn call_lane(
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
     body: impl FnOnce(&mut Mpi) -> MpiResult<()>,
 ) -> c_int {
-    let held = if lock::on() {
-        if let Some(code) = lane::try_call(name, lane_of, on_lane) {
-            return code;
-        }
-        match enter_locked(name) {
-            Ok(held) => held,
-            Err(code) => return code,
-        }
-    } else {
-        None
+    let held = match enter_lane(name, lane_of, on_lane) {
+        Ok(held) => held,
+        Err(code) => return code,
     };
     let code = run(name, body);
     drop(held);
@@ -163,16 +173,9 @@ pub(crate) fn call_lane_waiting(
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
     body: impl FnOnce(&mut Calling) -> MpiResult<()>,
 ) -> c_int {
-    let held = if lock::on() {
-        if let Some(code) = lane::try_call(name, lane_of, on_lane) {
-            return code;
-        }
-        match enter_locked(name) {
-            Ok(held) => held,
-            Err(code) => return code,
-        }
-    } else {
-        None
+    let held = match enter_lane(name, lane_of, on_lane) {
+        Ok(held) => held,
+        Err(code) => return code,
     };
     waiting(name, held, body)
 }

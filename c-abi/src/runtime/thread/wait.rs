@@ -152,7 +152,7 @@ const NAP: Duration = Duration::from_micros(50);
 impl Pace {
     /// Whether this is one round in `n` of a wait that yields already (a long one).
     pub(super) fn every(&self, n: u32) -> bool {
-        self.rounds > SPIN_LOOKS && self.rounds % n == 0
+        self.rounds > SPIN_LOOKS && self.rounds.is_multiple_of(n)
     }
 
     pub(super) fn wait(&mut self) {
