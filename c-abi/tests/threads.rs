@@ -93,7 +93,7 @@ fn collective_file_access_lets_other_threads_answer() {
 /// unmatched `MPI_Isend`, an `MPI_Allreduce` on the lane communicator beside the other threads'
 /// point-to-point, then `MPI_Waitall`/`MPI_Waitany` over requests of every lane; at 2 and 4
 /// ranks, `MPI_LANES=4` and `1`, every byte checked. The program reads the lanes in use
-/// (cvar `MPI_LANES`) and, with several, checks that pvar `lane_calls` counted calls.
+/// (cvar `MPI_LANES`) and, with several, checks that pvar `mpi_lane_calls` counted calls.
 #[test]
 fn threads_on_lanes_run_point_to_point_apart() {
     let exe = program("thread/lanes");

@@ -129,7 +129,7 @@ pub(crate) const PVARS: &[Pvar] = &[
     pvar("channel_bytes_copied", CHANNEL, COUNTER, TUNER, |c| c.channel.channel.bytes, "bytes the channel's own copies moved"),
     pvar("mpi_copies", MPI, COUNTER, TUNER, |c| c.adi.copies, "copies the MPI engine made (unexpected eager messages into the receive that matched)"),
     pvar("mpi_bytes_copied", MPI, COUNTER, TUNER, |c| c.adi.bytes, "bytes the MPI engine's copies moved"),
-    pvar("lane_calls", MPI, COUNTER, TUNER, |_| lane_calls(), "point-to-point calls that ran on a lane other than 0, beside the other threads' (MPI_THREAD_MULTIPLE with MPI_LANES > 1)"),
+    pvar("mpi_lane_calls", MPI, COUNTER, TUNER, |_| lane_calls(), "point-to-point calls that ran on a lane other than 0, beside the other threads' (MPI_THREAD_MULTIPLE with MPI_LANES > 1)"),
 ];
 
 /// The indexes of the performance variables in category `cat`, in index order.

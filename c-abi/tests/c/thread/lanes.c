@@ -8,7 +8,7 @@
  * collective context is lane 0's) while the other threads do point-to-point. Then the main
  * thread completes requests of every communicator (several lanes) in one MPI_Waitall and
  * one MPI_Waitany loop. Every byte is checked. With MPI_T it reads MPI_LANES (the lanes in
- * use) and, when there are several, checks that the pvar lane_calls counted calls.
+ * use) and, when there are several, checks that the pvar mpi_lane_calls counted calls.
  */
 #define TEST_NAME "lanes"
 #include "mpitest.h"
@@ -202,12 +202,12 @@ int main(int argc, char **argv)
     int tprov;
     CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &tprov));
     unsigned long long lanes = lanes_in_use(), calls = 0;
-    /* The calls that run on lanes other than 0, counted from here on (pvar lane_calls). */
+    /* The calls that run on lanes other than 0, counted from here on (pvar mpi_lane_calls). */
     MPI_T_pvar_session s;
     MPI_T_pvar_handle ph;
     int idx, count;
     CHECK_MPI(MPI_T_pvar_session_create(&s));
-    CHECK_MPI(MPI_T_pvar_get_index("lane_calls", MPI_T_PVAR_CLASS_COUNTER, &idx));
+    CHECK_MPI(MPI_T_pvar_get_index("mpi_lane_calls", MPI_T_PVAR_CLASS_COUNTER, &idx));
     CHECK_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &ph, &count));
     CHECK_MPI(MPI_T_pvar_start(s, ph));
     for (int t = 0; t < THREADS; t++)
