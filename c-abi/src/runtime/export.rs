@@ -250,25 +250,20 @@ macro_rules! mpi_fn {
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
         on_lane |$lc:ident| $lane_body:block waits |$call:ident| $body:block
     ) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// The MPI standard's contract for this function's pointer arguments.
-        #[no_mangle]
-        pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
-            $crate::runtime::export::call_lane_waiting(
-                stringify!($mpi),
-                move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
-                move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
-                |$call: &mut $crate::runtime::thread::Calling| -> $crate::error::MpiResult<()> { $body },
-            )
-        }
-        $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
+        $crate::runtime::export::mpi_fn!(@lanes call_lane_waiting [$crate::runtime::thread::Calling]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$rt| $lane_of |$lc| $lane_body |$call| $body);
     };
     (
         $(#[$doc:meta])*
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
         on_lane |$lc:ident| $lane_body:block |$st:ident| $body:block
+    ) => {
+        $crate::runtime::export::mpi_fn!(@lanes call_lane [$crate::runtime::Mpi]
+            $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$rt| $lane_of |$lc| $lane_body |$st| $body);
+    };
+    (@lanes $entry:ident [$state:ty]
+        $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* )
+        |$rt:ident| $lane_of:block |$lc:ident| $lane_body:block |$st:ident| $body:block
     ) => {
         $(#[$doc])*
         ///
@@ -276,11 +271,11 @@ macro_rules! mpi_fn {
         /// The MPI standard's contract for this function's pointer arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
-            $crate::runtime::export::call_lane(
+            $crate::runtime::export::$entry(
                 stringify!($mpi),
                 move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
                 move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
-                |$st: &mut $crate::runtime::Mpi| -> $crate::error::MpiResult<()> { $body },
+                |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
             )
         }
         $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);

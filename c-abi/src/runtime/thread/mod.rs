@@ -144,8 +144,8 @@
 //! lane 0. An error of the lane path goes to its handler under the exclusive lock. What stays
 //! serialized is listed in `docs/threads.md`. The cost of finding the lane below
 //! `MPI_THREAD_MULTIPLE` (callgrind, 8-byte ping-pong, instructions per call with callees,
-//! before and after the lanes): `MPI_Send` 537 to 640, `MPI_Isend` 565 to 601, `MPI_Irecv`
-//! 258 to 290, `MPI_Wait` 272 to 314 (the bodies grew: LLVM no longer inlines their
+//! before and after the lanes): `MPI_Send` 537 to 582, `MPI_Isend` 565 to 605, `MPI_Irecv`
+//! 258 to 294, `MPI_Wait` 272 to 404 (the bodies grew: LLVM no longer inlines their
 //! `catch_unwind` closure into the entry point; to be won back).
 
 pub(crate) mod lane;
