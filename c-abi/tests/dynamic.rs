@@ -2,6 +2,12 @@
 //! our `mpirun` (spawned jobs are started by that `mpirun`'s PMI server as child `mpirun`s).
 //! Every program checks its data both ways; each test also checks that the job left no
 //! process of the program and no new `/dev/shm` entry behind.
+//!
+//! Under `MPI_THREAD_MULTIPLE` (the programs of `tests/c/thread/` named `*_waits` and
+//! `connect_pair`): the dynamic-process calls wait with the library's lock let go, so the
+//! other threads of the process communicate meanwhile; each of those programs is built so that
+//! the call can return only after another thread made MPI calls while it waited (it hangs,
+//! and the test fails on its time limit, with a build whose call held the lock).
 
 mod common;
 
@@ -295,5 +301,79 @@ fn spawn_and_ports_under_hydra() {
     let (s, c) = (finish(server), finish(client));
     assert_ok(&s, "dynamic_ports");
     assert_ok(&c, "dynamic_ports");
+    assert_nothing_left(&exe, &before);
+}
+
+/// A server job's thread blocks in `MPI_Comm_accept` while two other threads of every rank
+/// run ring exchanges and allreduces on communicators of their own; the port is published
+/// only once they are done, so the client job (single-threaded: the path that holds the lock,
+/// interoperating) connects only then. Data both ways, merge, allreduce over both jobs.
+#[test]
+fn accept_waits_while_the_other_threads_communicate() {
+    let exe = common::program("thread/accept_waits");
+    let names = common::Scratch::new("dynamic", "accept-waits-names");
+    let before = shm_entries();
+    for (servers, clients) in [(1, 1), (2, 2), (4, 1)] {
+        let service = format!("accept-waits-{}-{servers}-{clients}", std::process::id());
+        let env = [("MPI_NAME_SERVICE_DIR", names.0.clone().into_os_string())];
+        let server = start(&exe, servers, &["server", &service], &env);
+        let client = start(&exe, clients, &["client", &service], &env);
+        let (s, c) = (finish(server), finish(client));
+        assert_ok(&s, "accept_waits");
+        assert_ok(&c, "accept_waits");
+    }
+    let left: Vec<_> = std::fs::read_dir(&names.0).unwrap().collect();
+    assert!(left.is_empty(), "published names left behind: {left:?}");
+    assert_nothing_left(&exe, &before);
+}
+
+/// Two threads of every process of two jobs: one accepts on its job's port while the other
+/// connects to the other job's, at once; then both intercommunicators carry data at once.
+#[test]
+fn two_threads_accept_and_connect_at_once() {
+    let exe = common::program("thread/connect_pair");
+    let names = common::Scratch::new("dynamic", "connect-pair-names");
+    let before = shm_entries();
+    for (a, b) in [(1, 1), (2, 2), (1, 2)] {
+        let prefix = format!("connect-pair-{}-{a}-{b}", std::process::id());
+        let env = [("MPI_NAME_SERVICE_DIR", names.0.clone().into_os_string())];
+        let job_a = start(&exe, a, &["a", &prefix], &env);
+        let job_b = start(&exe, b, &["b", &prefix], &env);
+        let (ra, rb) = (finish(job_a), finish(job_b));
+        assert_ok(&ra, "connect_pair");
+        assert_ok(&rb, "connect_pair");
+    }
+    let left: Vec<_> = std::fs::read_dir(&names.0).unwrap().collect();
+    assert!(left.is_empty(), "published names left behind: {left:?}");
+    assert_nothing_left(&exe, &before);
+}
+
+/// `MPI_Comm_spawn` on one thread while another communicates: the children start their
+/// `MPI_Init` only once the parents' workers are done.
+#[test]
+fn spawn_waits_while_another_thread_communicates() {
+    let exe = common::program("thread/spawn_waits");
+    let before = shm_entries();
+    for (parents, children) in [(1, 2), (2, 1), (2, 3)] {
+        let run = finish(start(&exe, parents, &[&children.to_string()], &[]));
+        assert_ok(&run, "spawn_waits");
+        assert!(
+            run.stdout.lines().any(|l| l.trim_end() == "child ok"),
+            "{parents} parents, {children} children: the children did not finish:{}",
+            run.describe()
+        );
+    }
+    assert_nothing_left(&exe, &before);
+}
+
+/// `MPI_Comm_join` from a thread, waiting for the partner while another thread of the rank
+/// must answer it first.
+#[test]
+fn join_waits_while_another_thread_answers() {
+    let exe = common::program("thread/join_waits");
+    let before = shm_entries();
+    for ranks in [2, 4] {
+        assert_ok(&finish(start(&exe, ranks, &[], &[])), "join_waits");
+    }
     assert_nothing_left(&exe, &before);
 }

@@ -235,15 +235,6 @@ impl Operation for IdupAgreement {
     }
 }
 
-/// Takes the lowest pair of an agreed mask (the caller holds the mask lock).
-pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16, u16)> {
-    let ctx = super::context::lowest_free(words)?;
-    if keep {
-        cx.comms.contexts.borrow_mut().mask.take(ctx);
-    }
-    Ok((ctx, ctx + 1))
-}
-
 /// For an existing intercommunicator `idx` (whose local group is `net`): ANDs `words` over both
 /// groups and swaps `extra` with the other group's (everyone gets the remote leader's). Context
 /// masks go through it only under the mask lock; `MPI_Intercomm_merge` uses it, with no
