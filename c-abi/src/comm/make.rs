@@ -298,6 +298,30 @@ pub(crate) fn install(
     cx.comms.insert(c, idle)
 }
 
+/// Builds and stores this process's intercommunicator between the local group of `local` (an
+/// intracommunicator, whose rank and error handler it takes) and `remote` (engine ranks, in
+/// the remote group's rank order) with the agreed contexts. Returns its handle.
+pub(crate) fn install_inter(
+    cx: &mut Cx<'_>,
+    local: CommIdx,
+    ctxs: (u16, u16),
+    remote: Group,
+) -> MPI_Comm {
+    let lc = cx.comms.get(local);
+    let n = remote.size();
+    let mut c = Comm::new(
+        String::new(),
+        ctxs,
+        lc.rank,
+        Members::List(remote),
+        n,
+        Some(lc.group()),
+    );
+    c.errhandler = lc.errhandler;
+    let idle = cx.idle();
+    cx.comms.insert(c, idle).1
+}
+
 /// The ranks (indices into `everyone`'s `(color, key)`) with color `color`, ordered by
 /// (key, rank): the members of a split's new group, in their new rank order.
 pub(crate) fn by_key(everyone: &[(c_int, c_int)], color: c_int) -> Vec<usize> {

@@ -62,7 +62,7 @@ mod spawn;
 use crate::abi::*;
 use crate::comm::make::{self, Cx, Steps};
 use crate::comm::net::Net;
-use crate::comm::{Comm, CommIdx, Members, SELF};
+use crate::comm::{Comm, CommIdx, SELF};
 use crate::error::{MpiError, MpiResult};
 use crate::group::GroupData;
 use crate::session::from_group::bootstrap_name;
@@ -113,23 +113,8 @@ pub(crate) fn make_intercomm(
     };
     let name = bootstrap_name(&format!("MPI_Comm_accept {}", port::hex(&token)), &[]);
     let ctxs = make::agree_among(a, &members, me, name)?;
-    a.cx(|cx| {
-        let lc = cx.comms.get(local);
-        let local_group = lc.group();
-        let n = remote.len();
-        let remote_group = GroupData::new(remote.iter().map(|&r| r as u32).collect());
-        let mut c = Comm::new(
-            String::new(),
-            ctxs,
-            lc.rank,
-            Members::List(remote_group),
-            n,
-            Some(local_group),
-        );
-        c.errhandler = lc.errhandler;
-        let idle = cx.idle();
-        Ok(cx.comms.insert(c, idle).1)
-    })
+    let remote_group = GroupData::new(remote.iter().map(|&r| r as u32).collect());
+    a.cx(|cx| Ok(make::install_inter(cx, local, ctxs, remote_group)))
 }
 
 /// `MPI_Comm_accept` over the intracommunicator `idx`: `port` is the root's copy of its open

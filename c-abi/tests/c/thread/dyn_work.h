@@ -5,7 +5,9 @@
  *  - work(): a worker thread's job on a communicator of its own: ROUNDS rounds of a ring
  *    exchange (MPI_Sendrecv, every fourth round a rendezvous-sized message) and an
  *    MPI_Allreduce, every value checked; a program runs it beside a dynamic-process call
- *    that waits, which a build that waited holding the library's lock would stall.
+ *    that waits, which a build that waited holding the library's lock would stall. With
+ *    `then` set, once the workers of every rank are done (an allreduce), rank 0 of the
+ *    worker's communicator calls it (what lets the waiting call finish).
  *  - exchange(): data both ways between every pair of processes of an intercommunicator,
  *    then MPI_Intercomm_merge and an MPI_Allreduce on the merged communicator.
  *  - init_multiple(): MPI_Init_thread asking for MPI_THREAD_MULTIPLE, checked.
@@ -16,6 +18,7 @@ struct worker {
     MPI_Comm comm;
     int id;        /* tells the workers' messages apart */
     int rounds;    /* done so far (read by the program once the thread is joined) */
+    void (*then)(void); /* NULL, or run by rank 0 once every rank's worker is done */
 };
 
 static inline void *work(void *arg)
@@ -45,6 +48,13 @@ static inline void *work(void *arg)
     }
     free(out);
     free(in);
+    if (w->then) {
+        int done = 1, all = 0;
+        CHECK_MPI(MPI_Allreduce(&done, &all, 1, MPI_INT, MPI_SUM, w->comm));
+        CHECK(all == size, "%d of %d ranks' workers done", all, size);
+        if (rank == 0)
+            w->then();
+    }
     return NULL;
 }
 
