@@ -114,6 +114,10 @@ pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Reques
     let comm = s.comm;
     let run: Rc<dyn SharedStart> = match s.relay() {
         Some(relay) => Rc::new(RelayRun {
+            leaf: match (&relay.recvs[..], &relay.sends[..]) {
+                ([r], []) => Some(*r),
+                _ => None,
+            },
             relay,
             _plan: s,
             state: RefCell::default(),
@@ -148,6 +152,8 @@ impl SharedStart for Replay {
 /// flight.
 struct RelayRun {
     relay: Relay,
+    /// The one receive of a relay that only receives (a broadcast's leaf).
+    leaf: Option<Transfer>,
     _plan: Schedule,
     state: RefCell<RelayState>,
 }
@@ -173,9 +179,15 @@ impl RelayRun {
     fn begin(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut st = self.state.borrow_mut();
         // Nothing is in flight between runs (unless a run ended with the engine's failure).
-        (st.sent, st.truncated) = (false, false);
-        st.recvs.clear();
         st.sends.clear();
+        st.truncated = false;
+        if self.relay.recvs.is_empty() {
+            // A broadcast's root (or an exchange that only sends): done once its sends are.
+            self.send_all(adi, &mut st)?;
+            return Ok(st.sends.is_empty().then(|| outcome(&st)));
+        }
+        st.sent = false;
+        st.recvs.clear();
         for r in &self.relay.recvs {
             let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
             // SAFETY: a receive buffer of the persistent collective (the caller's, valid
@@ -228,10 +240,7 @@ impl RelayRun {
         for s in st.sends.drain(..) {
             adi.take(s)?;
         }
-        Ok(Some(Status {
-            error: if st.truncated { MPI_ERR_TRUNCATE } else { 0 },
-            ..Status::default()
-        }))
+        Ok(Some(outcome(st)))
     }
 
     /// Sends the data to every peer, at once where the route takes it.
@@ -276,6 +285,14 @@ impl RelayRun {
     }
 }
 
+/// The status a relay's run completes its request with.
+fn outcome(st: &RelayState) -> Status {
+    Status {
+        error: if st.truncated { MPI_ERR_TRUNCATE } else { 0 },
+        ..Status::default()
+    }
+}
+
 /// A relay's run that did not end at its start, as an operation of the progress engine.
 impl SharedOperation for RelayRun {
     fn poll_shared(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
@@ -293,7 +310,7 @@ impl SharedOperation for RelayRun {
 impl SharedStart for RelayRun {
     fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
         let adi = engine.p2p();
-        if let ([r], []) = (&self.relay.recvs[..], &self.relay.sends[..]) {
+        if let Some(r) = &self.leaf {
             // A leaf: the run is its receive, made in the request itself (as a persistent
             // receive's start), with one look at the channel if its message has not arrived.
             let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
