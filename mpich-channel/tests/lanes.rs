@@ -1,6 +1,7 @@
 //! Lanes over real processes: several threads per process, each owning one lane's engine and
 //! working on its own contexts, on each channel; every byte checked.
 
+use mpich_channel::lanes::contexts_of;
 use mpich_channel::{pair_route, AdiError, Engine, SendMode, ANY_SOURCE, ANY_TAG};
 use nic_model::testing::{is_rank, run_ranks};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,14 +13,9 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
         .collect()
 }
 
-/// The smallest point-to-point context past world's and self's that [`pair_route`] gives to
-/// `lane` of `n`, and the next one after it on the same lane.
+/// The `which`th point-to-point context [`pair_route`] gives to `lane` of `n`.
 fn ctx_for(lane: usize, n: usize, which: usize) -> u16 {
-    (4u16..)
-        .step_by(2)
-        .filter(|&c| pair_route(c) % n == lane)
-        .nth(which)
-        .unwrap()
+    contexts_of(lane, n).nth(which).unwrap()
 }
 
 /// Eager (up to a packet), rendezvous, and past the unexpected staging sizes.
@@ -488,5 +484,63 @@ fn split_refused_while_another_lanes_receive_is_posted() {
         1,
         &[],
     );
+    assert!(out.success(), "{out:?}");
+}
+
+/// Peers of other jobs join the channel all lanes share: added through lane 1, reached from
+/// lanes 2 and 3 (eager and rendezvous, both ways, every byte checked), removed through lane 0.
+/// The two ranks of one job connect to each other by TCP as well and so are also each
+/// other's peer of "another job", engine rank 2.
+#[test]
+fn peers_of_other_jobs_on_every_lane() {
+    if is_rank() {
+        let n = 4;
+        let mut lanes = Engine::init().unwrap().into_lanes(n, pair_route).unwrap();
+        let me = lanes[0].p2p_ref().rank();
+        let sock = if me == 0 {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = l.local_addr().unwrap().port().to_le_bytes();
+            lanes[0].send(&port, 1, 1, 0, SendMode::Standard).unwrap();
+            l.accept().unwrap().0
+        } else {
+            let mut port = [0u8; 2];
+            lanes[0].recv(&mut port, 0, 1, 0).unwrap();
+            std::net::TcpStream::connect(("127.0.0.1", u16::from_le_bytes(port))).unwrap()
+        };
+        assert_eq!(lanes[1].p2p().add_peers(vec![sock]).unwrap(), [2]);
+        std::thread::scope(|s| {
+            for (lane, e) in lanes.iter_mut().enumerate().skip(2) {
+                s.spawn(move || {
+                    let ctx = ctx_for(lane, n, 0);
+                    for len in [100usize, 200_000] {
+                        let m = pattern(len, lane * 10 + me);
+                        let want = pattern(len, lane * 10 + (1 - me));
+                        let mut buf = vec![0u8; len];
+                        // SAFETY: `m` outlives the request, waited for below.
+                        let r = unsafe {
+                            e.p2p()
+                                .isend(m.as_ptr(), len, 2, 4, ctx, SendMode::Standard, 0)
+                                .unwrap()
+                        };
+                        let st = e.recv(&mut buf, 2, 4, ctx).unwrap();
+                        assert_eq!((st.source, st.len), (2, len));
+                        assert!(
+                            buf == want,
+                            "lane {lane}, {len} B from the peer: data differs"
+                        );
+                        e.wait(r).unwrap();
+                    }
+                });
+            }
+        });
+        lanes[0].send(&[], 2, 5, 0, SendMode::Standard).unwrap();
+        lanes[0].recv(&mut [], 2, 5, 0).unwrap();
+        lanes[0].p2p().remove_peers(&[2]);
+        for e in lanes {
+            e.finalize().unwrap();
+        }
+        return;
+    }
+    let out = run_ranks("peers_of_other_jobs_on_every_lane", 2, &[]);
     assert!(out.success(), "{out:?}");
 }

@@ -209,11 +209,7 @@ impl Adi {
     /// channel is wrapped at the first call only.
     pub fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
         if !self.joined {
-            let local = std::mem::replace(
-                &mut self.ch,
-                Box::new(channel::foreign::Unplugged) as Box<dyn Channel>,
-            );
-            self.ch = Box::new(channel::foreign::Joined::new(local));
+            channel::foreign::Joined::wrap(&mut self.ch);
             self.joined = true;
         }
         let ranks = self.ch.add_peers(socks)?;
