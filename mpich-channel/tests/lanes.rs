@@ -285,21 +285,28 @@ fn shared_lane_and_world(e: &mut Engine, lane: usize, n: usize) {
     }
 }
 
-/// A lane whose thread does not turn it does not hold the others up: while lane 2 sleeps,
-/// the peer floods it with more short messages than the receive queue holds, and lane 1
-/// ping-pongs meanwhile; lane 1's polls keep lane 2's messages in its inbox, and lane 2 finds
-/// them all, in order, when it wakes.
+/// A lane whose thread does not turn it does not hold the others up: while lane 2 of rank 1
+/// sleeps, rank 0's lane 2 floods it with more short messages than the receive queue and the
+/// sender's boxes hold, and lane 1 ping-pongs meanwhile until the flood's sends are complete
+/// (which needs rank 1 to take them off the channel: lane 1's polls put them in lane 2's
+/// inbox). Lane 2 then finds them all, in order, when it wakes.
 fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
+    // Per process: rank 0's flood is sent; rank 1's lane 1 is done.
+    static FLOOD_SENT: AtomicBool = AtomicBool::new(false);
     static LANE_1_DONE: AtomicBool = AtomicBool::new(false);
     const FLOOD: usize = 600;
-    const ROUNDS: usize = 300;
     let ctx = ctx_for(lane, n, 0);
     let me = e.p2p_ref().rank();
     let peer = 1 - me;
+    let t = Instant::now();
+    let in_time = |what: &str| assert!(t.elapsed() < Duration::from_secs(30), "{what}");
     match lane {
         1 => {
-            for i in 0..ROUNDS {
-                let m = pattern(40, i);
+            // Rank 0 says in each ping whether to go on.
+            for i in 0.. {
+                in_time("the flood was not taken while lane 2 slept");
+                let mut m = pattern(40, i);
+                m[0] = u8::from(me == 0 && FLOOD_SENT.load(Ordering::Acquire));
                 let mut buf = [0u8; 40];
                 if me == 0 {
                     e.send(&m, peer, 1, ctx, SendMode::Standard).unwrap();
@@ -308,7 +315,10 @@ fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
                     e.recv(&mut buf, peer as i32, 1, ctx).unwrap();
                     e.send(&buf, peer, 1, ctx, SendMode::Standard).unwrap();
                 }
-                assert!(buf[..] == m[..], "round {i}");
+                assert!(buf[1..] == m[1..], "round {i}");
+                if buf[0] == 1 {
+                    break;
+                }
             }
             LANE_1_DONE.store(true, Ordering::Release);
         }
@@ -326,15 +336,12 @@ fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
             for r in reqs {
                 e.wait(r).unwrap();
             }
+            FLOOD_SENT.store(true, Ordering::Release);
         }
         2 => {
             // Asleep until lane 1 is done: nothing turns this lane meanwhile.
-            let t = Instant::now();
             while !LANE_1_DONE.load(Ordering::Acquire) {
-                assert!(
-                    t.elapsed() < Duration::from_secs(30),
-                    "lane 1 was held up while lane 2 slept"
-                );
+                in_time("lane 1 was held up while lane 2 slept");
                 std::thread::sleep(Duration::from_millis(5));
             }
             let mut buf = [0u8; 100];
@@ -342,9 +349,14 @@ fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
                 e.recv(&mut buf, 0, 3, ctx).unwrap();
                 assert!(buf[..] == pattern(100, 5000 + i)[..], "flood message {i}");
             }
-            // A lane other than 0 counts only its copies out of its inbox: some came that way.
+            // A lane other than 0 counts only its copies out of its inbox: most of the flood
+            // came that way (what the sender's boxes held when its sends completed may not).
             let c = e.p2p_ref().counters().channel;
-            assert!(c.channel.copies > 0, "nothing came through lane 2's inbox");
+            assert!(
+                c.channel.copies >= (FLOOD / 2) as u64,
+                "{} of {FLOOD} came through lane 2's inbox",
+                c.channel.copies
+            );
             assert_eq!(c.nic.packets_tx, 0, "the channel's counters are lane 0's");
         }
         _ => {}
