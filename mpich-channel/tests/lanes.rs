@@ -472,22 +472,35 @@ fn messages_before_the_split_and_mixed_lane_counts() {
 }
 
 /// A split is refused, with a message that says why, while a receive on another lane's
-/// context is posted.
+/// context is posted; the engine is as it was (`split_lanes`), and splits once it is gone.
 #[test]
 fn split_refused_while_another_lanes_receive_is_posted() {
     if is_rank() {
         let mut e = Engine::init().unwrap();
         let mut buf = [0u8; 8];
-        // SAFETY: `buf` outlives the engine (dropped by the refused split).
-        unsafe {
+        // SAFETY: `buf` outlives the request, cancelled and completed below.
+        let r = unsafe {
             e.p2p()
                 .irecv(buf.as_mut_ptr(), 8, ANY_SOURCE, 1, ctx_for(1, 4, 0), 0)
                 .unwrap()
         };
-        match e.into_lanes(4, pair_route) {
+        match e.split_lanes(4, pair_route) {
             Err(AdiError::Lanes(why)) => assert!(why.contains("context"), "{why}"),
             Err(other) => panic!("wrong error: {other}"),
             Ok(_) => panic!("split with another lane's receive posted"),
+        }
+        e.p2p().cancel(r).unwrap();
+        assert!(e.wait(r).unwrap().cancelled);
+        let mut lanes = e.into_lanes(4, pair_route).unwrap();
+        // Lane 1 works: a message to this very process on its context.
+        let ctx = ctx_for(1, 4, 0);
+        lanes[1]
+            .send(b"12345678", 0, 1, ctx, SendMode::Standard)
+            .unwrap();
+        lanes[1].recv(&mut buf, 0, 1, ctx).unwrap();
+        assert_eq!(&buf, b"12345678");
+        for e in lanes {
+            e.finalize().unwrap();
         }
         return;
     }
