@@ -39,7 +39,8 @@
 //! channel by the others and kept in its inbox, so the transport never stalls on it; they are
 //! matched at its next turn.
 //!
-//! Entry: [`crate::Engine::into_lanes`].
+//! Entry: [`crate::Engine::into_lanes`], or [`crate::Engine::split_lanes`], which keeps the
+//! engine in place as lane 0.
 
 mod channel;
 
