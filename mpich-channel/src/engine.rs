@@ -20,8 +20,9 @@
 //! operations on: a rank blocked in `MPI_Recv`, or looping on `MPI_Test` of one request,
 //! still forwards its share of a nonblocking collective the others wait for (MPI 3.1 §3.5,
 //! §5.12). The waiting policy (spin briefly, then yield, then nap when ranks outnumber cores;
-//! peers checked every 100 ms) lives here once. Under `MPI_THREAD_MULTIPLE` this is where one
-//! thread would be let in at a time.
+//! peers checked every 100 ms) lives here once. Under `MPI_THREAD_MULTIPLE` the layer above
+//! lets one thread at a time in, or splits the engine into lanes ([`Engine::into_lanes`],
+//! [`crate::lanes`]) that one thread each may turn at the same time.
 //!
 //! Layers above plug in two ways: an [`Operation`] is one request's worth of work, started
 //! with [`Engine::start`] and polled until it completes its request; a [`Hook`] is a subsystem
@@ -98,10 +99,51 @@ pub struct Engine {
     next_liveness_check: Instant,
 }
 
+// SAFETY: an engine is used through `&mut Engine` only, so moving it to another thread
+// moves everything it holds with it, and one thread at a time uses it. What is not `Send`
+// inside: raw pointers to the buffers of requests in flight (valid for any thread until the
+// requests complete: the contracts of `isend`, `irecv` and the channel's transfers), a lane's
+// channel (whose shared part is used under its mutex: `crate::lanes`), and what the layer
+// above plugs in (operations, hooks, attachments). Of those, only a persistent operation's
+// state ([`Engine::start_persistent_shared`]) is shared with anything outside the engine: the
+// layer above keeps the other references and must use them only from the thread that uses
+// the engine at the time (the MPI library does: both live in its state, under its lock).
+unsafe impl Send for Engine {}
+
 impl Engine {
     /// Starts MPI's engine over the channel `MPI_CHANNEL` names ([`Adi::init`]).
     pub fn init() -> Result<Engine> {
         Ok(Engine::new(Adi::init()?))
+    }
+
+    /// Splits this engine into `n` lanes ([`crate::lanes`]) that progress in parallel, one
+    /// thread each at a time: element 0 is this engine, which keeps everything it had (its
+    /// requests, operations, hooks, the channel's device memory and counters); elements
+    /// `1..n` are new engines. From now on a message on context `ctx` is matched by lane
+    /// `route(ctx) % n`, in this process and, with the same `route`, in every other
+    /// ([`crate::lanes::pair_route`] is MPI's): post each operation on its context's lane.
+    ///
+    /// `n == 1` changes nothing. Made right after start-up, before any traffic on the
+    /// contexts that go to other lanes: refused while a send or receive on such a context is
+    /// live here (the engine is dropped with the error: [`Engine::split_lanes`] keeps it);
+    /// messages for them already received move to their lane. Finalize every lane, in any
+    /// order; the last one finalizes the channel.
+    pub fn into_lanes(mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
+        let others = self.split_lanes(n, route)?;
+        let mut lanes = Vec::with_capacity(n);
+        lanes.push(self);
+        lanes.extend(others);
+        Ok(lanes)
+    }
+
+    /// As [`Engine::into_lanes`], with this engine staying where it is as lane 0: returns
+    /// lanes `1..n` (none for `n == 1`). When it is refused, nothing has changed.
+    pub fn split_lanes(&mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
+        if n == 1 {
+            return Ok(Vec::new());
+        }
+        let others = crate::lanes::split(&mut self.adi, n, route)?;
+        Ok(others.into_iter().map(Engine::new).collect())
     }
 
     pub fn new(adi: Adi) -> Engine {

@@ -36,6 +36,17 @@
 //! **What it needs from below.** A job's NIC (nic-model, set up by `mpirun`, or a one-rank job
 //! of its own when a program is started alone), and BIP and FM's public interfaces.
 //!
+//! **Lanes** ([`lanes`], MPICH's VCIs). Under `MPI_THREAD_MULTIPLE` the layer above may split
+//! the engine into lanes ([`Engine::into_lanes`]): several engines, each with its own
+//! requests, queues and matching, used by one thread at a time each, so that threads working
+//! on different communicators progress in parallel. They share the one channel behind a
+//! mutex; a message belongs to the lane of its context id (a function the layer above gives,
+//! the same in every process: nothing about lanes travels on the wire), a lane that finds a
+//! message of another lane on the channel leaves it in that lane's inbox, and a finished
+//! transfer goes back to the lane that started it. Lane 0 is the engine as it was (its
+//! operations, hooks, the device's memory, the counters); one lane is exactly the engine
+//! without lanes.
+//!
 //! **Choosing a channel.** `MPI_CHANNEL=bip|fm|fm1` (`mpirun --channel`); `bip`, the fastest,
 //! by default. `MPI_EAGER_MAX` overrides the eager limit of the channel.
 //!
@@ -43,12 +54,13 @@
 //! implementations; [`adi`]: point-to-point (`request` table, `state`: matching and arrivals);
 //! [`engine`]: the progress engine; [`remote`]: the device's memory operations (deliberate
 //! update and read) that one-sided communication uses beside the messages, where the channel
-//! offers them.
+//! offers them; [`lanes`]: several engines over one channel.
 
 pub mod adi;
 pub mod channel;
 pub mod engine;
 pub mod envelope;
+pub mod lanes;
 pub mod remote;
 
 /// The geometry of an MPI job's fabric, for launchers (`mpirun`, `layers`): queue packet
@@ -86,4 +98,5 @@ pub use adi::{
 };
 pub use channel::{Channel, ChannelError};
 pub use engine::{Engine, Hook, HookId, Operation, SharedOperation};
+pub use lanes::{pair_route, LaneChannel, MAX_LANES};
 pub use remote::{Reach, RemoteMemory};

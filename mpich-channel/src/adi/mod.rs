@@ -99,6 +99,9 @@ pub enum AdiError {
     UnknownChannel(String),
     #[error("cannot start MPI: {0}")]
     Start(String),
+    /// Splitting the engine into lanes ([`crate::Engine::into_lanes`]) was refused.
+    #[error("cannot make lanes: {0}")]
+    Lanes(String),
 }
 
 impl From<ChannelError> for AdiError {
@@ -206,11 +209,7 @@ impl Adi {
     /// channel is wrapped at the first call only.
     pub fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
         if !self.joined {
-            let local = std::mem::replace(
-                &mut self.ch,
-                Box::new(channel::foreign::Unplugged) as Box<dyn Channel>,
-            );
-            self.ch = Box::new(channel::foreign::Joined::new(local));
+            channel::foreign::Joined::wrap(&mut self.ch);
             self.joined = true;
         }
         let ranks = self.ch.add_peers(socks)?;
@@ -256,18 +255,38 @@ impl Adi {
         self.eager_max
     }
 
-    fn check_dest(&self, dest: usize) -> Result<()> {
+    fn check_dest(&mut self, dest: usize) -> Result<()> {
         if dest >= self.reach {
-            return Err(AdiError::BadRank(dest as i32, self.reach));
+            self.grow_reach();
+            if dest >= self.reach {
+                return Err(AdiError::BadRank(dest as i32, self.reach));
+            }
         }
         Ok(())
     }
 
     fn check_source(&self, src: i32) -> Result<()> {
         if src != ANY_SOURCE && (src < 0 || src as usize >= self.reach) {
-            return Err(AdiError::BadRank(src, self.reach));
+            // A lane learns of peers that another lane added from their shared channel.
+            let reach = self.ch.size().max(self.reach);
+            if src < 0 || src as usize >= reach {
+                return Err(AdiError::BadRank(src, reach));
+            }
         }
         Ok(())
+    }
+
+    /// Takes in peers of other jobs that another lane added to the shared channel
+    /// ([`crate::lanes`]): a lane's engine ranks grow with its channel's.
+    #[cold]
+    fn grow_reach(&mut self) {
+        let reach = self.ch.size();
+        if reach > self.reach {
+            self.reach = reach;
+            while self.st.queued.len() < reach {
+                self.st.queued.push(std::collections::VecDeque::new());
+            }
+        }
     }
 
     // ---- Sends ----------------------------------------------------------------------
@@ -1127,6 +1146,91 @@ impl Adi {
             }
         }
         Ok(any)
+    }
+
+    // ---- Lanes (crate::lanes) --------------------------------------------------------
+
+    /// Refuses to split into lanes while this engine holds a request on a context that
+    /// `lane_of` gives to another lane: its answers and data would reach that lane's engine,
+    /// which does not know it. An unexpected message for another lane is fine when it has
+    /// landed whole ([`Adi::move_unexpected`] moves it); one still landing is not.
+    pub(crate) fn check_split(&self, lane_of: &dyn Fn(u16) -> usize) -> Result<()> {
+        let live = self.st.reqs.iter_live().find_map(|(id, r)| {
+            let ctx = match r.op {
+                request::Op::Recv => r.ctx,
+                request::Op::Send => r.env.ctx,
+                _ => return None,
+            };
+            (lane_of(ctx) != 0).then_some((id, ctx))
+        });
+        if let Some((id, ctx)) = live {
+            return Err(AdiError::Lanes(format!(
+                "request {id} on context {ctx} (another lane's) is still live: make the lanes \
+                 before any point-to-point traffic on the contexts they take over"
+            )));
+        }
+        if let Some(u) = self
+            .st
+            .unexpected
+            .iter()
+            .find(|u| lane_of(u.env.ctx) != 0 && !u.is_whole())
+        {
+            return Err(AdiError::Lanes(format!(
+                "a message on context {} from rank {} is still landing: make the lanes when \
+                 the engine is idle",
+                u.env.ctx, u.src
+            )));
+        }
+        Ok(())
+    }
+
+    /// Hands the channel (and the one-rank job this process may have made for itself) over
+    /// to the lanes, leaving a placeholder until [`Adi::attach_lane`]; whether the channel
+    /// already has peers of other jobs.
+    pub(crate) fn detach_channel(&mut self) -> (Box<dyn Channel>, Option<nic_model::Job>, bool) {
+        let ch = std::mem::replace(
+            &mut self.ch,
+            Box::new(channel::foreign::Unplugged) as Box<dyn Channel>,
+        );
+        (ch, self._own_job.take(), self.joined)
+    }
+
+    /// Runs this engine over its lane's channel from now on. The lane's channel adds peers of
+    /// other jobs itself (to the channel every lane shares), so it is never wrapped here.
+    pub(crate) fn attach_lane(&mut self, ch: Box<dyn Channel>) {
+        self.ch = ch;
+        self.joined = true;
+    }
+
+    /// A new, empty engine beside `like` (same rank, job, reach and eager limit) over lane
+    /// channel `ch`.
+    pub(crate) fn lane_twin(like: &Adi, ch: Box<dyn Channel>) -> Adi {
+        Adi {
+            st: State::new(like.reach),
+            ch,
+            rank: like.rank,
+            size: like.size,
+            reach: like.reach,
+            joined: true,
+            eager_max: like.eager_max,
+            name: like.name,
+            _own_job: None,
+        }
+    }
+
+    /// Moves every unexpected message whose context `lane_of` gives to lane `k > 0` to
+    /// `lanes[k - 1]`, in arrival order ([`Adi::check_split`] has made sure they are whole).
+    pub(crate) fn move_unexpected(&mut self, lanes: &mut [Adi], lane_of: &dyn Fn(u16) -> usize) {
+        if self.st.unexpected.is_empty() {
+            return;
+        }
+        let all = std::mem::take(&mut self.st.unexpected);
+        for u in all {
+            match lane_of(u.env.ctx) {
+                0 => self.st.unexpected.push_back(u),
+                k => lanes[k - 1].st.adopt_unexpected(u),
+            }
+        }
     }
 
     /// Leaves the job cleanly (the engine has waited for outstanding sends).

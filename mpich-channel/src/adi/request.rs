@@ -234,6 +234,15 @@ impl Table {
         self.live
     }
 
+    /// Every live entry, with its id.
+    pub fn iter_live(&self) -> impl Iterator<Item = (u32, &Req)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.op != Op::Free)
+            .map(|(i, r)| (i as u32, r))
+    }
+
     /// Ids of live sends that still wait for something.
     pub fn busy_sends(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots

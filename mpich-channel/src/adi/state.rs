@@ -16,7 +16,8 @@ use nic_model::RegionKey;
 use std::collections::VecDeque;
 
 /// Landing tokens name a request (no flag), an unexpected message (`TOKEN_UNEXPECTED`), the
-/// direct receive (`TOKEN_DIRECT`), or an RTS whose region key is landing (`TOKEN_RTS`).
+/// direct receive (`TOKEN_DIRECT`), or an RTS whose region key is landing (`TOKEN_RTS`). Bit 60
+/// is never set: it is the lanes' router's (`crate::lanes`).
 const TOKEN_UNEXPECTED: u64 = 1 << 63;
 const TOKEN_DIRECT: u64 = 1 << 62;
 const TOKEN_RTS: u64 = 1 << 61;
@@ -65,6 +66,17 @@ pub struct Unexpected {
     pub body: Body,
     /// A receive that matched it while its payload was still landing.
     pub claimed: Option<u32>,
+}
+
+impl Unexpected {
+    /// Whether all of it has landed (its data, or its region's key) and no receive claimed it.
+    pub fn is_whole(&self) -> bool {
+        self.claimed.is_none()
+            && match &self.body {
+                Body::Eager { complete, .. } => *complete,
+                Body::Rts(key) => key.is_some(),
+            }
+    }
 }
 
 /// A matched rendezvous receive whose read of the sender's region is to start.
@@ -188,6 +200,9 @@ impl State {
         if env.flags & FLAG_SYNC != 0 {
             let mut ack = Envelope::new(Kind::SyncAck);
             ack.sreq = env.sreq;
+            // An answer carries the context of the message it answers, so that it reaches the
+            // lane of the send at the other end (`crate::lanes` routes by context).
+            ack.ctx = env.ctx;
             self.outbox.push_back((src, ack));
         }
     }
@@ -298,6 +313,14 @@ impl State {
         }
     }
 
+    /// Takes in an unexpected message another lane's engine received before the lanes
+    /// were made (it is whole: see `Adi::check_split`), behind those already here.
+    pub fn adopt_unexpected(&mut self, mut u: Unexpected) {
+        u.seq = self.next_seq;
+        self.next_seq += 1;
+        self.unexpected.push_back(u);
+    }
+
     fn buffer(&mut self, len: usize) -> Vec<u8> {
         let mut v = self.spare.pop().unwrap_or_default();
         v.clear();
@@ -375,6 +398,8 @@ impl State {
         });
         let mut ack = Envelope::new(Kind::CancelAck);
         ack.sreq = env.sreq;
+        // Routed like the message it answers (see `ack_sync`).
+        ack.ctx = env.ctx;
         if let Some(i) = found {
             if let Some(Unexpected {
                 body: Body::Eager { data, .. },
