@@ -18,6 +18,14 @@
 //!   the message arriving before and after the receivers start, completion by Wait, Test and
 //!   the progress of other calls, 0 B to 64 KiB; short-path and schedule-path ranks in one
 //!   broadcast; `MPI_ERR_TRUNCATE` on the short path, and the request started again.
+//! * `persistent_neighbor`: the persistent neighbourhood collectives (alltoall, allgather,
+//!   alltoallv, alltoallw) on a 2-D periodic grid, a 1-D open one (`MPI_PROC_NULL` blocks keep
+//!   their sentinel) and a distributed graph with uneven degrees, self-loops and a repeated
+//!   edge; 0 B, 8 B, 1 KiB and 64 KiB blocks, tens of starts each with new data, checked
+//!   every time: messages arriving before the receivers start, `MPI_Test` loops, other
+//!   traffic (a ring, a blocking neighbourhood alltoall) while a run is active, `MPI_Waitall`
+//!   with point-to-point requests; strided-type ranks (the schedule) meet contiguous ranks
+//!   (the exchange path); `MPI_ERR_TRUNCATE` and a restart after it.
 //! * `persistent_coll_inter`: `MPI_Allreduce_init` and `MPI_Bcast_init` on an
 //!   intercommunicator (the blocking forms' builders handle intercommunicators; MPICH agrees).
 //! * `persistent_coll_errors`: init calls check as the blocking forms do, neighbourhood
@@ -28,7 +36,7 @@
 //! * the Fortran program: `MPI_ALLREDUCE_INIT`, `MPI_NEIGHBOR_ALLTOALL`,
 //!   `MPI_INEIGHBOR_ALLGATHER`, `MPI_NEIGHBOR_ALLGATHER_INIT` through the generated binding.
 //!
-//! `neighbor` also passes under MPICH 4.0.2 (`mpicc.mpich`, `mpiexec.mpich`), which pairs the
+//! `neighbor` and `persistent_neighbor` (1, 2, 4 ranks) also pass under MPICH 4.0.2 (`mpicc.mpich`, `mpiexec.mpich`), which pairs the
 //! blocks of repeated edges between two processes by another rule (tolerated there only, see
 //! the program). MPICH 4.0.2 fails `persistent_coll` (wrong data from its persistent gather and
 //! from the second start of its persistent allgather) and does not check counts in
@@ -86,6 +94,11 @@ fn persistent_collectives_started_again_and_again() {
 #[test]
 fn persistent_bcast_short_path_in_every_order_1_2_4_8_ranks() {
     run("persistent_bcast", &[1, 2, 4, 8]);
+}
+
+#[test]
+fn persistent_neighbor_exchange_restarts_sizes_orders_1_2_4_8_ranks() {
+    run("persistent_neighbor", &[1, 2, 4, 8]);
 }
 
 #[test]

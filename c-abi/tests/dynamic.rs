@@ -2,6 +2,12 @@
 //! our `mpirun` (spawned jobs are started by that `mpirun`'s PMI server as child `mpirun`s).
 //! Every program checks its data both ways; each test also checks that the job left no
 //! process of the program and no new `/dev/shm` entry behind.
+//!
+//! Under `MPI_THREAD_MULTIPLE` (the programs of `tests/c/thread/` named `*_waits` and
+//! `connect_pair`): the dynamic-process calls wait with the library's lock let go, so the
+//! other threads of the process communicate meanwhile; each of those programs is built so that
+//! the call can return only after another thread made MPI calls while it waited (it hangs,
+//! and the test fails on its time limit, with a build whose call held the lock).
 
 mod common;
 
@@ -134,13 +140,14 @@ fn assert_ok(run: &Run, name: &str) {
     assert_eq!(n, 1, "{name}: expected one '{ok}' line:{}", run.describe());
 }
 
-#[test]
-fn spawn_one_to_three_children_from_one_and_two_parents() {
-    let exe = common::program("dynamic/spawn");
+/// Runs `tests/c/<program>.c` as `mpirun -n PARENTS program CHILDREN` for each pair: it
+/// must succeed (`OK ok_name`), and its children print one `child ok`; nothing left behind.
+fn spawn_runs(program: &str, ok_name: &str, pairs: &[(usize, usize)]) {
+    let exe = common::program(program);
     let before = shm_entries();
-    for (parents, children) in [(1, 1), (1, 2), (2, 3), (2, 1), (1, 3)] {
+    for &(parents, children) in pairs {
         let run = finish(start(&exe, parents, &[&children.to_string()], &[]));
-        assert_ok(&run, "dynamic_spawn");
+        assert_ok(&run, ok_name);
         assert_eq!(
             run.stdout
                 .lines()
@@ -155,31 +162,35 @@ fn spawn_one_to_three_children_from_one_and_two_parents() {
 }
 
 #[test]
-fn spawn_multiple_two_commands_share_one_world_with_appnum_and_wdir() {
-    let exe = common::program("dynamic/spawn_multiple");
-    let before = shm_entries();
-    for parents in [1, 2] {
-        assert_ok(
-            &finish(start(&exe, parents, &[], &[])),
-            "dynamic_spawn_multiple",
-        );
-    }
-    assert_nothing_left(&exe, &before);
+fn spawn_one_to_three_children_from_one_and_two_parents() {
+    spawn_runs(
+        "dynamic/spawn",
+        "dynamic_spawn",
+        &[(1, 1), (1, 2), (2, 3), (2, 1), (1, 3)],
+    );
 }
 
 #[test]
-fn accept_and_connect_between_two_jobs_through_the_name_service() {
-    let exe = common::program("dynamic/ports");
-    let names = common::Scratch::new("dynamic", "names");
+fn spawn_multiple_two_commands_share_one_world_with_appnum_and_wdir() {
+    runs_at("dynamic/spawn_multiple", "dynamic_spawn_multiple", &[1, 2]);
+}
+
+/// Runs `tests/c/<program>.c` as two jobs at once sharing a name service directory, for each
+/// pair of sizes: `mpirun -n A program ROLES.0 NAME` and `mpirun -n B program ROLES.1 NAME`
+/// (`NAME` unique per pair); both must succeed (`OK ok_name`), leaving no published name,
+/// process or `/dev/shm` entry behind.
+fn two_jobs(program: &str, ok_name: &str, roles: [&str; 2], sizes: &[(usize, usize)]) {
+    let exe = common::program(program);
+    let names = common::Scratch::new("dynamic", &format!("{ok_name}-names"));
     let before = shm_entries();
-    for (servers, clients) in [(1, 1), (2, 3), (3, 2)] {
-        let service = format!("dyn-test-{}-{servers}-{clients}", std::process::id());
+    for &(a, b) in sizes {
+        let name = format!("{ok_name}-{}-{a}-{b}", std::process::id());
         let env = [("MPI_NAME_SERVICE_DIR", names.0.clone().into_os_string())];
-        let server = start(&exe, servers, &["server", &service], &env);
-        let client = start(&exe, clients, &["client", &service], &env);
-        let (s, c) = (finish(server), finish(client));
-        assert_ok(&s, "dynamic_ports");
-        assert_ok(&c, "dynamic_ports");
+        let first = start(&exe, a, &[roles[0], &name], &env);
+        let second = start(&exe, b, &[roles[1], &name], &env);
+        let (r1, r2) = (finish(first), finish(second));
+        assert_ok(&r1, ok_name);
+        assert_ok(&r2, ok_name);
     }
     let left: Vec<_> = std::fs::read_dir(&names.0).unwrap().collect();
     assert!(left.is_empty(), "published names left behind: {left:?}");
@@ -187,13 +198,29 @@ fn accept_and_connect_between_two_jobs_through_the_name_service() {
 }
 
 #[test]
-fn comm_join_over_a_socket() {
-    let exe = common::program("dynamic/join");
+fn accept_and_connect_between_two_jobs_through_the_name_service() {
+    two_jobs(
+        "dynamic/ports",
+        "dynamic_ports",
+        ["server", "client"],
+        &[(1, 1), (2, 3), (3, 2)],
+    );
+}
+
+/// Runs `tests/c/<program>.c` (no arguments) at each size: it must succeed (`OK ok_name`),
+/// leaving nothing behind.
+fn runs_at(program: &str, ok_name: &str, sizes: &[usize]) {
+    let exe = common::program(program);
     let before = shm_entries();
-    for ranks in [2, 3] {
-        assert_ok(&finish(start(&exe, ranks, &[], &[])), "dynamic_join");
+    for &ranks in sizes {
+        assert_ok(&finish(start(&exe, ranks, &[], &[])), ok_name);
     }
     assert_nothing_left(&exe, &before);
+}
+
+#[test]
+fn comm_join_over_a_socket() {
+    runs_at("dynamic/join", "dynamic_join", &[2, 3]);
 }
 
 #[test]
@@ -296,4 +323,48 @@ fn spawn_and_ports_under_hydra() {
     assert_ok(&s, "dynamic_ports");
     assert_ok(&c, "dynamic_ports");
     assert_nothing_left(&exe, &before);
+}
+
+/// A server job's thread blocks in `MPI_Comm_accept` while two other threads of every rank
+/// run ring exchanges and allreduces on communicators of their own; the port is published
+/// only once they are done, so the client job (single-threaded: the path that holds the lock,
+/// interoperating) connects only then. Data both ways, merge, allreduce over both jobs.
+#[test]
+fn accept_waits_while_the_other_threads_communicate() {
+    two_jobs(
+        "thread/accept_waits",
+        "accept_waits",
+        ["server", "client"],
+        &[(1, 1), (2, 2), (4, 1)],
+    );
+}
+
+/// Two threads of every process of two jobs: one accepts on its job's port while the other
+/// connects to the other job's, at once; then both intercommunicators carry data at once.
+#[test]
+fn two_threads_accept_and_connect_at_once() {
+    two_jobs(
+        "thread/connect_pair",
+        "connect_pair",
+        ["a", "b"],
+        &[(1, 1), (2, 2), (1, 2)],
+    );
+}
+
+/// `MPI_Comm_spawn` on one thread while another communicates: the children start their
+/// `MPI_Init` only once the parents' workers are done.
+#[test]
+fn spawn_waits_while_another_thread_communicates() {
+    spawn_runs(
+        "thread/spawn_waits",
+        "spawn_waits",
+        &[(1, 2), (2, 1), (2, 3)],
+    );
+}
+
+/// `MPI_Comm_join` from a thread, waiting for the partner while another thread of the rank
+/// must answer it first.
+#[test]
+fn join_waits_while_another_thread_answers() {
+    runs_at("thread/join_waits", "join_waits", &[2, 4]);
 }

@@ -8,24 +8,12 @@
 
 use mpich_channel::{Engine, SendMode};
 
+#[path = "common/launch.rs"]
+mod launch;
+
 fn main() {
-    if std::env::var_os("NIC_RANK").is_none() {
-        // Launch ourselves as ranks 0 and 1, pinned to cores as `layers` does.
-        let mut cfg = nic_model::JobConfig::new(2);
-        cfg.bind_cores = true;
-        let job = nic_model::Job::new(&cfg).expect("creating the job");
-        let exe = std::env::current_exe().unwrap();
-        let args: Vec<_> = std::env::args_os().skip(1).collect();
-        let mk = |_| {
-            let mut c = std::process::Command::new(&exe);
-            c.args(&args);
-            c
-        };
-        let out = job
-            .run(mk, std::time::Duration::from_secs(1), None)
-            .expect("running the job");
-        std::process::exit(if out.success() { 0 } else { 1 });
-    }
+    // Launch ourselves as ranks 0 and 1, pinned to cores as `layers` does.
+    launch::as_two_ranks(true);
     let iters: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

@@ -11,8 +11,12 @@
 //! engine, released between two looks, as the C layer's lock is), then "lanes"; the median of
 //! the rounds is printed, with the first run on the engine before the split ("no lanes").
 
+use mpich_channel::lanes::contexts_of;
 use mpich_channel::{pair_route, Engine, ReqId, SendMode};
 use std::sync::Mutex;
+
+#[path = "common/launch.rs"]
+mod launch;
 use std::time::Instant;
 
 /// Messages in flight per thread before it waits for them and for the receiver's go-ahead.
@@ -92,15 +96,6 @@ where
     }
 }
 
-/// A context of lane `lane` of `n` ([`pair_route`]); `which` picks among them.
-fn ctx_for(lane: usize, n: usize, which: usize) -> u16 {
-    (4u16..)
-        .step_by(2)
-        .filter(|&c| pair_route(c) % n == lane)
-        .nth(which)
-        .unwrap()
-}
-
 /// Both ranks start the next run together (a 0-byte exchange on world's context, lane 0).
 fn barrier(e: &mut Engine) {
     let peer = 1 - e.p2p_ref().rank();
@@ -137,7 +132,7 @@ fn on_lanes(lanes: &mut [Engine], msgs: usize) -> f64 {
             s.spawn(move || {
                 let cell = std::cell::RefCell::new(e);
                 let with = |f: &mut dyn FnMut(&mut Engine)| f(&mut cell.borrow_mut());
-                stream(with, me, t, ctx_for(t, n, 0), msgs)
+                stream(with, me, t, contexts_of(t, n).next().unwrap(), msgs)
             });
         }
     });
@@ -150,21 +145,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    if std::env::var_os("NIC_RANK").is_none() {
-        // Launch ourselves as ranks 0 and 1 (not pinned: the threads need both cores).
-        let job = nic_model::Job::new(&nic_model::JobConfig::new(2)).expect("creating the job");
-        let exe = std::env::current_exe().unwrap();
-        let args: Vec<_> = std::env::args_os().skip(1).collect();
-        let mk = |_| {
-            let mut c = std::process::Command::new(&exe);
-            c.args(&args);
-            c
-        };
-        let out = job
-            .run(mk, std::time::Duration::from_secs(1), None)
-            .expect("running the job");
-        std::process::exit(if out.success() { 0 } else { 1 });
-    }
+    // Launch ourselves as ranks 0 and 1 (not pinned: the threads need both cores).
+    launch::as_two_ranks(false);
     let arg = |i: usize, d: usize| {
         std::env::args()
             .nth(i)
@@ -177,7 +159,7 @@ fn main() {
     let me = e.p2p_ref().rank();
     let total = (threads * msgs) as f64;
     // Contexts that all go to lane 0 of `threads` lanes: the one-lock runs use them.
-    let lane0: Vec<u16> = (0..threads).map(|t| ctx_for(0, threads, t)).collect();
+    let lane0: Vec<u16> = contexts_of(0, threads).take(threads).collect();
     let unsplit = one_lock(&mut e, &lane0, msgs);
     let mut lanes = e.into_lanes(threads, pair_route).expect("making lanes");
     let (mut one, mut many) = (Vec::new(), Vec::new());

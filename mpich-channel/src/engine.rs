@@ -124,18 +124,26 @@ impl Engine {
     /// ([`crate::lanes::pair_route`] is MPI's): post each operation on its context's lane.
     ///
     /// `n == 1` changes nothing. Made right after start-up, before any traffic on the
-    /// contexts that go to other lanes: refused (nothing changed) while a send or receive on
-    /// such a context is live here; messages for them already received move to their lane.
-    /// Finalize every lane; the last one finalizes the channel.
+    /// contexts that go to other lanes: refused while a send or receive on such a context is
+    /// live here (the engine is dropped with the error: [`Engine::split_lanes`] keeps it);
+    /// messages for them already received move to their lane. Finalize every lane, in any
+    /// order; the last one finalizes the channel.
     pub fn into_lanes(mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
-        if n == 1 {
-            return Ok(vec![self]);
-        }
-        let others = crate::lanes::split(&mut self.adi, n, route)?;
+        let others = self.split_lanes(n, route)?;
         let mut lanes = Vec::with_capacity(n);
         lanes.push(self);
-        lanes.extend(others.into_iter().map(Engine::new));
+        lanes.extend(others);
         Ok(lanes)
+    }
+
+    /// As [`Engine::into_lanes`], with this engine staying where it is as lane 0: returns
+    /// lanes `1..n` (none for `n == 1`). When it is refused, nothing has changed.
+    pub fn split_lanes(&mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
+        if n == 1 {
+            return Ok(Vec::new());
+        }
+        let others = crate::lanes::split(&mut self.adi, n, route)?;
+        Ok(others.into_iter().map(Engine::new).collect())
     }
 
     pub fn new(adi: Adi) -> Engine {

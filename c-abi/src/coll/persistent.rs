@@ -8,6 +8,8 @@
 //!                ─▶ the progress engine polls it like any nonblocking collective
 //!   MPI_Start of a relay (a broadcast's tree) ─▶ receive matched now? forward (send_now)
 //!                ─▶ over: the request completes at once, never entering the engine
+//!   MPI_Start of an exchange (a neighbourhood collective) ─▶ post the receives, send_now
+//!                ─▶ all received at once? over; otherwise the engine polls the receives
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -45,6 +47,16 @@
 //! error class of a truncation) as it completes. Same peers, tags and order as the schedule,
 //! so a rank on this path meets a rank on the schedule path (a non-contiguous datatype on one
 //! rank only).
+//!
+//! **The short path: exchanges.** A schedule of one round of contiguous receives and sends
+//! and nothing else (a neighbourhood collective on contiguous blocks, whatever its topology:
+//! [`super::sched::Plan::relay`] again) runs as the hand-written persistent halo exchange
+//! would: at `MPI_Start` every receive is posted (in the schedule's order), every send goes
+//! out by `Adi::send_now` (an `Adi::isend` only when the route cannot take it), and if a
+//! receive has not matched the channel is looked at once. A run whose receives all matched
+//! then is over at `MPI_Start`; any other is polled by the engine, which retires the
+//! receives as they complete, with no rounds, no schedule walk and no reaping of transfers
+//! that have nothing to unpack. Same peers, tags and per-peer order as the schedule's round.
 //!
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
 //! whose attachment is the schedule (or the relay), as one of point-to-point's foreign persistent requests
@@ -102,6 +114,10 @@ pub(crate) fn init(engine: &mut Engine, mut s: Schedule) -> MpiResult<MPI_Reques
     let comm = s.comm;
     let run: Rc<dyn SharedStart> = match s.relay() {
         Some(relay) => Rc::new(RelayRun {
+            leaf: match (&relay.recvs[..], &relay.sends[..]) {
+                ([r], []) => Some(*r),
+                _ => None,
+            },
             relay,
             _plan: s,
             state: RefCell::default(),
@@ -136,6 +152,8 @@ impl SharedStart for Replay {
 /// flight.
 struct RelayRun {
     relay: Relay,
+    /// The one receive of a relay that only receives (a broadcast's leaf).
+    leaf: Option<Transfer>,
     _plan: Schedule,
     state: RefCell<RelayState>,
 }
@@ -143,26 +161,36 @@ struct RelayRun {
 /// Where a relay's run is: nothing in flight between runs.
 #[derive(Default)]
 struct RelayState {
-    /// The receive, while it has not completed.
-    recv: Option<ReqId>,
+    /// The receives that have not completed yet.
+    recvs: Vec<ReqId>,
     /// The sends the route could not take at once, until they complete.
     sends: Vec<ReqId>,
-    /// The received message was longer than the buffer (the run ends with
+    /// The sends have gone out (or been started) in this run.
+    sent: bool,
+    /// A received message was longer than its buffer (the run ends with
     /// `MPI_ERR_TRUNCATE`, once the data went on as it is, as a schedule's does).
     truncated: bool,
 }
 
 impl RelayRun {
-    /// Runs as far as it goes now: the receive (with one look at the channel if its message
-    /// is not among the unexpected ones yet), then the sends. The run's status if it is over.
+    /// Runs as far as it goes now: the receives (with one look at the channel if their
+    /// messages are not among the unexpected ones yet) and the sends (at once in an exchange,
+    /// once the receive is over in a forward relay). The run's status if it is over.
     fn begin(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut st = self.state.borrow_mut();
         // Nothing is in flight between runs (unless a run ended with the engine's failure).
-        (st.recv, st.truncated) = (None, false);
         st.sends.clear();
-        if let Some(r) = &self.relay.recv {
+        st.truncated = false;
+        if self.relay.recvs.is_empty() {
+            // A broadcast's root (or an exchange that only sends): done once its sends are.
+            self.send_all(adi, &mut st)?;
+            return Ok(st.sends.is_empty().then(|| outcome(&st)));
+        }
+        st.sent = false;
+        st.recvs.clear();
+        for r in &self.relay.recvs {
             let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();
-            // SAFETY: the receive buffer of the persistent collective (the caller's, valid
+            // SAFETY: a receive buffer of the persistent collective (the caller's, valid
             // and untouched by the program from MPI_Start until the request completes,
             // MPI's rule), `bytes` long.
             let req = unsafe {
@@ -175,21 +203,49 @@ impl RelayRun {
                     self.relay.comm,
                 )
             }?;
-            if !adi.is_complete(req) {
-                adi.progress()?;
-                if !adi.is_complete(req) {
-                    st.recv = Some(req);
-                    return Ok(None);
-                }
-            }
-            received(adi, &mut st, req)?;
+            st.recvs.push(req);
         }
-        self.send_all(adi, &mut st)?;
-        Ok(st.sends.is_empty().then(|| outcome(&st)))
+        if !self.relay.forward {
+            self.send_all(adi, &mut st)?;
+        }
+        if st.recvs.iter().any(|&r| !adi.is_complete(r)) {
+            adi.progress()?;
+        }
+        self.advance(adi, &mut st)
+    }
+
+    /// Retires the receives that completed and, once they all have, sends (a forward relay's
+    /// sends wait for its receive) and retires the sends. The run's status once it is over.
+    fn advance(&self, adi: &mut Adi, st: &mut RelayState) -> Result<Option<Status>, AdiError> {
+        let mut i = 0;
+        while i < st.recvs.len() {
+            let req = st.recvs[i];
+            if adi.is_complete(req) {
+                st.recvs.swap_remove(i);
+                let status = adi.take(req)?.expect("a complete request");
+                st.truncated |= status.truncated;
+            } else {
+                i += 1;
+            }
+        }
+        if !st.recvs.is_empty() {
+            return Ok(None);
+        }
+        if !st.sent {
+            self.send_all(adi, st)?;
+        }
+        if st.sends.iter().any(|&s| !adi.is_complete(s)) {
+            return Ok(None);
+        }
+        for s in st.sends.drain(..) {
+            adi.take(s)?;
+        }
+        Ok(Some(outcome(st)))
     }
 
     /// Sends the data to every peer, at once where the route takes it.
     fn send_all(&self, adi: &mut Adi, st: &mut RelayState) -> Result<(), AdiError> {
+        st.sent = true;
         let ctx = self.relay.ctx;
         for &Transfer {
             peer,
@@ -229,13 +285,6 @@ impl RelayRun {
     }
 }
 
-/// Retires the relay's complete receive `req`, noting a truncation.
-fn received(adi: &mut Adi, st: &mut RelayState, req: ReqId) -> Result<(), AdiError> {
-    let status = adi.take(req)?.expect("a complete request");
-    st.truncated |= status.truncated;
-    Ok(())
-}
-
 /// The status a relay's run completes its request with.
 fn outcome(st: &RelayState) -> Status {
     Status {
@@ -248,21 +297,11 @@ fn outcome(st: &RelayState) -> Status {
 impl SharedOperation for RelayRun {
     fn poll_shared(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut st = self.state.borrow_mut();
-        if let Some(req) = st.recv {
-            if !adi.is_complete(req) {
-                return Ok(None);
-            }
-            st.recv = None;
-            received(adi, &mut st, req)?;
-            self.send_all(adi, &mut st)?;
-        }
-        if st.sends.iter().any(|&s| !adi.is_complete(s)) {
+        // The common case while the run waits: nothing new has completed.
+        if st.recvs.first().is_some_and(|&r| !adi.is_complete(r)) {
             return Ok(None);
         }
-        for s in st.sends.drain(..) {
-            adi.take(s)?;
-        }
-        Ok(Some(outcome(&st)))
+        self.advance(adi, &mut st)
     }
 }
 
@@ -271,7 +310,7 @@ impl SharedOperation for RelayRun {
 impl SharedStart for RelayRun {
     fn start(self: Rc<Self>, engine: &mut Engine, id: ReqId) -> MpiResult<()> {
         let adi = engine.p2p();
-        if let (Some(r), true) = (&self.relay.recv, self.relay.sends.is_empty()) {
+        if let Some(r) = &self.leaf {
             // A leaf: the run is its receive, made in the request itself (as a persistent
             // receive's start), with one look at the channel if its message has not arrived.
             let buf = crate::cptr::nonnull_or_dangling(r.data).cast_mut();

@@ -156,14 +156,19 @@ pub(crate) struct Plan {
     replayable: bool,
 }
 
-/// A schedule that receives at most one message and then forwards data ([`Plan::relay`]),
-/// described for a runner that needs no rounds: a persistent broadcast's short path
-/// (`super::persistent`).
+/// A schedule of contiguous messages and nothing else ([`Plan::relay`]), described for a
+/// runner that needs no rounds (`super::persistent`'s short path). Two shapes: a *forward*
+/// relay receives at most one message and then sends (a broadcast's binomial tree: the sends
+/// carry what the receive brought, so they wait for it); an *exchange* posts all its receives
+/// and sends at once (a neighbourhood collective's one round).
 pub(crate) struct Relay {
-    /// The receive, which comes first (none at a broadcast's root).
-    pub recv: Option<Transfer>,
-    /// The sends, once the receive is over, in the schedule's order.
+    /// The receives (at most one in a forward relay, none at a broadcast's root), in the
+    /// schedule's order.
+    pub recvs: Vec<Transfer>,
+    /// The sends, in the schedule's order.
     pub sends: Vec<Transfer>,
+    /// The sends wait for the receive (a forward relay); otherwise all go at once.
+    pub forward: bool,
     pub ctx: u16,
     pub comm: CommIdx,
 }
@@ -516,41 +521,50 @@ impl Plan {
         self.error.take()
     }
 
-    /// The schedule as a [`Relay`], if that is all it does: at most one receive of contiguous
-    /// data, then sends of contiguous data, and no local step (a broadcast's binomial tree on
-    /// contiguous data: the root only sends, a leaf only receives, the others both).
+    /// The schedule as a [`Relay`], if that is all it does: contiguous messages and no local
+    /// step, either at most one receive and then sends (a broadcast's binomial tree on
+    /// contiguous data: the root only sends, a leaf only receives, the others both), or one
+    /// round of receives and sends that go at once (a neighbourhood collective on contiguous
+    /// blocks).
     pub fn relay(&self) -> Option<Relay> {
         if self.rounds.len() > 2 || self.rounds.iter().any(|r| !r.locals.is_empty()) {
             return None;
         }
-        let contiguous = |x: &Xfer| x.lay.contiguous();
+        if self
+            .rounds
+            .iter()
+            .flat_map(|r| &r.xfers)
+            .any(|x| !x.lay.contiguous())
+        {
+            return None;
+        }
         let transfer = |x: &Xfer| Transfer {
             peer: x.peer,
             tag: tag(self.seq, x.step),
             data: x.lay.data_start(x.base.cast_const()).cast_mut(),
             bytes: x.lay.size * x.count,
         };
-        let (recv, sends) = match self.rounds.as_slice() {
-            [] => (None, &[][..]),
-            [only] if only.xfers.iter().all(|x| x.send) => (None, &only.xfers[..]),
-            [first, rest @ ..] => {
-                let [r] = first.xfers.as_slice() else {
-                    return None;
-                };
-                (Some(r), rest.first().map_or(&[][..], |s| &s.xfers[..]))
-            }
-        };
-        if recv.is_some_and(|r| r.send || !contiguous(r))
-            || sends.iter().any(|s| !s.send || !contiguous(s))
-        {
-            return None;
-        }
-        Some(Relay {
-            recv: recv.map(transfer),
-            sends: sends.iter().map(transfer).collect(),
+        let relay = |recvs: Vec<&Xfer>, sends: Vec<&Xfer>, forward| Relay {
+            recvs: recvs.into_iter().map(transfer).collect(),
+            sends: sends.into_iter().map(transfer).collect(),
+            forward,
             ctx: self.ctx,
             comm: self.comm,
-        })
+        };
+        match self.rounds.as_slice() {
+            [] => Some(relay(Vec::new(), Vec::new(), true)),
+            [first, second] => match first.xfers.as_slice() {
+                [r] if !r.send && second.xfers.iter().all(|x| x.send) => {
+                    Some(relay(vec![r], second.xfers.iter().collect(), true))
+                }
+                _ => None,
+            },
+            [only] => {
+                let (recvs, sends) = only.xfers.iter().partition(|x| !x.send);
+                Some(relay(recvs, sends, false))
+            }
+            _ => None,
+        }
     }
 
     /// Collects the transfers that completed.

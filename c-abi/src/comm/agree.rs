@@ -23,12 +23,10 @@
 //! blocking and nonblocking agreements, on whatever parents, is in flight. `MPI_Comm_create_group`
 //! runs it among the group's members only (`coll::Team::subgroup`); `MPI_Intercomm_create`
 //! and the sessions' `MPI_Comm_create_from_group` and `MPI_Intercomm_create_from_groups`
-//! among the processes of their groups on a context of their own (`comm::make::agree_among`).
-//! The calls that join two jobs (`dynamic`: accept/connect, spawn, join), whose groups share
-//! no context before they are joined, do not run it: they take the lock for the whole of their
-//! exchange ([`Exclusive`]), which makes them safe the same way. (They are not deadlock-free
-//! beside idups or each other: holding the lock while waiting for members to join, they hang
-//! if a member joins only after an agreement that needs this process's lock has completed.)
+//! among the processes of their groups on a context of their own (`comm::make::agree_among`);
+//! so do the calls that join two jobs (`dynamic`: accept/connect, spawn, join), among every
+//! process of both jobs' groups once their streams are up, named by the connection's token.
+//! No call holds the lock for more than one round of this protocol.
 //!
 //! **Why it ends.** A lock is only ever held for one round of an agreement that every member
 //! has already joined (its join round has completed, so every member runs its rounds, and they
@@ -59,7 +57,7 @@
 
 use super::context::{lowest_free, ContextMask, MASK_WORDS};
 use crate::coll::{Schedule, Team};
-use crate::error::{MpiError, MpiResult};
+use crate::error::MpiResult;
 use mpich_channel::{Adi, AdiError};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -85,8 +83,6 @@ enum Lock {
     Free,
     /// One round of the agreement with this key.
     Round(Key),
-    /// A creating call outside the protocol, for its whole exchange ([`Exclusive`]).
-    Exclusive,
 }
 
 /// A process's context pairs and the lock over them (shared by the communicator table and
@@ -98,9 +94,6 @@ pub(crate) struct Contexts {
     joined: BTreeSet<Key>,
     /// Every agreement in flight here, joined or not.
     in_flight: usize,
-    /// A creating call outside the protocol waits for the lock: no round is granted it
-    /// meanwhile (else a failing agreement could take it again at each of its rounds).
-    exclusive_waiting: bool,
 }
 
 pub(crate) type SharedContexts = Rc<RefCell<Contexts>>;
@@ -112,7 +105,6 @@ impl Contexts {
             lock: Lock::Free,
             joined: BTreeSet::new(),
             in_flight: 0,
-            exclusive_waiting: false,
         }))
     }
 
@@ -120,7 +112,6 @@ impl Contexts {
     /// lock for it.
     fn offer(&mut self, key: Key, joined: bool, words: &mut [u64; WORDS]) -> bool {
         let grant = self.lock == Lock::Free
-            && !self.exclusive_waiting
             && if joined {
                 self.joined.first() == Some(&key)
             } else {
@@ -297,42 +288,6 @@ impl Drop for Agreement {
     fn drop(&mut self) {
         // An agreement dropped in flight (the engine shut down): it holds nothing.
         self.end();
-    }
-}
-
-/// The mask lock held by a creating call outside the protocol, for its whole exchange of
-/// masks; released when dropped.
-pub(crate) struct Exclusive {
-    contexts: SharedContexts,
-}
-
-impl Exclusive {
-    /// Waits (turning the engine, so that the round holding the lock ends; no new round is
-    /// granted it meanwhile) until the lock is free, and takes it.
-    pub fn acquire(
-        engine: &mut (impl super::net::Progress + ?Sized),
-        contexts: &SharedContexts,
-    ) -> MpiResult<Exclusive> {
-        contexts.borrow_mut().exclusive_waiting = true;
-        let got = engine.wait_for(|_| {
-            let mut c = contexts.borrow_mut();
-            let free = c.lock == Lock::Free;
-            if free {
-                c.lock = Lock::Exclusive;
-            }
-            Ok::<_, MpiError>(free.then_some(()))
-        });
-        contexts.borrow_mut().exclusive_waiting = false;
-        got?;
-        Ok(Exclusive {
-            contexts: contexts.clone(),
-        })
-    }
-}
-
-impl Drop for Exclusive {
-    fn drop(&mut self) {
-        self.contexts.borrow_mut().lock = Lock::Free;
     }
 }
 

@@ -105,21 +105,7 @@ pub(crate) fn intercomm_create(
         crate::session::from_group::bootstrap_name(&format!("MPI_Intercomm_create {tag}"), &union);
     let ctxs = make::agree_among(a, &union, at, name)?;
     let remote = GroupData::new(remote_ranks);
-    a.cx(|cx| {
-        let lc = cx.comms.get(local_idx);
-        let local_group = lc.group();
-        let mut c = Comm::new(
-            String::new(),
-            ctxs,
-            lc.rank,
-            Members::List(remote),
-            n,
-            Some(local_group),
-        );
-        c.errhandler = lc.errhandler;
-        let idle = cx.idle();
-        Ok(cx.comms.insert(c, idle).1)
-    })
+    a.cx(|cx| Ok(make::install_inter(cx, local_idx, ctxs, remote)))
 }
 
 /// `MPI_Intercomm_merge` of the intercommunicator `idx`: an intracommunicator of both

@@ -235,15 +235,6 @@ impl Operation for IdupAgreement {
     }
 }
 
-/// Takes the lowest pair of an agreed mask (the caller holds the mask lock).
-pub(crate) fn take(cx: &mut Cx<'_>, words: &[u64], keep: bool) -> MpiResult<(u16, u16)> {
-    let ctx = super::context::lowest_free(words)?;
-    if keep {
-        cx.comms.contexts.borrow_mut().mask.take(ctx);
-    }
-    Ok((ctx, ctx + 1))
-}
-
 /// For an existing intercommunicator `idx` (whose local group is `net`): ANDs `words` over both
 /// groups and swaps `extra` with the other group's (everyone gets the remote leader's). Context
 /// masks go through it only under the mask lock; `MPI_Intercomm_merge` uses it, with no
@@ -305,6 +296,30 @@ pub(crate) fn install(
     c.errhandler = cx.comms.get(parent).errhandler;
     let idle = cx.idle();
     cx.comms.insert(c, idle)
+}
+
+/// Builds and stores this process's intercommunicator between the local group of `local` (an
+/// intracommunicator, whose rank and error handler it takes) and `remote` (engine ranks, in
+/// the remote group's rank order) with the agreed contexts. Returns its handle.
+pub(crate) fn install_inter(
+    cx: &mut Cx<'_>,
+    local: CommIdx,
+    ctxs: (u16, u16),
+    remote: Group,
+) -> MPI_Comm {
+    let lc = cx.comms.get(local);
+    let n = remote.size();
+    let mut c = Comm::new(
+        String::new(),
+        ctxs,
+        lc.rank,
+        Members::List(remote),
+        n,
+        Some(lc.group()),
+    );
+    c.errhandler = lc.errhandler;
+    let idle = cx.idle();
+    cx.comms.insert(c, idle).1
 }
 
 /// The ranks (indices into `everyone`'s `(color, key)`) with color `color`, ordered by

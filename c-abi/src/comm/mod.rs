@@ -454,11 +454,6 @@ impl CommTable {
         self.table.live_values()
     }
 
-    /// The free context pairs' mask of this process.
-    pub fn free_words(&self) -> [u64; context::MASK_WORDS] {
-        self.contexts.borrow().mask.words()
-    }
-
     /// Stores a new communicator and gives it its handle. `idle`: no request is outstanding,
     /// so the slots of freed communicators can be reused.
     pub fn insert(&mut self, mut c: Comm, idle: bool) -> (CommIdx, MPI_Comm) {

@@ -38,6 +38,14 @@ pub(crate) trait Progress {
         &mut self,
         done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
     ) -> MpiResult<T>;
+
+    /// Runs `f`, which reaches nothing of the state (a wait on a socket to another job, the
+    /// launcher's answer): a blocking call's [`Calling`] lets the process's lock go meanwhile
+    /// ([`Calling::outside`]); the engine or the state held throughout just runs it.
+    #[inline]
+    fn outside<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        f()
+    }
 }
 
 impl Progress for Engine {
@@ -91,6 +99,10 @@ impl Progress for Calling {
             e.poke()?;
             Ok(None)
         })
+    }
+
+    fn outside<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        Calling::outside(self, f)
     }
 }
 

@@ -1,10 +1,10 @@
 //! The C entry points of dynamic processes (see the module documentation of `dynamic`).
 
 use super::spawn::{spawn, Spawned};
-use super::{foreign_ranks, link, make_intercomm, names, port};
+use super::{accept, connect, foreign_ranks, join, names, port};
 use crate::abi::*;
 use crate::comm::net::{Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
-use crate::comm::{require_intra, CommIdx, SELF};
+use crate::comm::{require_intra, CommIdx};
 use crate::cptr::{input_string, write_c_string, Out};
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::export::mpi_fn;
@@ -140,8 +140,9 @@ mpi_fn! {
         comm: MPI_Comm,
         intercomm: *mut MPI_Comm,
         array_of_errcodes: *mut c_int,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let out = Out::new(intercomm, "intercomm")?;
         out.set(MPI_COMM_NULL);
         let (idx, me) = checked(rt, comm, root, "MPI_Comm_spawn")?;
@@ -150,8 +151,13 @@ mpi_fn! {
         } else {
             None
         };
-        let s = spawn(&mut rt.comm(), idx, root as usize, commands).map_err(|e| e.on(idx))?;
-        finish(s, idx, &out, array_of_errcodes)
+        // Under MPI_THREAD_MULTIPLE its waits let the lock go.
+        let s = if releases {
+            spawn(call, idx, root as usize, commands)
+        } else {
+            spawn(&mut rt.comm(), idx, root as usize, commands)
+        };
+        finish(s.map_err(|e| e.on(idx))?, idx, &out, array_of_errcodes)
     }
 }
 
@@ -168,8 +174,9 @@ mpi_fn! {
         comm: MPI_Comm,
         intercomm: *mut MPI_Comm,
         array_of_errcodes: *mut c_int,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let out = Out::new(intercomm, "intercomm")?;
         out.set(MPI_COMM_NULL);
         let (idx, me) = checked(rt, comm, root, "MPI_Comm_spawn_multiple")?;
@@ -195,8 +202,12 @@ mpi_fn! {
         } else {
             None
         };
-        let s = spawn(&mut rt.comm(), idx, root as usize, commands).map_err(|e| e.on(idx))?;
-        finish(s, idx, &out, array_of_errcodes)
+        let s = if releases {
+            spawn(call, idx, root as usize, commands)
+        } else {
+            spawn(&mut rt.comm(), idx, root as usize, commands)
+        };
+        finish(s.map_err(|e| e.on(idx))?, idx, &out, array_of_errcodes)
     }
 }
 
@@ -252,16 +263,25 @@ mpi_fn! {
         root: c_int,
         comm: MPI_Comm,
         newcomm: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let out = Out::new(newcomm, "newcomm")?;
         out.set(MPI_COMM_NULL);
         let (idx, name) = checked_port(rt, comm, root, port_name, "MPI_Comm_accept")?;
-        let net = Net::local(rt.comms.get(idx));
-        let port = name.and_then(|n| rt.dynamic.ports.iter().find(|p| p.name == n.trim()));
-        let linked = link::accept(&mut rt.engine, &net, root as usize, port).map_err(|e| e.on(idx))?;
-        let h = make_intercomm(&mut rt.comm(), idx, root as usize, linked).map_err(|e| e.on(idx))?;
-        out.set(h);
+        // The root's own copy of its port: the waits keep nothing of the state.
+        let port = name
+            .and_then(|n| rt.dynamic.ports.iter().find(|p| p.name == n.trim()))
+            .map(|p| p.try_clone())
+            .transpose()
+            .map_err(|e| e.on(idx))?;
+        // Under MPI_THREAD_MULTIPLE its waits let the lock go.
+        let made = if releases {
+            accept(call, idx, root as usize, port)
+        } else {
+            accept(&mut rt.comm(), idx, root as usize, port)
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
 }
@@ -274,74 +294,39 @@ mpi_fn! {
         root: c_int,
         comm: MPI_Comm,
         newcomm: *mut MPI_Comm,
-    ) |st| {
-        let rt = st.runtime()?;
+    ) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let out = Out::new(newcomm, "newcomm")?;
         out.set(MPI_COMM_NULL);
         let (idx, name) = checked_port(rt, comm, root, port_name, "MPI_Comm_connect")?;
-        let net = Net::local(rt.comms.get(idx));
-        let linked = link::connect(&mut rt.engine, &net, root as usize, name.as_deref()).map_err(|e| e.on(idx))?;
-        let h = make_intercomm(&mut rt.comm(), idx, root as usize, linked).map_err(|e| e.on(idx))?;
-        out.set(h);
+        // Under MPI_THREAD_MULTIPLE its waits let the lock go.
+        let made = if releases {
+            connect(call, idx, root as usize, name.as_deref())
+        } else {
+            connect(&mut rt.comm(), idx, root as usize, name.as_deref())
+        };
+        out.set(made.map_err(|e| e.on(idx))?);
         Ok(())
     }
-}
-
-/// Writes `line` and reads the peer's over the caller's socket `fd`, which stays open.
-fn swap_lines(fd: c_int, line: &str) -> MpiResult<String> {
-    use std::io::{Read, Write};
-    use std::os::fd::FromRawFd;
-    if fd < 0 {
-        return Err(MpiError::new(MPI_ERR_ARG, format!("{fd} is not a socket")));
-    }
-    // SAFETY: the caller's socket stays open during the call (MPI_Comm_join's contract); the
-    // stream is never dropped (ManuallyDrop), so the descriptor is not closed here.
-    let mut s = std::mem::ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
-    let io =
-        |e: std::io::Error| MpiError::new(MPI_ERR_OTHER, format!("MPI_Comm_join: the socket: {e}"));
-    s.write_all(format!("{line}\n").as_bytes()).map_err(io)?;
-    let mut got = Vec::new();
-    let mut b = [0u8; 1];
-    while got.len() < 1024 {
-        if s.read(&mut b).map_err(io)? == 0 {
-            return Err(MpiError::new(
-                MPI_ERR_OTHER,
-                "MPI_Comm_join: the other side closed the socket",
-            ));
-        }
-        if b[0] == b'\n' {
-            return Ok(String::from_utf8_lossy(&got).into_owned());
-        }
-        got.push(b[0]);
-    }
-    Err(MpiError::new(
-        MPI_ERR_OTHER,
-        "MPI_Comm_join: the other side sent no port",
-    ))
 }
 
 mpi_fn! {
     /// `MPI_Comm_join`: the intercommunicator between this process and the one at the other
     /// end of the connected socket `fd` (each side offers a port over it; the lower name
     /// accepts, the other connects).
-    fn MPI_Comm_join / PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) |st| {
-        let rt = st.runtime()?;
+    fn MPI_Comm_join / PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) waits |call| {
+        let releases = call.releases();
+        let rt = call.state().runtime()?;
         let out = Out::new(intercomm, "intercomm")?;
         out.set(MPI_COMM_NULL);
-        let mine = port::open()?;
-        let theirs = swap_lines(fd, &mine.name)?;
-        if theirs == mine.name {
-            return Err(MpiError::new(MPI_ERR_OTHER, "MPI_Comm_join: the socket leads back to this process"));
-        }
-        let net = Net::local(rt.comms.get(SELF));
-        let linked = if mine.name < theirs {
-            link::accept(&mut rt.engine, &net, 0, Some(&mine))?
+        // Under MPI_THREAD_MULTIPLE its waits let the lock go.
+        let made = if releases {
+            join(call, fd)
         } else {
-            link::connect(&mut rt.engine, &net, 0, Some(&theirs))?
+            join(&mut rt.comm(), fd)
         };
-        drop(mine);
-        let h = make_intercomm(&mut rt.comm(), SELF, 0, linked)?;
-        out.set(h);
+        out.set(made?);
         Ok(())
     }
 }

@@ -18,12 +18,19 @@
 //! port. Every wait is bounded: a connecting root waits `MPI_PORT_TIMEOUT` seconds (default
 //! 60) for an accept, the members' connections get 30 s; an accepting root waits as long as
 //! `MPI_ACCEPT_TIMEOUT` says (default: without end, as MPI's accept does).
+//!
+//! **Waiting.** The exchanges within a group go through a [`Progress`] (`comm::net`), the
+//! socket work (the root's accept on the port and its handshake, the members' connections)
+//! through [`Progress::outside`]: it touches nothing of the process's state (the port is the
+//! call's own copy, the tables its own buffers), so under `MPI_THREAD_MULTIPLE` a blocking
+//! call's `Calling` runs it with the process's lock let go, and the other threads' calls run
+//! while the root waits for a connection. Held throughout (below that level), each runs as it
+//! did before; the messages are the same either way.
 
 use super::port::{self, same_secret, OpenPort, SECRET_BYTES};
 use crate::abi::*;
-use crate::comm::net::{Net, TAG_BCAST};
+use crate::comm::net::{Net, Progress, TAG_BCAST};
 use crate::error::{MpiError, MpiResult};
-use mpich_channel::Engine;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -43,8 +50,10 @@ const LINE_LIMIT: Duration = Duration::from_secs(10);
 pub(crate) struct Linked {
     /// A stream to each member of the other group, in its rank order.
     pub socks: Vec<TcpStream>,
-    /// The other group's root.
-    pub remote_root: usize,
+    /// The token of this connection (random, the same at every member of both groups).
+    pub token: [u8; SECRET_BYTES],
+    /// Whether this group is the accepting one.
+    pub accepting: bool,
 }
 
 fn seconds_from_env(name: &str) -> Option<Duration> {
@@ -103,13 +112,13 @@ fn words_token(w: &[u64]) -> [u8; SECRET_BYTES] {
 const HEADER_WORDS: usize = 5;
 
 fn bcast_header(
-    engine: &mut Engine,
+    a: &mut impl Progress,
     net: &Net,
     root: usize,
     header: &mut [u64; HEADER_WORDS],
 ) -> MpiResult<()> {
     let mut bytes = words_to_bytes(header);
-    net.bcast(engine, root, &mut bytes, TAG_HEADER)?;
+    net.bcast(a, root, &mut bytes, TAG_HEADER)?;
     header.copy_from_slice(&bytes_to_words(&bytes));
     Ok(())
 }
@@ -123,7 +132,7 @@ fn failed_at_root(class: u64, what: &str) -> MpiError {
 
 /// The accepting group's side. `port` is the root's open port (ignored elsewhere).
 pub(crate) fn accept(
-    engine: &mut Engine,
+    a: &mut impl Progress,
     net: &Net,
     root: usize,
     port: Option<&OpenPort>,
@@ -133,11 +142,11 @@ pub(crate) fn accept(
     let text = bound.to_string();
     mine[..text.len()].copy_from_slice(text.as_bytes());
     let mut table = vec![0u8; ADDR_BYTES * net.size()];
-    net.allgather(engine, &mine, &mut table, TAG_ADDRS)?;
+    net.allgather(a, &mine, &mut table, TAG_ADDRS)?;
     let mut header = [0u64; HEADER_WORDS];
     let mut root_error = None;
     if net.me == root {
-        match root_accept(port, net, root, &table) {
+        match a.outside(|| root_accept(port, net, root, &table)) {
             Ok((n, rb, token)) => {
                 let t = token_words(&token);
                 header = [0, n as u64, rb as u64, t[0], t[1]];
@@ -148,17 +157,17 @@ pub(crate) fn accept(
             }
         }
     }
-    bcast_header(engine, net, root, &mut header)?;
+    bcast_header(a, net, root, &mut header)?;
     if header[0] != 0 {
         return Err(root_error.unwrap_or_else(|| failed_at_root(header[0], "MPI_Comm_accept")));
     }
-    let (n, remote_root, token) = (
-        header[1] as usize,
-        header[2] as usize,
-        words_token(&header[3..5]),
-    );
-    let socks = accept_members(&listener, n, &token)?;
-    Ok(Linked { socks, remote_root })
+    let (n, token) = (header[1] as usize, words_token(&header[3..5]));
+    let socks = a.outside(|| accept_members(&listener, n, &token))?;
+    Ok(Linked {
+        socks,
+        token,
+        accepting: true,
+    })
 }
 
 /// The accepting root: waits for a connecting root with the secret; returns the other
@@ -296,7 +305,7 @@ fn accept_members(
 
 /// The connecting group's side. `port_name` is the root's argument (ignored elsewhere).
 pub(crate) fn connect(
-    engine: &mut Engine,
+    a: &mut impl Progress,
     net: &Net,
     root: usize,
     port_name: Option<&str>,
@@ -305,7 +314,7 @@ pub(crate) fn connect(
     let mut root_error = None;
     let mut addrs_text = String::new();
     if net.me == root {
-        match root_connect(port_name.unwrap_or(""), net.size(), root) {
+        match a.outside(|| root_connect(port_name.unwrap_or(""), net.size(), root)) {
             Ok((n, ra, token, addrs)) => {
                 let t = token_words(&token);
                 header = [0, n as u64, ra as u64, t[0], t[1]];
@@ -317,15 +326,11 @@ pub(crate) fn connect(
             }
         }
     }
-    bcast_header(engine, net, root, &mut header)?;
+    bcast_header(a, net, root, &mut header)?;
     if header[0] != 0 {
         return Err(root_error.unwrap_or_else(|| failed_at_root(header[0], "MPI_Comm_connect")));
     }
-    let (n, remote_root, token) = (
-        header[1] as usize,
-        header[2] as usize,
-        words_token(&header[3..5]),
-    );
+    let (n, token) = (header[1] as usize, words_token(&header[3..5]));
     let mut table = vec![0u8; ADDR_BYTES * n];
     if net.me == root {
         for (i, a) in addrs_text.split_whitespace().take(n).enumerate() {
@@ -334,7 +339,23 @@ pub(crate) fn connect(
                 .copy_from_slice(&b[..b.len().min(ADDR_BYTES)]);
         }
     }
-    net.bcast(engine, root, &mut table, TAG_TABLE)?;
+    net.bcast(a, root, &mut table, TAG_TABLE)?;
+    let socks = a.outside(|| connect_members(&table, n, &token, net.me))?;
+    Ok(Linked {
+        socks,
+        token,
+        accepting: false,
+    })
+}
+
+/// A connecting member (`me`): a stream to each of the `n` members of the accepting group, at
+/// the addresses of `table`, each greeted with the token and `me`.
+fn connect_members(
+    table: &[u8],
+    n: usize,
+    token: &[u8; SECRET_BYTES],
+    me: usize,
+) -> MpiResult<Vec<TcpStream>> {
     let mut socks = Vec::with_capacity(n);
     for i in 0..n {
         let a = &table[i * ADDR_BYTES..(i + 1) * ADDR_BYTES];
@@ -348,7 +369,7 @@ pub(crate) fn connect(
                 format!("cannot reach process {i} of the other job at {addr}: {e}"),
             )
         })?;
-        s.write_all(format!("MPIDYN2 {} {}\n", port::hex(&token), net.me).as_bytes())
+        s.write_all(format!("MPIDYN2 {} {}\n", port::hex(token), me).as_bytes())
             .map_err(|e| {
                 MpiError::new(
                     MPI_ERR_OTHER,
@@ -357,7 +378,7 @@ pub(crate) fn connect(
             })?;
         socks.push(s);
     }
-    Ok(Linked { socks, remote_root })
+    Ok(socks)
 }
 
 /// The connecting root: presents the secret; returns the other group's size, root, the token
@@ -406,4 +427,36 @@ fn root_connect(
         return Err(unreachable(format!("a malformed answer: {line}")));
     }
     Ok((n, ra, token, addrs.join(" ")))
+}
+
+/// Writes `line` and reads the peer's over the caller's socket `fd`, which stays open.
+pub(crate) fn swap_lines(fd: std::ffi::c_int, line: &str) -> MpiResult<String> {
+    use std::os::fd::FromRawFd;
+    if fd < 0 {
+        return Err(MpiError::new(MPI_ERR_ARG, format!("{fd} is not a socket")));
+    }
+    // SAFETY: the caller's socket stays open during the call (MPI_Comm_join's contract); the
+    // stream is never dropped (ManuallyDrop), so the descriptor is not closed here.
+    let mut s = std::mem::ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
+    let io =
+        |e: std::io::Error| MpiError::new(MPI_ERR_OTHER, format!("MPI_Comm_join: the socket: {e}"));
+    s.write_all(format!("{line}\n").as_bytes()).map_err(io)?;
+    let mut got = Vec::new();
+    let mut b = [0u8; 1];
+    while got.len() < 1024 {
+        if s.read(&mut b).map_err(io)? == 0 {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                "MPI_Comm_join: the other side closed the socket",
+            ));
+        }
+        if b[0] == b'\n' {
+            return Ok(String::from_utf8_lossy(&got).into_owned());
+        }
+        got.push(b[0]);
+    }
+    Err(MpiError::new(
+        MPI_ERR_OTHER,
+        "MPI_Comm_join: the other side sent no port",
+    ))
 }

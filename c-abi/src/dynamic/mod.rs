@@ -12,8 +12,8 @@
 //!                        group gets a TCP stream to every member of the other
 //!                    ──▶ engine: Adi::add_peers (new engine ranks, past the job's)
 //!                    ──▶ intercommunicator: remote group = those engine ranks, a context pair
-//!                        free on every process of both groups (masks ANDed in each group,
-//!                        swapped by the leaders over the new streams)
+//!                        free on every process of both groups (`comm::agree`'s protocol over
+//!                        both groups, on the bootstrap context, named by the link's token)
 //!   join(fd) ──▶ each side writes a port of its own over the socket; the lower name accepts,
 //!                the other connects (one process each side)
 //!   disconnect ──▶ a barrier over the communicator, freed; streams no other communicator
@@ -38,6 +38,16 @@
 //! intercommunicator. A child that dies ends the whole job (its connection breaks; the parent
 //! `mpirun` names the child job that failed).
 //!
+//! **Threads.** Each call is written once on `comm::make::Steps` (`accept`, `connect`,
+//! `join`, `spawn::spawn`, `make_intercomm`): with the communicators held throughout (below
+//! `MPI_THREAD_MULTIPLE`: every wait in the engine's loop or on the socket, as before), or
+//! through the call's `Calling`, whose looks reach the state afresh and whose socket waits
+//! run with the process's lock let go (`comm::net::Progress::outside`), so a thread blocked
+//! in `MPI_Comm_accept` leaves the other threads of the process free to communicate. The
+//! messages are the same either way. The context pair is agreed by the protocol every other
+//! constructor runs (one round of the context-id lock at most), not under a lock held across
+//! the exchange with the other job: two threads connecting at once cannot deadlock on it.
+//!
 //! **Ports** carry a random 128-bit secret (`port`); strangers are refused. **Names**
 //! (`names`) are published as files in a directory every job sees (`MPI_NAME_SERVICE_DIR`,
 //! default `$TMPDIR/mpi-names-<uid>`), which works within a job and across jobs on one host
@@ -50,12 +60,12 @@ mod port;
 mod spawn;
 
 use crate::abi::*;
-use crate::comm::context::MASK_WORDS;
-use crate::comm::make::{self, Cx};
-use crate::comm::net::{as_bytes, as_bytes_mut, Net, TAG_ALLREDUCE, TAG_BCAST, TAG_LEADERS};
-use crate::comm::{Comm, CommIdx, Members};
+use crate::comm::make::{self, Cx, Steps};
+use crate::comm::net::Net;
+use crate::comm::{Comm, CommIdx, SELF};
 use crate::error::{MpiError, MpiResult};
 use crate::group::GroupData;
+use crate::session::from_group::bootstrap_name;
 pub(crate) use port::OpenPort;
 
 /// What this process keeps of its dynamic connections.
@@ -67,65 +77,89 @@ pub(crate) struct Dynamic {
     pub parent: Option<MPI_Comm>,
 }
 
-/// The context the two leaders swap masks on (with a tag of their own; the sources, ranks
-/// of another job, keep it apart from the job's own traffic there).
-const LEADERS_CTX: u16 = 1;
-const TAG_DYN_LEADERS: i32 = TAG_LEADERS + 0x0050_0000;
-const TAG_DYN_BCAST: i32 = TAG_BCAST + 0x0050_0000;
-
 /// Makes the intercommunicator between the local group of `local` (an intracommunicator)
 /// and the group at the other end of `linked`; everyone of the local group calls it.
+///
+/// The context pair is agreed by `comm::agree`'s protocol among every process of both groups
+/// (`make::agree_among`, on the bootstrap context: the accepting group's members, then the
+/// connecting group's, each in rank order, as every member numbers them alike whatever engine
+/// ranks it gave the other job's processes), named by the connection's token: no process
+/// holds its context-id lock for more than one round, so connections made at once by several
+/// threads, or beside other constructors and `MPI_Comm_idup`, cannot deadlock.
 pub(crate) fn make_intercomm(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     local: CommIdx,
-    root: usize,
     linked: link::Linked,
 ) -> MpiResult<MPI_Comm> {
-    let remote = cx
-        .engine
-        .p2p()
-        .add_peers(linked.socks)
-        .map_err(MpiError::from)?;
-    let net = Net::local(cx.comms.get(local));
-    let _lock = crate::comm::agree::Exclusive::acquire(cx.engine, &cx.comms.contexts)?;
-    let mut words = cx.comms.free_words().to_vec();
-    net.allreduce_band(cx.engine, &mut words, TAG_ALLREDUCE + 0x50)?;
-    if net.me == root {
-        let link = Net {
-            ranks: vec![remote[linked.remote_root]],
-            me: 0,
-            ctx: LEADERS_CTX,
-        };
-        let mut theirs = vec![0u64; MASK_WORDS];
-        link.sendrecv(
-            cx.engine,
-            Some(0),
-            as_bytes(&words),
-            Some(0),
-            as_bytes_mut(&mut theirs),
-            TAG_DYN_LEADERS,
-        )?;
-        for (w, t) in words.iter_mut().zip(&theirs) {
-            *w &= t;
-        }
-    }
-    net.bcast(cx.engine, root, as_bytes_mut(&mut words), TAG_DYN_BCAST)?;
-    let ctxs = make::take(cx, &words, true)?;
-    let lc = cx.comms.get(local);
-    let local_group = lc.group();
-    let n = remote.len();
+    let link::Linked {
+        socks,
+        token,
+        accepting,
+    } = linked;
+    let (remote, net) = a.cx(|cx| {
+        let remote = cx.engine.p2p().add_peers(socks).map_err(MpiError::from)?;
+        Ok((remote, Net::local(cx.comms.get(local))))
+    })?;
+    let (first, second) = if accepting {
+        (&net.ranks, &remote)
+    } else {
+        (&remote, &net.ranks)
+    };
+    let members: Vec<u32> = first.iter().chain(second).map(|&r| r as u32).collect();
+    let me = if accepting {
+        net.me
+    } else {
+        remote.len() + net.me
+    };
+    let name = bootstrap_name(&format!("MPI_Comm_accept {}", port::hex(&token)), &[]);
+    let ctxs = make::agree_among(a, &members, me, name)?;
     let remote_group = GroupData::new(remote.iter().map(|&r| r as u32).collect());
-    let mut c = Comm::new(
-        String::new(),
-        ctxs,
-        lc.rank,
-        Members::List(remote_group),
-        n,
-        Some(local_group),
-    );
-    c.errhandler = lc.errhandler;
-    let idle = cx.idle();
-    Ok(cx.comms.insert(c, idle).1)
+    a.cx(|cx| Ok(make::install_inter(cx, local, ctxs, remote_group)))
+}
+
+/// `MPI_Comm_accept` over the intracommunicator `idx`: `port` is the root's copy of its open
+/// port (`None` elsewhere, or at a root that names no port it opened: `MPI_ERR_PORT`).
+pub(crate) fn accept(
+    a: &mut impl Steps,
+    idx: CommIdx,
+    root: usize,
+    port: Option<OpenPort>,
+) -> MpiResult<MPI_Comm> {
+    let net = a.cx(|cx| Ok(Net::local(cx.comms.get(idx))))?;
+    let linked = link::accept(a, &net, root, port.as_ref())?;
+    make_intercomm(a, idx, linked)
+}
+
+/// `MPI_Comm_connect` over the intracommunicator `idx`: `port_name` is the root's argument.
+pub(crate) fn connect(
+    a: &mut impl Steps,
+    idx: CommIdx,
+    root: usize,
+    port_name: Option<&str>,
+) -> MpiResult<MPI_Comm> {
+    let net = a.cx(|cx| Ok(Net::local(cx.comms.get(idx))))?;
+    let linked = link::connect(a, &net, root, port_name)?;
+    make_intercomm(a, idx, linked)
+}
+
+/// `MPI_Comm_join` over the connected socket `fd`: each side writes a port of its own over
+/// it and reads the other's (outside the process's lock: a wait on the other process); the
+/// lower name accepts, the other connects, each on `MPI_COMM_SELF`.
+pub(crate) fn join(a: &mut impl Steps, fd: std::ffi::c_int) -> MpiResult<MPI_Comm> {
+    let mine = port::open()?;
+    let theirs = a.outside(|| link::swap_lines(fd, &mine.name))?;
+    if theirs == mine.name {
+        return Err(MpiError::new(
+            MPI_ERR_OTHER,
+            "MPI_Comm_join: the socket leads back to this process",
+        ));
+    }
+    if mine.name < theirs {
+        accept(a, SELF, 0, Some(mine))
+    } else {
+        drop(mine);
+        connect(a, SELF, 0, Some(&theirs))
+    }
 }
 
 /// In `MPI_Init` of a spawned process: connects to the parents (collective over the new
@@ -156,10 +190,7 @@ pub(crate) fn join_parent(cx: &mut Cx<'_>) -> MpiResult<Option<MPI_Comm>> {
         }
         _ => return Ok(None),
     };
-    let world = crate::comm::WORLD;
-    let net = Net::local(cx.comms.get(world));
-    let linked = link::connect(cx.engine, &net, 0, Some(&port))?;
-    make_intercomm(cx, world, 0, linked).map(Some)
+    connect(cx, crate::comm::WORLD, 0, Some(&port)).map(Some)
 }
 
 /// The engine ranks of other jobs that `c` names.

@@ -24,6 +24,24 @@ pub(crate) struct OpenPort {
     pub secret: [u8; SECRET_BYTES],
 }
 
+impl OpenPort {
+    /// A copy for one `MPI_Comm_accept` (the listener's descriptor duplicated): the call owns
+    /// it, so its waits keep nothing of the process's state.
+    pub(crate) fn try_clone(&self) -> MpiResult<OpenPort> {
+        let listener = self.listener.try_clone().map_err(|e| {
+            MpiError::new(
+                MPI_ERR_PORT,
+                format!("port {}: its listener cannot be used: {e}", self.name),
+            )
+        })?;
+        Ok(OpenPort {
+            name: self.name.clone(),
+            listener,
+            secret: self.secret,
+        })
+    }
+}
+
 /// A parsed port name.
 pub(crate) struct PortName {
     pub addr: SocketAddr,

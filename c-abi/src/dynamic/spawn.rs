@@ -1,10 +1,12 @@
 //! `MPI_Comm_spawn` and `MPI_Comm_spawn_multiple`: the root asks the launcher for the child
 //! job (PMI-1 spawn, with the root's open port pre-put as `PARENT_ROOT_PORT_NAME`), tells the
 //! other parents how it went, and every parent accepts the children's connection on that port.
+//! The launcher's answer is waited for outside the process's lock (`Progress::outside`: under
+//! `MPI_THREAD_MULTIPLE` the other threads' calls run meanwhile), as are the accept's waits.
 
 use super::{link, make_intercomm, port};
 use crate::abi::*;
-use crate::comm::make::Cx;
+use crate::comm::make::Steps;
 use crate::comm::net::{Net, TAG_BCAST};
 use crate::comm::CommIdx;
 use crate::error::{MpiError, MpiResult};
@@ -37,12 +39,12 @@ fn launch(commands: &[pmi::SpawnCommand], port: &str) -> MpiResult<()> {
 
 /// The collective work of a spawn over the intracommunicator `idx`; `commands` is the root's.
 pub(crate) fn spawn(
-    cx: &mut Cx<'_>,
+    a: &mut impl Steps,
     idx: CommIdx,
     root: usize,
     commands: Option<Vec<pmi::SpawnCommand>>,
 ) -> MpiResult<Spawned> {
-    let net = Net::local(cx.comms.get(idx));
+    let net = a.cx(|cx| Ok(Net::local(cx.comms.get(idx))))?;
     let mut word = [0u64; 2];
     let mut open = None;
     let mut root_error = None;
@@ -50,9 +52,11 @@ pub(crate) fn spawn(
         let commands = commands.unwrap_or_default();
         let total: usize = commands.iter().map(|c| c.nprocs).sum();
         word[1] = total as u64;
-        let started = port::open().and_then(|p| {
-            launch(&commands, &p.name)?;
-            Ok(p)
+        let started = a.outside(|| {
+            port::open().and_then(|p| {
+                launch(&commands, &p.name)?;
+                Ok(p)
+            })
         });
         match started {
             Ok(p) => open = Some(p),
@@ -63,7 +67,7 @@ pub(crate) fn spawn(
         }
     }
     let mut bytes: Vec<u8> = word.iter().flat_map(|w| w.to_le_bytes()).collect();
-    net.bcast(cx.engine, root, &mut bytes, TAG_SPAWNED)?;
+    net.bcast(a, root, &mut bytes, TAG_SPAWNED)?;
     let status = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
     let total = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")) as usize;
     if status != 0 {
@@ -78,8 +82,8 @@ pub(crate) fn spawn(
             total,
         });
     }
-    let linked = link::accept(cx.engine, &net, root, open.as_ref())?;
+    let linked = link::accept(a, &net, root, open.as_ref())?;
     drop(open); // The port closes: the children are in.
-    let intercomm = make_intercomm(cx, idx, root, linked);
+    let intercomm = make_intercomm(a, idx, linked);
     Ok(Spawned { intercomm, total })
 }

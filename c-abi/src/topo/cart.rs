@@ -250,7 +250,6 @@ pub(crate) fn read_grid(
     Ok((d, p))
 }
 
-/// The rank a mapping of `n` processes gives this process: its own, or `MPI_UNDEFINED`.
 /// `MPI_Cart_sub`'s collective part: the sub-grid this process is in (`color`: its
 /// coordinates in the dropped dimensions, `key`: in the kept ones), with topology `topo`.
 pub(crate) fn sub_grid(

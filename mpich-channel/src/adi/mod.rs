@@ -209,11 +209,7 @@ impl Adi {
     /// channel is wrapped at the first call only.
     pub fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
         if !self.joined {
-            let local = std::mem::replace(
-                &mut self.ch,
-                Box::new(channel::foreign::Unplugged) as Box<dyn Channel>,
-            );
-            self.ch = Box::new(channel::foreign::Joined::new(local));
+            channel::foreign::Joined::wrap(&mut self.ch);
             self.joined = true;
         }
         let ranks = self.ch.add_peers(socks)?;
@@ -259,12 +255,22 @@ impl Adi {
         self.eager_max
     }
 
+    #[inline(always)]
     fn check_dest(&mut self, dest: usize) -> Result<()> {
+        if dest < self.reach {
+            return Ok(());
+        }
+        self.check_dest_grown(dest)
+    }
+
+    /// [`Adi::check_dest`] for a rank past the engine's reach: another lane may have added
+    /// it to the shared channel since (kept off the sends' fast path).
+    #[cold]
+    #[inline(never)]
+    fn check_dest_grown(&mut self, dest: usize) -> Result<()> {
+        self.grow_reach();
         if dest >= self.reach {
-            self.grow_reach();
-            if dest >= self.reach {
-                return Err(AdiError::BadRank(dest as i32, self.reach));
-            }
+            return Err(AdiError::BadRank(dest as i32, self.reach));
         }
         Ok(())
     }

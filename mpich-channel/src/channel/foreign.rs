@@ -145,6 +145,12 @@ pub struct Joined {
 unsafe impl Send for Joined {}
 
 impl Joined {
+    /// Wraps the job's channel `ch` in place (the first peer of another job is coming).
+    pub(crate) fn wrap(ch: &mut Box<dyn Channel>) {
+        let local = std::mem::replace(ch, Box::new(Unplugged) as Box<dyn Channel>);
+        *ch = Box::new(Joined::new(local));
+    }
+
     pub fn new(local: Box<dyn Channel>) -> Joined {
         let local_size = local.size();
         Joined {

@@ -519,11 +519,7 @@ impl Channel for LaneChannel {
     fn add_peers(&mut self, socks: Vec<std::net::TcpStream>) -> Result<Vec<usize>> {
         let mut wire = self.shared.wire()?;
         if !wire.joined {
-            let local = std::mem::replace(
-                &mut wire.ch,
-                Box::new(crate::channel::foreign::Unplugged) as Box<dyn Channel>,
-            );
-            wire.ch = Box::new(crate::channel::foreign::Joined::new(local));
+            crate::channel::foreign::Joined::wrap(&mut wire.ch);
             wire.joined = true;
         }
         let ranks = wire.ch.add_peers(socks)?;

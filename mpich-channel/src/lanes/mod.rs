@@ -39,7 +39,8 @@
 //! channel by the others and kept in its inbox, so the transport never stalls on it; they are
 //! matched at its next turn.
 //!
-//! Entry: [`crate::Engine::into_lanes`].
+//! Entry: [`crate::Engine::into_lanes`], or [`crate::Engine::split_lanes`], which keeps the
+//! engine in place as lane 0.
 
 mod channel;
 
@@ -61,6 +62,15 @@ pub fn pair_route(ctx: u16) -> usize {
     } else {
         usize::from(ctx / 2)
     }
+}
+
+/// The point-to-point contexts (past world's and self's) that [`pair_route`] gives to lane
+/// `lane` of `n`, in increasing order: for tests and benchmarks that want traffic on a given
+/// lane.
+pub fn contexts_of(lane: usize, n: usize) -> impl Iterator<Item = u16> {
+    (4..=u16::MAX - 1)
+        .step_by(2)
+        .filter(move |&c| pair_route(c) % n.max(1) == lane)
 }
 
 /// Splits `adi` into `n` lanes: `adi` becomes lane 0 over a [`LaneChannel`], and the others
@@ -94,5 +104,7 @@ mod tests {
         assert_eq!((0..4).map(pair_route).collect::<Vec<_>>(), [0, 0, 0, 0]);
         assert_eq!(pair_route(5), 0, "a collective context");
         assert_eq!((pair_route(4), pair_route(6), pair_route(8)), (2, 3, 4));
+        let of_1: Vec<u16> = contexts_of(1, 4).take(2).collect();
+        assert_eq!(of_1, [10, 18]);
     }
 }

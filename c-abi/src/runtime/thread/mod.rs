@@ -62,7 +62,13 @@
 //! `MPI_Cart_sub`, `MPI_Graph_create`, `MPI_Dist_graph_create_adjacent`,
 //! `MPI_Dist_graph_create`, `MPI_Comm_create_from_group`, `MPI_Intercomm_create_from_groups`,
 //! and `MPI_Comm_disconnect` (the split's allgather, the `comm::net` exchanges and the
-//! agreement stepped in the looks); windows: `MPI_Win_create`, `MPI_Win_allocate`,
+//! agreement stepped in the looks); the dynamic-process calls that join jobs:
+//! `MPI_Comm_accept`, `MPI_Comm_connect`, `MPI_Comm_join`, `MPI_Comm_spawn`,
+//! `MPI_Comm_spawn_multiple` (their exchanges within a group and the context agreement in
+//! the looks; their socket work, which touches nothing of the state, with the lock let go
+//! throughout: the accepting root's polling of its port, the handshakes, the members'
+//! connections, the join's swap of port names, the launcher's answer to a spawn, each
+//! through [`Calling::outside`]); windows: `MPI_Win_create`, `MPI_Win_allocate`,
 //! `MPI_Win_allocate_shared`, `MPI_Win_create_dynamic`, `MPI_Win_fence`, `MPI_Win_start`,
 //! `MPI_Win_complete`, `MPI_Win_wait`, `MPI_Win_lock`, `MPI_Win_unlock`, `MPI_Win_lock_all`,
 //! `MPI_Win_unlock_all`, the flushes, `MPI_Win_free`; files: `MPI_File_open`,
@@ -72,20 +78,21 @@
 //! (`MPI_File_read_ordered`, `write_ordered` and their begins), `MPI_File_seek_shared`,
 //! `MPI_File_sync`, `MPI_File_set_atomicity`, `MPI_File_set_size`, `MPI_File_preallocate`.
 //!
-//! **What still waits holding the lock**: the dynamic-process calls that connect jobs
-//! (`MPI_Comm_accept`, `MPI_Comm_connect`, `MPI_Comm_join`, `MPI_Comm_spawn`,
-//! `MPI_Comm_spawn_multiple`: their sockets' handshakes and exchanges; the accepting root
-//! polls its port holding it); `MPI_Mrecv` and `MPI_Mprobe`'s receive of the message it
-//! found (the message has arrived: only its data transfer remains, which this process's own
-//! engine turns move on); `MPI_Finalize` (MPI requires every other thread to have finished
-//! its MPI calls by then). Holding the lock there is sound and can only deadlock, when the
-//! wait needs another thread of the process to make an MPI call meanwhile. `MPI_Bsend` does
+//! **What still waits holding the lock**: `MPI_Mrecv` and `MPI_Mprobe`'s receive of the
+//! message it found (the message has arrived: only its data transfer remains, which this
+//! process's own engine turns move on); `MPI_Finalize` (MPI requires every other thread to
+//! have finished its MPI calls by then); `MPI_Comm_disconnect`'s goodbye on the streams to
+//! another job no communicator names any more (after its barrier, which waits outside: the
+//! bytes still queued on those streams are flushed, bounded by the channel's drain limit);
+//! `MPI_Init` of a spawned process connecting to its parents (no other thread can be in MPI
+//! yet). Holding the lock there is sound and can only deadlock, when the wait needs another
+//! thread of the process to make an MPI call meanwhile. `MPI_Bsend` does
 //! not wait (a message the attached buffer has no room for, once the space of the completed
 //! sends is reclaimed, is `MPI_ERR_BUFFER` at once). The context-id lock (the process's mask
 //! lock, `comm::agree`) is held for one round of the agreement protocol at most by every
-//! constructor, `MPI_Comm_create_group`, `MPI_Intercomm_create` and the sessions' calls
-//! included (over their members on contexts of their own); only the dynamic-process calls
-//! that join jobs hold it across their exchange (`comm::agree::Exclusive`).
+//! constructor, `MPI_Comm_create_group`, `MPI_Intercomm_create`, the sessions' calls and the
+//! dynamic-process calls included (over their members on contexts of their own; the
+//! dynamic ones over every process of both jobs' groups, named by the connection's token).
 //!
 //! **Nested calls.** A callback of the program (a reduction operation, an attribute copy or
 //! delete function, a generalized request's function, an error handler) that calls MPI runs

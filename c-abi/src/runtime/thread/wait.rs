@@ -120,6 +120,30 @@ impl Calling {
         }
     }
 
+    /// Runs `f`, which reaches nothing of the state (it is given none: a wait on a socket to
+    /// another job, the launcher's answer to a spawn), with the lock let go meanwhile if this
+    /// call holds it ([`Calling::releases`]), so that the other threads' calls run; the lock is
+    /// taken again before this returns (or unwinds). Below `MPI_THREAD_MULTIPLE`, or nested in
+    /// another call, it just runs `f`. No copy job is pending here: a look claims its own.
+    pub fn outside<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        if !self.releases() {
+            return f();
+        }
+        let Some(held) = self.held.as_mut() else {
+            return f();
+        };
+        /// Takes the lock again when dropped, on a return or an unwind alike.
+        struct Resume<'a>(&'a mut Held);
+        impl Drop for Resume<'_> {
+            fn drop(&mut self) {
+                self.0.resume();
+            }
+        }
+        held.pause();
+        let _resume = Resume(held);
+        f()
+    }
+
     /// Waits for `request` (made by this call: its nonblocking twin's request) and retires
     /// it, as `MPI_Wait` does; each look is an `MPI_Test`.
     pub fn wait_request(&mut self, mut request: MPI_Request) -> MpiResult<Finished> {
