@@ -57,6 +57,28 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<
     code
 }
 
+/// [`call`] when calls take no lock ([`locking`] said so): the body on the state.
+#[inline(always)]
+pub(crate) fn unlocked(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_int {
+    run(name, body)
+}
+
+/// [`call_waiting`] when calls take no lock ([`locking`] said so).
+#[inline(always)]
+pub(crate) fn unlocked_waiting(
+    name: &'static str,
+    body: impl FnOnce(&mut Calling) -> MpiResult<()>,
+) -> c_int {
+    waiting(name, None, body)
+}
+
+/// Whether calls take the process lock (`MPI_THREAD_MULTIPLE`, the progress thread or the
+/// checks): one relaxed load.
+#[inline(always)]
+pub(crate) fn locking() -> bool {
+    lock::on()
+}
+
 /// The lock for the call `name` if calls take it (`None` if not); `Err` with the C return
 /// value for a call that breaks its thread level's rule.
 #[inline(always)]
@@ -148,8 +170,10 @@ fn waiting(
 /// As [`call`], for a point-to-point call that may take the lane path (`thread::lane`): when
 /// calls take the lock and lanes are on, `lane_of` (on the state read-only, under the lock
 /// held shared) names the call's lane; a lane other than 0 runs `on_lane` there, anything
-/// else runs `body` as [`call`] does. Below `MPI_THREAD_MULTIPLE` this is [`call`].
-#[inline(always)]
+/// else runs `body` as [`call`] does. Only called while calls take the lock (the entry point
+/// runs [`call`] itself otherwise), and out of line, so that the fast path below
+/// `MPI_THREAD_MULTIPLE` is [`call`]'s code alone.
+#[inline(never)]
 pub(crate) fn call_lane(
     name: &'static str,
     lane_of: impl FnOnce(&Runtime) -> Option<usize>,
@@ -166,7 +190,7 @@ pub(crate) fn call_lane(
 }
 
 /// [`call_lane`] for a body that may wait ([`call_waiting`]).
-#[inline(always)]
+#[inline(never)]
 pub(crate) fn call_lane_waiting(
     name: &'static str,
     lane_of: impl FnOnce(&Runtime) -> Option<usize>,
@@ -250,7 +274,7 @@ macro_rules! mpi_fn {
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
         on_lane |$lc:ident| $lane_body:block waits |$call:ident| $body:block
     ) => {
-        $crate::runtime::export::mpi_fn!(@lanes call_lane_waiting [$crate::runtime::thread::Calling]
+        $crate::runtime::export::mpi_fn!(@lanes call_lane_waiting unlocked_waiting [$crate::runtime::thread::Calling]
             $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$rt| $lane_of |$lc| $lane_body |$call| $body);
     };
     (
@@ -258,10 +282,10 @@ macro_rules! mpi_fn {
         fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* $(,)? ) lanes |$rt:ident| $lane_of:block
         on_lane |$lc:ident| $lane_body:block |$st:ident| $body:block
     ) => {
-        $crate::runtime::export::mpi_fn!(@lanes call_lane [$crate::runtime::Mpi]
+        $crate::runtime::export::mpi_fn!(@lanes call_lane unlocked [$crate::runtime::Mpi]
             $(#[$doc])* fn $mpi / $pmpi ($($arg: $ty),*) |$rt| $lane_of |$lc| $lane_body |$st| $body);
     };
-    (@lanes $entry:ident [$state:ty]
+    (@lanes $entry:ident $plain:ident [$state:ty]
         $(#[$doc:meta])* fn $mpi:ident / $pmpi:ident ( $($arg:ident : $ty:ty),* )
         |$rt:ident| $lane_of:block |$lc:ident| $lane_body:block |$st:ident| $body:block
     ) => {
@@ -271,11 +295,21 @@ macro_rules! mpi_fn {
         /// The MPI standard's contract for this function's pointer arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $pmpi($($arg: $ty),*) -> ::std::ffi::c_int {
+            // Below MPI_THREAD_MULTIPLE there are no lanes: the plain entry, with the body
+            // written out for it alone (one caller: inlined as in every other function; a
+            // body shared with the lane entry would be called from two places and kept out
+            // of line), and no lane closure built.
+            if !$crate::runtime::export::locking() {
+                return $crate::runtime::export::$plain(
+                    stringify!($mpi),
+                    |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
+                );
+            }
             $crate::runtime::export::$entry(
                 stringify!($mpi),
                 move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
                 move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
-                |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
+                move |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
             )
         }
         $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);

@@ -181,51 +181,27 @@ impl Runtime {
     /// field load more than lane 0's: the lanes' own path is out of line).
     #[inline(always)]
     pub fn p2p_on(&mut self, ctx: u16) -> crate::p2p::Cx<'_> {
-        if self.lanes.off() {
-            return self.p2p_zero();
-        }
         let lane = self.lane_of(ctx);
-        self.p2p_routed(lane)
+        self.p2p_lane(lane)
     }
 
     /// The point-to-point context on the lane request handle `h` names (lane 0 for a handle
     /// that names none: its lookup there refuses it).
     #[inline(always)]
     pub fn p2p_for_request(&mut self, h: crate::abi::MPI_Request) -> crate::p2p::Cx<'_> {
-        if self.lanes.off() {
-            return self.p2p_zero();
-        }
         let lane = self.lane_of_request(h);
-        self.p2p_routed(lane)
+        self.p2p_lane(lane)
     }
 
-    /// The point-to-point context on lane `lane` (< the lane count).
+    /// The point-to-point context on lane `lane` (< the lane count). One context is built
+    /// whatever the lane (only the engine's address differs), so that on the fast path it
+    /// stays in registers.
     #[inline(always)]
     pub fn p2p_lane(&mut self, lane: usize) -> crate::p2p::Cx<'_> {
-        if lane == 0 {
-            return self.p2p_zero();
-        }
-        self.p2p_routed(lane)
-    }
-
-    #[inline(always)]
-    fn p2p_zero(&mut self) -> crate::p2p::Cx<'_> {
-        crate::p2p::Cx {
-            engine: &mut self.engine,
-            lane: 0,
-            comms: &self.comms,
-            types: &self.types,
-            bsend: Some(&mut self.bsend),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn p2p_routed(&mut self, lane: usize) -> crate::p2p::Cx<'_> {
         let engine = if lane == 0 {
             &mut self.engine
         } else {
-            self.lanes.get_mut(lane)
+            self.lanes.get_mut_out_of_line(lane)
         };
         crate::p2p::Cx {
             engine,

@@ -36,8 +36,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The environment variable with the number of lanes.
 pub(crate) const LANES_ENV: &str = "MPI_LANES";
-/// Lanes when [`LANES_ENV`] is not set.
-pub(crate) const DEFAULT_LANES: usize = 4;
+/// Lanes when [`LANES_ENV`] is not set: one (no lanes), as MPICH's default of one VCI; a
+/// program that runs threads on separate communicators asks for more.
+pub(crate) const DEFAULT_LANES: usize = 1;
 /// The most lanes: request handles carry the lane in 3 bits (`p2p::request`).
 pub(crate) const MAX_LANES: usize = crate::p2p::request::MAX_LANES;
 

@@ -73,6 +73,13 @@ impl Lanes {
         self.slots[k - 1].engine.get_mut()
     }
 
+    /// [`Lanes::get_mut`] kept out of the point-to-point fast path (lane 0 needs no slot).
+    #[cold]
+    #[inline(never)]
+    pub fn get_mut_out_of_line(&mut self, k: usize) -> &mut Engine {
+        self.get_mut(k)
+    }
+
     /// Lane `k`'s engine under its mutex, waiting for it (1 <= k < count).
     pub fn lock(&self, k: usize) -> LaneGuard<'_> {
         let slot = &self.slots[k - 1];
