@@ -17,10 +17,24 @@ mod common;
 
 use common::{assert_ok, mpirun, program, run_ok, Launch, Scratch};
 
-/// Runs `tests/c/thread/<name>.c` at each rank count.
+/// Runs `tests/c/thread/<name>.c` at each rank count, and once more on 4 lanes (`MPI_LANES`
+/// is 1 unless set) at the largest, so every threaded program also runs with point-to-point
+/// on lanes of its own.
 fn run_at(name: &str, sizes: &[usize]) {
+    let name = format!("thread/{name}");
     for &ranks in sizes {
-        run_ok(&format!("thread/{name}"), ranks, None);
+        run_ok(&name, ranks, None);
+    }
+    if let Some(&ranks) = sizes.iter().max() {
+        let job = mpirun(
+            &program(&name),
+            &Launch {
+                ranks,
+                env: vec![("MPI_LANES", "4".into())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, &name);
     }
 }
 
