@@ -90,17 +90,15 @@ fn enter(name: &'static str) -> Result<Option<lock::Held>, c_int> {
     }
 }
 
-/// [`enter`] for a call that may take the lane path: `Err` with the C return value when it
-/// ran there (or broke its level's rule).
+/// [`enter`] for a call that may take the lane path, made only while calls take the lock (the
+/// entry point has tested [`locking`]): `Err` with the C return value when it ran there (or
+/// broke its level's rule).
 #[inline(always)]
 fn enter_lane(
     name: &'static str,
     lane_of: impl FnOnce(&Runtime) -> Option<usize>,
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
 ) -> Result<Option<lock::Held>, c_int> {
-    if !lock::on() {
-        return Ok(None);
-    }
     if let Some(code) = lane::try_call(name, lane_of, on_lane) {
         return Err(code);
     }
