@@ -129,6 +129,29 @@ fn threads_on_lanes_run_point_to_point_apart() {
     }
 }
 
+/// Messages to the own rank on lanes (they skip the shared channel): 4 threads per rank,
+/// each on its own duplicate, send to themselves: non-overtaking over eager, empty and
+/// rendezvous messages of one tag, receives posted first (`MPI_Send`, `MPI_Ssend`),
+/// unexpected ones found by `MPI_Probe` and `MPI_ANY_SOURCE`/`MPI_ANY_TAG`, `MPI_Sendrecv`
+/// (`_replace`), a cancelled `MPI_Irecv`; 1 and 2 ranks, on bip and fm, every byte checked.
+#[test]
+fn threads_on_lanes_send_to_their_own_rank() {
+    let exe = program("thread/lanes_self");
+    for (ranks, channel) in [(1, "bip"), (2, "bip"), (1, "fm")] {
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                channel: Some(channel),
+                env: vec![("MPI_LANES", "4".into())],
+                ..Default::default()
+            },
+        );
+        assert_ok(&job, "lanes_self");
+    }
+    run_ok("thread/lanes_self", 1, None);
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

@@ -84,13 +84,15 @@ pub(crate) fn lane_zero_alias(ctx: u16) -> u16 {
 /// it receives, so processes with different counts interoperate). Collective contexts (odd),
 /// `MPI_COMM_WORLD`'s and `MPI_COMM_SELF`'s (0..3) and the library's own (from
 /// [`COMM_CONTEXTS`] on) are lane 0's; a communicator's point-to-point context `2k` (k >= 2)
-/// is lane `k % lanes`'s, so consecutive duplicates land on different lanes.
+/// is lane `1 + (k - 2) % (lanes - 1)`'s: consecutive duplicates land on different lanes, and
+/// none on lane 0, whose calls take the whole state (a thread on a communicator of its own
+/// never waits for collectives and the other lanes).
 #[inline]
 pub(crate) fn lane_of(ctx: u16, lanes: usize) -> usize {
     if lanes <= 1 || ctx & 1 == 1 || !(4..COMM_CONTEXTS).contains(&ctx) {
         return 0;
     }
-    (ctx as usize / 2) % lanes
+    1 + (ctx as usize / 2 - 2) % (lanes - 1)
 }
 
 #[cfg(test)]
@@ -128,9 +130,9 @@ mod tests {
         ] {
             assert_eq!(lane_of(ctx, 4), 0, "context {ctx}");
         }
-        assert_eq!(lane_of(4, 4), 2);
-        assert_eq!(lane_of(6, 4), 3);
-        assert_eq!(lane_of(8, 4), 0);
+        assert_eq!(lane_of(4, 4), 1);
+        assert_eq!(lane_of(6, 4), 2);
+        assert_eq!(lane_of(8, 4), 3);
         assert_eq!(lane_of(10, 4), 1);
         assert_eq!(lane_of(10, 1), 0);
         assert_eq!(lane_of(10, 2), 1);

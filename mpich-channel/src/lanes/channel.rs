@@ -418,6 +418,14 @@ impl Channel for LaneChannel {
         sink: &mut dyn Sink,
     ) -> Result<bool> {
         let LaneChannel { shared, me } = self;
+        if dest == shared.rank && shared.lane_of(env.ctx) == me.lane {
+            // A message to this process on this lane's context (and every answer to it,
+            // which carries that context) lands in this lane's matching at once, without
+            // the shared channel: nothing of this lane's to itself travels through the
+            // wire, so nothing there can be overtaken.
+            sink.arrived_whole(dest, env, payload);
+            return Ok(true);
+        }
         let wire = shared.wire()?;
         let (_, sent) = me.with_router(shared, wire, sink, |ch, router| {
             ch.send_control(dest, env, payload, router)

@@ -86,6 +86,8 @@ pub(crate) fn make(engine: Engine, n: usize) -> mpich_channel::Result<(Engine, L
     }
     // Before any lane exists: `route` divides by it from now on, in every lane's router.
     COUNT.store(n, Ordering::Relaxed);
+    // Calls on lanes hold the process lock shared: exclusive holds must wait for them.
+    crate::runtime::thread::lock::allow_shared();
     match engine.into_lanes(n, route) {
         Ok(mut engines) => {
             let zero = engines.remove(0);

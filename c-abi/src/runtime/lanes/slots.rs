@@ -12,7 +12,9 @@ use mpich_channel::Engine;
 use std::cell::UnsafeCell;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-/// One lane other than 0.
+/// One lane other than 0, on cache lines of its own (so that threads on two lanes do not
+/// pass a line between their cores through the mutexes).
+#[repr(align(128))]
 struct Slot {
     lock: Mutex<()>,
     engine: UnsafeCell<Engine>,

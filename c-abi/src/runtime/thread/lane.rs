@@ -35,12 +35,11 @@ use crate::runtime::Runtime;
 use nic_model::copy_jobs::{self, Deferring};
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::RwLockReadGuard;
 
 /// A lane-path call's right to its lane: the process lock held shared (`None` while a wait
 /// lets it go) and the lane it works on.
 pub(crate) struct LaneCall {
-    shared: Option<RwLockReadGuard<'static, ()>>,
+    shared: Option<lock::Shared>,
     lane: usize,
 }
 

@@ -37,11 +37,12 @@
 //! shared ([`shared`]) and its lane's mutex, and reaches the rest of the state read-only
 //! (`thread::lane`). It never runs the program's code, so no call nests in it.
 
+pub(crate) use super::striped::Shared;
+use super::striped::{Exclusive, StripedLock};
 use crate::abi::{MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED};
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 /// Why MPI calls take the lock: a bit per reason, 0 when they need not.
 static ON: AtomicU8 = AtomicU8::new(0);
@@ -57,8 +58,9 @@ static CHECKED_LEVEL: AtomicI32 = AtomicI32::new(0);
 
 /// The lock of the process's MPI state. It guards no data of its own: holding it
 /// exclusively is the right to use the state in [`crate::runtime::global`]; holding it shared,
-/// the right to read it and to use the lanes behind their own mutexes.
-static LOCK: RwLock<()> = RwLock::new(());
+/// the right to read it and to use the lanes behind their own mutexes. Shared holds are
+/// counted per thread (`super::striped`), so lanes do not meet here.
+static LOCK: StripedLock = StripedLock::new();
 
 thread_local! {
     /// Whether this thread holds [`LOCK`] (its MPI calls are then nested in one that does).
@@ -134,7 +136,7 @@ impl Misuse {
 /// The right to use the MPI state, held until dropped; empty for a call nested in one that
 /// holds it on the same thread.
 #[must_use]
-pub(crate) struct Held(Option<RwLockWriteGuard<'static, ()>>, Option<Misuse>);
+pub(crate) struct Held(Option<Exclusive>, Option<Misuse>);
 
 impl Held {
     /// The rule this call breaks, if the checks are on and it does (`MPI_THREAD_CHECK=1`).
@@ -176,12 +178,8 @@ impl Drop for Held {
 }
 
 /// Waits for the lock and marks this thread as its holder.
-fn take_lock() -> RwLockWriteGuard<'static, ()> {
-    // A panic is caught inside the call that holds the guard, so the lock is never poisoned
-    // by this library; a poisoned lock would still guard nothing but the right to the state.
-    let guard = LOCK
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+fn take_lock() -> Exclusive {
+    let guard = LOCK.exclusive();
     HOLDING.with(|h| h.set(true));
     guard
 }
@@ -192,10 +190,16 @@ pub(crate) fn holding() -> bool {
     HOLDING.with(Cell::get)
 }
 
+/// From now on calls may take the lock shared (lanes were made, by a thread that holds it
+/// exclusively). Until then an exclusive hold is one mutex.
+pub(crate) fn allow_shared() {
+    LOCK.allow_shared();
+}
+
 /// Takes the lock shared, waiting for an exclusive holder to let it go: the lane path's
 /// hold (`thread::lane`). The caller must not hold it already in any way.
-pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
-    LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+pub(crate) fn shared() -> Shared {
+    LOCK.shared()
 }
 
 /// Takes the lock for an MPI call (waiting for the thread that holds it), or nothing if this
@@ -230,17 +234,13 @@ pub(crate) fn enter_call(func: &'static str) -> Held {
         return Held(Some(take_lock()), Some(Misuse::NotMain(level)));
     }
     if level == MPI_THREAD_SERIALIZED && reasons & PROGRESS_THREAD == 0 {
-        return match LOCK.try_write() {
-            Ok(guard) => {
+        return match LOCK.try_exclusive() {
+            Some(guard) => {
                 HOLDING.with(|h| h.set(true));
                 Held(Some(guard), None)
             }
-            Err(TryLockError::Poisoned(poisoned)) => {
-                HOLDING.with(|h| h.set(true));
-                Held(Some(poisoned.into_inner()), None)
-            }
             // Another thread is inside MPI: the state is not this call's to use.
-            Err(TryLockError::WouldBlock) => Held(None, Some(Misuse::Concurrent)),
+            None => Held(None, Some(Misuse::Concurrent)),
         };
     }
     Held(Some(take_lock()), None)
@@ -260,11 +260,7 @@ const ANY_THREAD: [&str; 6] = [
 /// thread that holds it is inside MPI and turning the engine itself, and `MPI_Finalize` joins
 /// the progress thread while holding it).
 pub(crate) fn try_enter() -> Option<Held> {
-    let guard = match LOCK.try_write() {
-        Ok(guard) => guard,
-        Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-        Err(TryLockError::WouldBlock) => return None,
-    };
+    let guard = LOCK.try_exclusive()?;
     HOLDING.with(|h| h.set(true));
     Some(Held(Some(guard), None))
 }

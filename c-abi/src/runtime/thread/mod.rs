@@ -158,6 +158,7 @@
 pub(crate) mod lane;
 pub(crate) mod lock;
 mod reach;
+mod striped;
 mod wait;
 
 pub(crate) use lane::LaneCall;
