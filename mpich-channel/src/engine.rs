@@ -35,13 +35,23 @@ use std::any::Any;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-/// One request's worth of work that the engine advances on every turn (a nonblocking
+/// One request's worth of work that the engine advances on every turn, or on every turn
+/// after something arrived or left if it says it moves only then (a nonblocking
 /// collective's schedule). It may start and test point-to-point operations, and must never
 /// wait.
 pub trait Operation {
     /// Moves the operation on as far as it goes without waiting; `Some(status)` once it is
     /// over (its request then completes with that status).
     fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>>;
+
+    /// Whether the operation moves only when one of the point-to-point requests it started
+    /// completes (a schedule of transfers): the engine then polls it on the turns after
+    /// [`Adi::events`] changed, not on every turn (a blocked wait turns the crank thousands of
+    /// times between two arrivals). Its first poll, at its start, runs whatever it can do at
+    /// once; requests it starts that complete at once are its own poll's to see.
+    fn moves_on_events(&self) -> bool {
+        false
+    }
 }
 
 /// An operation whose state its owner keeps between runs (a persistent collective's): the
@@ -50,6 +60,11 @@ pub trait Operation {
 pub trait SharedOperation {
     /// As [`Operation::poll`], through a shared reference (the state has its own cell).
     fn poll_shared(&self, p2p: &mut Adi) -> Result<Option<Status>>;
+
+    /// As [`Operation::moves_on_events`].
+    fn moves_on_events(&self) -> bool {
+        false
+    }
 }
 
 /// An operation in flight, as the engine holds it.
@@ -59,6 +74,13 @@ enum Held {
 }
 
 impl Held {
+    fn moves_on_events(&self) -> bool {
+        match self {
+            Held::Owned(op) => op.moves_on_events(),
+            Held::Shared(op) => op.moves_on_events(),
+        }
+    }
+
     #[inline]
     fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>> {
         match self {
@@ -92,7 +114,10 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(100);
 /// The engine: the point-to-point engine, the operations in flight, the hooks.
 pub struct Engine {
     adi: Adi,
-    ops: Vec<Option<(ReqId, Held)>>,
+    /// Operations in flight: request, operation, whether it moves only on events.
+    ops: Vec<Option<(ReqId, Held, bool)>>,
+    /// [`Adi::events`] when the operations were last polled.
+    ops_seen: u64,
     live_ops: usize,
     hooks: Vec<Box<dyn Hook>>,
     idle_tests: u32,
@@ -150,6 +175,7 @@ impl Engine {
         Engine {
             adi,
             ops: Vec::new(),
+            ops_seen: 0,
             live_ops: 0,
             hooks: Vec::new(),
             idle_tests: 0,
@@ -185,8 +211,16 @@ impl Engine {
     #[inline(never)]
     fn poll_ops(&mut self) -> Result<bool> {
         let mut any = false;
+        let events = self.adi.events();
+        let fresh = events != self.ops_seen;
+        self.ops_seen = events;
         for slot in self.ops.iter_mut() {
-            let Some((id, op)) = slot else { continue };
+            let Some((id, op, on_events)) = slot else {
+                continue;
+            };
+            if *on_events && !fresh {
+                continue;
+            }
             if let Some(status) = op.poll(&mut self.adi)? {
                 self.adi.complete_external(*id, status);
                 *slot = None;
@@ -262,7 +296,8 @@ impl Engine {
                 self.ops.push(None);
                 self.ops.len() - 1
             });
-        self.ops[slot] = Some((id, op));
+        let on_events = op.moves_on_events();
+        self.ops[slot] = Some((id, op, on_events));
         self.live_ops += 1;
     }
 

@@ -15,7 +15,9 @@
 //! this rank does as a schedule ([`sched`]): rounds of sends, receives and local steps (copy,
 //! reduce). The blocking call runs the schedule to completion at once; the nonblocking call
 //! hands it to the progress engine ([`mpich_channel::Engine::start`]), which advances it on
-//! every turn, whatever call turns the engine (any blocking call, `MPI_Test` of any request,
+//! every turn that something arrived or left (a schedule moves only when one of its transfers
+//! completes: `Operation::moves_on_events`, so the thousands of idle turns of a wait skip it),
+//! whatever call turns the engine (any blocking call, `MPI_Test` of any request,
 //! `MPI_Wait`, moves every nonblocking collective in flight on, so ranks that wait for their
 //! requests in different orders, or wait for something else, do not deadlock: MPI's progress
 //! rule; unless `MPI_ASYNC_PROGRESS=1` starts the library's progress thread,
@@ -115,6 +117,11 @@ struct Collective {
 }
 
 impl Operation for Collective {
+    /// A schedule moves when one of its transfers completes.
+    fn moves_on_events(&self) -> bool {
+        true
+    }
+
     fn poll(&mut self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
         if !self.plan.poll(p2p)? {
             return Ok(None);

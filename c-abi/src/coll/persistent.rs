@@ -89,6 +89,11 @@ struct Replay {
 /// A run of a persistent collective, as an operation of the progress engine: the engine
 /// holds another reference to the schedule while the run is in flight.
 impl SharedOperation for Replay {
+    /// A schedule moves when one of its transfers completes.
+    fn moves_on_events(&self) -> bool {
+        true
+    }
+
     fn poll_shared(&self, p2p: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut plan = self.plan.borrow_mut();
         if !plan.poll(p2p)? {
@@ -295,6 +300,11 @@ fn outcome(st: &RelayState) -> Status {
 
 /// A relay's run that did not end at its start, as an operation of the progress engine.
 impl SharedOperation for RelayRun {
+    /// A relay moves when one of its receives or sends completes.
+    fn moves_on_events(&self) -> bool {
+        true
+    }
+
     fn poll_shared(&self, adi: &mut Adi) -> Result<Option<Status>, AdiError> {
         let mut st = self.state.borrow_mut();
         // The common case while the run waits: nothing new has completed.

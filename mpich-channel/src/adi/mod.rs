@@ -1155,7 +1155,19 @@ impl Adi {
                 }
             }
         }
+        if any {
+            self.st.events = self.st.events.wrapping_add(1);
+        }
         Ok(any)
+    }
+
+    /// A count that changes whenever a request may have completed other than in its
+    /// owner's own call: an arrival or finished transfer delivered, or queued work handed to
+    /// the channel. An operation whose requests are all its own
+    /// ([`crate::engine::Operation::moves_on_events`]) cannot move while it stays the same.
+    #[inline]
+    pub fn events(&self) -> u64 {
+        self.st.events
     }
 
     // ---- Lanes (crate::lanes) --------------------------------------------------------

@@ -137,6 +137,10 @@ pub struct State {
     pub direct: Option<Direct>,
     /// The engine's own copies: unexpected eager data into the receive that matched it.
     pub copied: crate::channel::CopyCount,
+    /// Counts what may have completed a request behind its owner's back: every arrival and
+    /// finished transfer the channel delivered, and every flush that handed it something
+    /// ([`crate::Adi::events`]).
+    pub events: u64,
 }
 
 impl State {
@@ -538,6 +542,7 @@ impl Sink for State {
     /// the two-step way.
     #[inline]
     fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
+        self.events = self.events.wrapping_add(1);
         if env.kind == Kind::Eager {
             match &self.direct {
                 None => {
@@ -573,6 +578,7 @@ impl Sink for State {
 
     #[inline]
     fn arrived(&mut self, src: usize, env: &Envelope) -> Landing {
+        self.events = self.events.wrapping_add(1);
         match env.kind {
             Kind::Eager | Kind::Rts => {
                 if let Some(d) = &mut self.direct {
@@ -671,6 +677,7 @@ impl Sink for State {
 
     #[inline]
     fn landed(&mut self, _src: usize, token: u64) {
+        self.events = self.events.wrapping_add(1);
         if token == TOKEN_DIRECT {
             if let Some(d) = &mut self.direct {
                 d.done = true;
@@ -699,6 +706,7 @@ impl Sink for State {
     }
 
     fn data_done(&mut self, done: DataDone) {
+        self.events = self.events.wrapping_add(1);
         match done {
             DataDone::Recv(id, None) => {
                 if self.reqs.get(id).is_some() {
