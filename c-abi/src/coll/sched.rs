@@ -183,6 +183,14 @@ pub(crate) struct Transfer {
     pub bytes: usize,
 }
 
+/// One round of a chain ([`Plan::chain`]): after the round's local steps, at most one
+/// contiguous message out and one in.
+#[derive(Clone, Copy)]
+pub(crate) struct Link {
+    pub send: Option<Transfer>,
+    pub recv: Option<Transfer>,
+}
+
 /// Temporary buffers kept for reuse, at most this many and none larger (in 16-byte words).
 const SPARE_TEMPS: usize = 8;
 const SPARE_TEMP_WORDS: usize = (4 << 20) / 16;
@@ -538,12 +546,7 @@ impl Plan {
         {
             return None;
         }
-        let transfer = |x: &Xfer| Transfer {
-            peer: x.peer,
-            tag: tag(self.seq, x.step),
-            data: x.lay.data_start(x.base.cast_const()).cast_mut(),
-            bytes: x.lay.size * x.count,
-        };
+        let transfer = |x: &Xfer| self.transfer(x);
         let relay = |recvs: Vec<&Xfer>, sends: Vec<&Xfer>, forward| Relay {
             recvs: recvs.into_iter().map(transfer).collect(),
             sends: sends.into_iter().map(transfer).collect(),
@@ -567,6 +570,72 @@ impl Plan {
         }
     }
 
+    /// A contiguous transfer as a [`Relay`]'s or a [`Link`]'s.
+    fn transfer(&self, x: &Xfer) -> Transfer {
+        Transfer {
+            peer: x.peer,
+            tag: tag(self.seq, x.step),
+            data: x.lay.data_start(x.base.cast_const()).cast_mut(),
+            bytes: x.lay.size * x.count,
+        }
+    }
+
+    /// The schedule as a chain of [`Link`]s, one per round, if every round sends at most one
+    /// contiguous message and receives at most one (its local steps before them, as always):
+    /// recursive doubling (short `MPI_Allreduce`), binomial reduce and scan trees on
+    /// contiguous data, the dissemination barrier. Its runner (`super::persistent`) keeps one
+    /// request per direction instead of the list of transfers in flight.
+    pub fn chain(&self) -> Option<Vec<Link>> {
+        let mut links = Vec::with_capacity(self.rounds.len());
+        for r in &self.rounds {
+            let mut link = Link {
+                send: None,
+                recv: None,
+            };
+            for x in &r.xfers {
+                let slot = if x.send {
+                    &mut link.send
+                } else {
+                    &mut link.recv
+                };
+                if slot.is_some() || !x.lay.contiguous() {
+                    return None;
+                }
+                *slot = Some(self.transfer(x));
+            }
+            links.push(link);
+        }
+        Some(links)
+    }
+
+    /// Runs round `i`'s local steps (a chain's runner: the transfers are its own); a failure
+    /// becomes the schedule's error, and the collective goes on as in [`Plan::poll`].
+    pub fn run_locals(&mut self, i: usize) {
+        for l in &self.rounds[i].locals {
+            if let Err(e) = self.run_local(l) {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Notes a receive that got more data than its `room` bytes (the schedule's error,
+    /// reported at its end; the first one wins).
+    pub fn note_truncated(&mut self, room: usize) {
+        if self.error.is_none() {
+            // Go on (the data this rank forwards is what it has), so that the other ranks
+            // finish too; the error is reported when the schedule completes.
+            self.error = Some(MpiError::new(
+                MPI_ERR_TRUNCATE,
+                format!("a collective received more data than the receive buffer holds (room for {room} bytes); every process must pass matching counts and type signatures"),
+            ));
+        }
+    }
+
+    /// The schedule's communicator's collective context.
+    pub fn ctx(&self) -> u16 {
+        self.ctx
+    }
+
     /// Collects the transfers that completed.
     fn reap(&mut self, adi: &mut Adi) -> Result<(), AdiError> {
         let mut i = 0;
@@ -577,13 +646,8 @@ impl Plan {
             }
             let a = self.active.swap_remove(i);
             let status = adi.take(a.req)?.expect("a complete request");
-            if status.truncated && self.error.is_none() {
-                // Go on (the data this rank forwards is what it has), so that the other
-                // ranks finish too; the error is reported when the schedule completes.
-                self.error = Some(MpiError::new(
-                    MPI_ERR_TRUNCATE,
-                    format!("a collective received more data than the receive buffer holds (room for {} bytes); every process must pass matching counts and type signatures", a.expect),
-                ));
+            if status.truncated {
+                self.note_truncated(a.expect);
             }
             if let Some(Staged {
                 buf,
@@ -622,12 +686,9 @@ impl Plan {
             // The round stays in place (the next run replays it).
             let i = self.next;
             self.next += 1;
-            for l in &self.rounds[i].locals {
-                if let Err(e) = self.run_local(l) {
-                    // Go on, as for a truncated message, so that the other ranks finish too.
-                    self.error.get_or_insert(e);
-                }
-            }
+            // Go on after a failed step, as for a truncated message, so that the other ranks
+            // finish too.
+            self.run_locals(i);
             let mut to = Destination {
                 active: &mut self.active,
                 seq: self.seq,
