@@ -611,8 +611,32 @@ fn entry_points(functions: &[Function], implemented: &BTreeSet<String>) -> Strin
     code
 }
 
-/// One `extern "C"` wrapper: `fortran_name_` calling `c_name`.
-fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fortran_name: &str) {
+/// The Rust parameter list and return type of the entry point `mpi_x_` of `f` (what the
+/// Fortran caller passes: the arguments, `ierr`, then the hidden lengths), and the Rust names
+/// of those parameters in order: `generate_f08.rs` forwards the specific procedures of
+/// `mpi_f08` to `mpi_x_` with them.
+pub(crate) fn entry_signature(f: &Function, params: &[Param]) -> (Vec<String>, String) {
+    let lowered = lower(f, params);
+    let mut args = lowered.args;
+    args.extend(lowered.hidden);
+    (args, lowered.ret)
+}
+
+/// What one entry point does with its parameters (see the table in the module doc).
+struct Lowered {
+    /// Fortran-side parameters (with `ierr`), then the hidden lengths.
+    args: Vec<String>,
+    hidden: Vec<String>,
+    setup: Vec<String>,
+    pass: Vec<String>,
+    after: Vec<String>,
+    returns_code: bool,
+    /// ` -> T` for a function that returns a value, else empty.
+    ret: String,
+}
+
+/// The parameter rules of the module doc applied to `f`.
+fn lower(f: &Function, params: &[Param]) -> Lowered {
     let returns_code = f.ret == "c_int";
     let mut args = Vec::new(); // Fortran-side parameters
     let mut hidden = Vec::new(); // hidden lengths
@@ -682,12 +706,34 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     if returns_code {
         args.push("ierr: *mut MPI_Fint".into());
     }
-    args.extend(hidden);
     let ret = if returns_code || f.ret.is_empty() {
         String::new()
     } else {
         format!(" -> {}", f.ret)
     };
+    Lowered {
+        args,
+        hidden,
+        setup,
+        pass,
+        after,
+        returns_code,
+        ret,
+    }
+}
+
+/// One `extern "C"` wrapper: `fortran_name_` calling `c_name`.
+fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fortran_name: &str) {
+    let Lowered {
+        mut args,
+        hidden,
+        setup,
+        pass,
+        after,
+        returns_code,
+        ret,
+    } = lower(f, params);
+    args.extend(hidden);
     writeln!(
         code,
         "\n/// `{}` for Fortran (`{fortran_name}`): calls `{c_name}`.",
