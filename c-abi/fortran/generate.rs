@@ -611,22 +611,19 @@ fn entry_points(functions: &[Function], implemented: &BTreeSet<String>) -> Strin
     code
 }
 
-/// The Rust parameter list and return type of the entry point `mpi_x_` of `f` (what the
-/// Fortran caller passes: the arguments, `ierr`, then the hidden lengths), and the Rust names
-/// of those parameters in order: `generate_f08.rs` forwards the specific procedures of
-/// `mpi_f08` to `mpi_x_` with them.
+/// The Rust parameters (`name: type`) and return type (` -> T`, or empty) of the entry point
+/// `mpi_x_` of `f`: what the Fortran caller passes, the arguments, `ierr`, then the hidden
+/// lengths. `generate_f08.rs` forwards the specific procedures of `mpi_f08` to `mpi_x_` with
+/// them.
 pub(crate) fn entry_signature(f: &Function, params: &[Param]) -> (Vec<String>, String) {
     let lowered = lower(f, params);
-    let mut args = lowered.args;
-    args.extend(lowered.hidden);
-    (args, lowered.ret)
+    (lowered.args, lowered.ret)
 }
 
 /// What one entry point does with its parameters (see the table in the module doc).
 struct Lowered {
     /// Fortran-side parameters (with `ierr`), then the hidden lengths.
     args: Vec<String>,
-    hidden: Vec<String>,
     setup: Vec<String>,
     pass: Vec<String>,
     after: Vec<String>,
@@ -706,6 +703,7 @@ fn lower(f: &Function, params: &[Param]) -> Lowered {
     if returns_code {
         args.push("ierr: *mut MPI_Fint".into());
     }
+    args.extend(hidden);
     let ret = if returns_code || f.ret.is_empty() {
         String::new()
     } else {
@@ -713,7 +711,6 @@ fn lower(f: &Function, params: &[Param]) -> Lowered {
     };
     Lowered {
         args,
-        hidden,
         setup,
         pass,
         after,
@@ -724,16 +721,7 @@ fn lower(f: &Function, params: &[Param]) -> Lowered {
 
 /// One `extern "C"` wrapper: `fortran_name_` calling `c_name`.
 fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fortran_name: &str) {
-    let Lowered {
-        mut args,
-        hidden,
-        setup,
-        pass,
-        after,
-        returns_code,
-        ret,
-    } = lower(f, params);
-    args.extend(hidden);
+    let l = lower(f, params);
     writeln!(
         code,
         "\n/// `{}` for Fortran (`{fortran_name}`): calls `{c_name}`.",
@@ -748,8 +736,9 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     writeln!(code, "#[no_mangle]").unwrap();
     writeln!(
         code,
-        "pub unsafe extern \"C\" fn {fortran_name}_({}){ret} {{",
-        args.join(", ")
+        "pub unsafe extern \"C\" fn {fortran_name}_({}){} {{",
+        l.args.join(", "),
+        l.ret
     )
     .unwrap();
     writeln!(
@@ -763,19 +752,19 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     )
     .unwrap();
     writeln!(code, "    unsafe {{").unwrap();
-    for s in &setup {
+    for s in &l.setup {
         writeln!(code, "        {s}").unwrap();
     }
     writeln!(
         code,
         "        let result = crate::abi::{c_name}({});",
-        pass.join(", ")
+        l.pass.join(", ")
     )
     .unwrap();
-    for s in &after {
+    for s in &l.after {
         writeln!(code, "        {s}").unwrap();
     }
-    if returns_code {
+    if l.returns_code {
         writeln!(code, "        super::set_ierr(ierr, result);").unwrap();
     } else {
         writeln!(code, "        result").unwrap();

@@ -630,9 +630,15 @@ fn c_status_and_handle_conversions() {
 /// `tests/f/<file>` (a `use mpi_f08` program) built with this build's `mpifort`, run on 1, 2
 /// and 4 ranks.
 fn run_f08_on_1_2_4(file: &str) {
+    run_f08_on(file, &[1, 2, 4]);
+}
+
+/// `tests/f/<file>` (a `use mpi_f08` program) built with this build's `mpifort`, run on each
+/// number of ranks of `rank_counts`.
+fn run_f08_on(file: &str, rank_counts: &[usize]) {
     let name = file.trim_end_matches(".f90");
     let exe = build("mpifort", file);
-    for ranks in [1, 2, 4] {
+    for &ranks in rank_counts {
         let run = common::mpirun(
             &exe,
             &common::Launch {
@@ -889,17 +895,7 @@ fn f08_profiling_names_from_pmpi_f08() {
 /// resolved to `MPI_Send_c_f08ts` (`tests/f/f08_specific.f90`); on 1, 2, 3 and 4 ranks.
 #[test]
 fn f08_specific_procedure_names_and_a_fortran_profiling_layer() {
-    let exe = build("mpifort", "f08_specific.f90");
-    for ranks in [1, 2, 3, 4] {
-        let run = common::mpirun(
-            &exe,
-            &common::Launch {
-                ranks,
-                ..Default::default()
-            },
-        );
-        common::assert_ok(&run, "f08_specific");
-    }
+    run_f08_on("f08_specific.f90", &[1, 2, 3, 4]);
 }
 
 /// The specific procedures of a generated module source (`mpi_f08.f90`, `pmpi_f08.f90`):
