@@ -2,7 +2,8 @@
 //!
 //! - `MPI_INIT(IERROR)`, `MPI_INIT_THREAD(REQUIRED, PROVIDED, IERROR)`: no `argc`/`argv`.
 //! - `MPI_INFO_CREATE_ENV(INFO, IERROR)`: no `argc`/`argv` either.
-//! - `MPI_PCONTROL(LEVEL, IERROR)`: C's is variadic.
+//! - `MPI_PCONTROL(LEVEL, IERROR)`: C's is variadic; `mpi_f08`'s `MPI_Pcontrol(level)` has no
+//!   `ierror`, so its entry point passes NULL for it.
 //! - The MPI-1 functions whose Fortran displacements and addresses are default `INTEGER`
 //!   where C has `MPI_Aint`: `MPI_TYPE_HVECTOR`, `MPI_TYPE_HINDEXED`, `MPI_TYPE_STRUCT`,
 //!   `MPI_ADDRESS` (an address that does not fit is truncated, as MPI-1 Fortran has it),
@@ -54,11 +55,34 @@ twin! {
 }
 
 twin! {
-    "MPI_Pcontrol", mpi_pcontrol_ / pmpi_pcontrol_ f08 mpi_pcontrol_f08_ / pmpi_pcontrol_f08_ => MPI_Pcontrol / PMPI_Pcontrol,
+    "MPI_Pcontrol", mpi_pcontrol_ / pmpi_pcontrol_ => MPI_Pcontrol / PMPI_Pcontrol,
     (level: *const c_int, ierr: *mut MPI_Fint) |call| {
         // SAFETY: the caller's references; the C function takes the level alone.
         unsafe { set_ierr(ierr, call(*level)) }
     }
+}
+
+/// `MPI_Pcontrol_f08` of `mpi_f08`: `MPI_Pcontrol(level)` has no `ierror` there, so nothing
+/// may be written through a second argument (the caller passes none).
+///
+/// # Safety
+/// `level` is the caller's reference.
+#[cfg(mpi_has = "MPI_Pcontrol")]
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pcontrol_f08_(level: *const c_int) {
+    // SAFETY: the caller's reference; a NULL IERROR is not written.
+    unsafe { mpi_pcontrol_(level, null_mut()) }
+}
+
+/// `PMPI_Pcontrol_f08` of `pmpi_f08`: as [`mpi_pcontrol_f08_`], through `PMPI_Pcontrol`.
+///
+/// # Safety
+/// `level` is the caller's reference.
+#[cfg(mpi_has = "MPI_Pcontrol")]
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_pcontrol_f08_(level: *const c_int) {
+    // SAFETY: the caller's reference; a NULL IERROR is not written.
+    unsafe { pmpi_pcontrol_(level, null_mut()) }
 }
 
 /// `count` default `INTEGER`s as `MPI_Aint`s.

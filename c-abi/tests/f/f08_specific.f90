@@ -1,9 +1,9 @@
 ! The specific procedure names of mpi_f08 (MPI 4.0 section 19.1.5, Table 19.1): the program
 ! calls MPI_Comm_rank_f08, MPI_Comm_size_f08, MPI_Send_f08ts, MPI_Recv_f08ts, MPI_Isend_f08ts,
 ! MPI_Wait_f08, MPI_Get_count_f08, MPI_Bcast_f08ts, MPI_Allreduce_f08ts, MPI_Barrier_f08 and
-! MPI_Wtime_f08 by name, beside the generic names. A profiling layer written in Fortran (the
-! external procedures after the program) intercepts specific procedures and calls the PMPI_
-! ones: MPI_Comm_rank_f08 and MPI_Barrier_f08 as the standard's advice to users shows, and
+! MPI_Wtime_f08 by name, beside the generic names, and MPI_Pcontrol (no ierror). A profiling
+! layer written in Fortran (the external procedures after the program) intercepts specific
+! procedures and calls the PMPI_ ones: MPI_Comm_rank_f08 and MPI_Barrier_f08 as the standard's advice to users shows, and
 ! the choice-buffer procedures MPI_Send_f08ts and MPI_Send_c_f08ts with the BIND(C) label
 ! this library's module gives them (its choice buffers come as TS 29113 descriptors). The
 ! counts of the layer show which specific procedure each generic call resolved to: MPI_Send
@@ -16,6 +16,7 @@ end module f08_specific_counts
 
 program f08_specific
     use mpi_f08
+    use pmpi_f08, only: PMPI_Pcontrol
     use f08_specific_counts
     implicit none
     integer, parameter :: n = 300
@@ -82,6 +83,9 @@ program f08_specific
     call check(all(sums == [(1000 * (np * (np - 1) / 2) + np * i, i = 1, n)]), &
         'MPI_Allreduce_f08ts')
 
+    ! MPI_Pcontrol has no ierror in mpi_f08 (nothing may be written after its one argument).
+    call MPI_Pcontrol(1)
+    call PMPI_Pcontrol(0)
     call MPI_Barrier(MPI_COMM_WORLD)
     call MPI_Barrier_f08(MPI_COMM_WORLD)
     call check(barrier_calls == 2, 'MPI_Barrier_f08 intercepted twice')
