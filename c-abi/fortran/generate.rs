@@ -611,8 +611,29 @@ fn entry_points(functions: &[Function], implemented: &BTreeSet<String>) -> Strin
     code
 }
 
-/// One `extern "C"` wrapper: `fortran_name_` calling `c_name`.
-fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fortran_name: &str) {
+/// The Rust parameters (`name: type`) and return type (` -> T`, or empty) of the entry point
+/// `mpi_x_` of `f`: what the Fortran caller passes, the arguments, `ierr`, then the hidden
+/// lengths. `generate_f08.rs` forwards the specific procedures of `mpi_f08` to `mpi_x_` with
+/// them.
+pub(crate) fn entry_signature(f: &Function, params: &[Param]) -> (Vec<String>, String) {
+    let lowered = lower(f, params);
+    (lowered.args, lowered.ret)
+}
+
+/// What one entry point does with its parameters (see the table in the module doc).
+struct Lowered {
+    /// Fortran-side parameters (with `ierr`), then the hidden lengths.
+    args: Vec<String>,
+    setup: Vec<String>,
+    pass: Vec<String>,
+    after: Vec<String>,
+    returns_code: bool,
+    /// ` -> T` for a function that returns a value, else empty.
+    ret: String,
+}
+
+/// The parameter rules of the module doc applied to `f`.
+fn lower(f: &Function, params: &[Param]) -> Lowered {
     let returns_code = f.ret == "c_int";
     let mut args = Vec::new(); // Fortran-side parameters
     let mut hidden = Vec::new(); // hidden lengths
@@ -688,6 +709,19 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     } else {
         format!(" -> {}", f.ret)
     };
+    Lowered {
+        args,
+        setup,
+        pass,
+        after,
+        returns_code,
+        ret,
+    }
+}
+
+/// One `extern "C"` wrapper: `fortran_name_` calling `c_name`.
+fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fortran_name: &str) {
+    let l = lower(f, params);
     writeln!(
         code,
         "\n/// `{}` for Fortran (`{fortran_name}`): calls `{c_name}`.",
@@ -702,8 +736,9 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     writeln!(code, "#[no_mangle]").unwrap();
     writeln!(
         code,
-        "pub unsafe extern \"C\" fn {fortran_name}_({}){ret} {{",
-        args.join(", ")
+        "pub unsafe extern \"C\" fn {fortran_name}_({}){} {{",
+        l.args.join(", "),
+        l.ret
     )
     .unwrap();
     writeln!(
@@ -717,19 +752,19 @@ fn wrapper(code: &mut String, f: &Function, params: &[Param], c_name: &str, fort
     )
     .unwrap();
     writeln!(code, "    unsafe {{").unwrap();
-    for s in &setup {
+    for s in &l.setup {
         writeln!(code, "        {s}").unwrap();
     }
     writeln!(
         code,
         "        let result = crate::abi::{c_name}({});",
-        pass.join(", ")
+        l.pass.join(", ")
     )
     .unwrap();
-    for s in &after {
+    for s in &l.after {
         writeln!(code, "        {s}").unwrap();
     }
-    if returns_code {
+    if l.returns_code {
         writeln!(code, "        super::set_ierr(ierr, result);").unwrap();
     } else {
         writeln!(code, "        result").unwrap();

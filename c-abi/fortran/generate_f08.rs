@@ -7,25 +7,43 @@
 //!   mpi.h ──bindgen──▶ mpi_h.rs ──┬─ constants ──────────▶ mpi_f08.f90 ──gfortran──▶ mpi_f08.mod
 //!                                 └─ prototypes ─┐              ▲
 //!   src/**/*.rs ── implemented MPI_X ────────────┴──────────────┘
-//!                                                └──▶ fortran_f08_entry_points.rs (mpi_x_f08_)
+//!                                                └──▶ fortran_f08_entry_points.rs
+//!                                                     (mpi_x_f08_, mpi_x_f08ts_, pmpi_...)
 //! ```
 //!
 //! **Nothing but a `.mod`.** The module holds only types, named constants, abstract
 //! interfaces and interface bodies of procedures the library itself exports, so a program
 //! that says `use mpi_f08` links against `libmpi.so` alone: no Fortran object, no
-//! `libmpifort`. Each MPI procedure is one of two kinds of interface:
+//! `libmpifort`.
+//!
+//! **Names** (MPI 4.0 §19.1.4, §19.1.5 and its Table 19.1). A program calls the generic name
+//! `MPI_X`; each generic interface holds the *specific procedures* under the standard's names,
+//! which are also what a tool intercepts: `MPI_X_f08ts` for a procedure with a choice buffer
+//! (scheme 1B: `TYPE(*), DIMENSION(..)`), `MPI_X_f08` without (scheme 1A), and for a
+//! large-count function its `_c` before the token (`MPI_Send_c_f08ts`, `MPI_Type_size_c_f08`),
+//! in the same generic, so that a call with an `INTEGER(KIND=MPI_COUNT_KIND)` count resolves
+//! to it ([`generics`]). Where the two forms differ only in procedure arguments
+//! (`MPI_Op_create_c`, `MPI_Register_datarep_c`, as the standard says) or between
+//! `MPI_ADDRESS_KIND` and `MPI_COUNT_KIND` (the same kind here: `MPI_Type_get_extent_c`, ...)
+//! no compiler could choose, and the `_c` form is a generic of its own. Each specific
+//! procedure is an external procedure whose linker name is gfortran's for its specific name
+//! (`mpi_comm_rank_f08_`, `mpi_send_f08ts_`), defined by `libmpi.so`. Each is one of two kinds
+//! of interface:
 //!
 //! - **Without a choice buffer**: an ordinary (not `BIND(C)`) interface body for the external
-//!   procedure `MPI_X`, which gfortran calls as `mpi_x_`, the entry point the `mpi` binding
-//!   already has. This works because every f08 argument is passed as the `mpi` binding's is:
+//!   procedure `MPI_X_f08`, which gfortran calls as `mpi_x_f08_`: a forwarder to the entry
+//!   point `mpi_x_` the `mpi` binding already has (generated here, or `twin!`'s `f08` form for
+//!   the hand-written ones). This works because every f08 argument is passed as the `mpi`
+//!   binding's is:
 //!   `TYPE(MPI_Comm)` is a `BIND(C)` type whose one component `MPI_VAL` is the `INTEGER`
 //!   handle, passed by reference like the `INTEGER`; `TYPE(MPI_Status)` has MPICH's layout,
 //!   the C `MPI_Status`'s (`count_lo`, `count_hi_and_cancelled`, `MPI_SOURCE`, `MPI_TAG`,
 //!   `MPI_ERROR`), which is also the `INTEGER(MPI_STATUS_SIZE)` status; `LOGICAL` is a 0/1
 //!   `int`; strings come with hidden lengths; and an absent `OPTIONAL :: ierror` arrives as
 //!   NULL, which the entry points already accept.
-//! - **With a choice buffer** (`TYPE(*), DIMENSION(..)`): a `BIND(C)` interface named
-//!   `mpi_x_f08_`, because an assumed-rank dummy arrives as a C descriptor
+//! - **With a choice buffer** (`TYPE(*), DIMENSION(..)`): a `BIND(C)` interface body for
+//!   `MPI_X_f08ts`, labelled `mpi_x_f08ts_`, because an assumed-rank dummy arrives as a C
+//!   descriptor
 //!   (`CFI_cdesc_t`, TS 29113, supported by gfortran since version 9). The generated Rust
 //!   entry point takes the buffer's base address from the descriptor (strings of these
 //!   procedures also come as descriptors) and calls `mpi_x_`. `MPI_SUBARRAYS_SUPPORTED` is
@@ -56,10 +74,13 @@
 //! choice buffers stay implicit there, as in `mpif.h`.
 //!
 //! **Profiling.** Every f08 procedure ends in `mpi_x_`, which calls `MPI_X`: a C profiling
-//! library that intercepts `MPI_X` sees f08 calls too. The `pmpi_f08` module (MPI 4.0
-//! §19.1.5, as MPICH installs it; `pmpi_f08.mod` beside `mpi_f08.mod`) has every procedure
-//! again as `PMPI_X` ([`profiled`]), bound to `pmpi_x_` (or `pmpi_x_f08_`), which calls the C
-//! `PMPI_X`: a Fortran 2008 tool says `use pmpi_f08` and calls the library under it.
+//! library that intercepts `MPI_X` sees f08 calls too. A Fortran tool intercepts a specific
+//! procedure by defining an external procedure of its name (MPI 4.0 §19.1.5's advice to
+//! users: `MPI_Comm_rank_f08`; for `MPI_X_f08ts` with the module's `BIND(C)` label, the
+//! descriptor being its calling convention) and calls the library under it through the
+//! `pmpi_f08` module (as MPICH installs it; `pmpi_f08.mod` beside `mpi_f08.mod`): every
+//! generic again as `PMPI_X` with the specifics `PMPI_X_f08(ts)` (the standard leaves these
+//! names to the implementation), bound to `pmpi_x_f08(ts)_`, which end in the C `PMPI_X`.
 //!
 //! **Callbacks.** `MPI_User_function` and the error handler functions have the C ABI (value
 //! `TYPE(C_PTR)`s, the rest by reference), so the procedure is passed on as it is. The
@@ -69,9 +90,9 @@
 //! buffers arrive as the addresses the `mpi` binding's buffers are).
 
 use crate::fortran::{
-    classify, implemented_functions, parse_constants, parse_functions, wanted, write_if_changed,
-    Function, Param, FORTRAN_ONLY, HAND_WRITTEN, OFFSET_CONSTANTS, PREDEFINED_KEYVALS,
-    STRING_MAXIMA,
+    classify, entry_signature, implemented_functions, parse_constants, parse_functions, wanted,
+    write_if_changed, Function, Param, FORTRAN_ONLY, HAND_WRITTEN, OFFSET_CONSTANTS,
+    PREDEFINED_KEYVALS, STRING_MAXIMA,
 };
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
@@ -348,6 +369,12 @@ end subroutine",
     ),
 ];
 
+/// `MPI_F_sync_reg` (MPI 4.0 §19.1.17; `src/fortran/f08.rs`), as a generated body is written.
+const F_SYNC_REG: &str = "  subroutine MPI_F_sync_reg(buf) bind(C, name=\"mpi_f_sync_reg_f08ts_\")
+    type(*), dimension(..), asynchronous :: buf
+  end subroutine
+";
+
 /// The hand-written interface bodies that the `mpi` module gets too (through
 /// [`mpi_module_interface`]); the others keep implicit interfaces there, as before.
 const HAND_WRITTEN_IN_MPI_MODULE: &[&str] = &["MPI_Comm_spawn", "MPI_Comm_spawn_multiple"];
@@ -559,9 +586,9 @@ pub struct Generated {
 
 /// How one procedure is bound.
 enum Binding {
-    /// An interface body for the `mpi` binding's entry point `mpi_x_`.
+    /// An interface body for `mpi_x_f08_`, which forwards to the `mpi` binding's `mpi_x_`.
     Direct,
-    /// A `BIND(C)` interface for the generated `mpi_x_f08_`, which reads descriptors.
+    /// A `BIND(C)` interface for the generated `mpi_x_f08ts_`, which reads descriptors.
     Descriptor,
 }
 
@@ -571,10 +598,6 @@ pub fn generate(
     constants: &[(String, i64)],
     implemented: &BTreeSet<String>,
 ) -> Generated {
-    let mut interfaces = String::new();
-    // The `pmpi_f08` module's interface bodies: each `MPI_X` as `PMPI_X` (see [`profiled`]).
-    let mut pmpi_interfaces = String::new();
-    let mut pbodies: Vec<(String, String)> = Vec::new();
     let mut mpi_interfaces = String::from(
         "! Explicit interfaces of the mpi module's procedures without choice buffers.\n\
          ! Generated by c-abi/fortran/generate_f08.rs; do not edit.\ninterface\n",
@@ -584,8 +607,8 @@ pub fn generate(
     );
     let mut procedures = Vec::new();
     let mut skipped = Vec::new();
-    // The generated interface bodies, by function, put together after the loop (a function
-    // and its large-count twin become one generic: see `large_count_generics`).
+    // The interface bodies, by function (named `MPI_X` here), put together after the loop
+    // under their generic names with their specific ones (see [`generics`]).
     let mut bodies: Vec<(String, String)> = Vec::new();
     for f in functions {
         if !implemented.contains(&f.name) || NOT_IN_F08.contains(&f.name.as_str()) {
@@ -597,8 +620,7 @@ pub fn generate(
                     mpi_interfaces.push_str(&indent(&mpi));
                 }
             }
-            interfaces.push_str(&indent(text));
-            pmpi_interfaces.push_str(&indent(&profiled(&f.name, text)));
+            bodies.push((f.name.clone(), indent(text)));
             procedures.push(f.name.clone());
             continue;
         }
@@ -618,7 +640,6 @@ pub fn generate(
                 if let Some(mpi) = mpi_module_interface(f, &text) {
                     mpi_interfaces.push_str(&mpi);
                 }
-                pbodies.push((format!("P{}", f.name), profiled(&f.name, &text)));
                 bodies.push((f.name.clone(), text));
                 rust.push_str(&entry);
                 procedures.push(f.name.clone());
@@ -626,16 +647,15 @@ pub fn generate(
             Err(why) => skipped.push(format!("{} ({why})", f.name)),
         }
     }
-    interfaces.push_str(&large_count_generics(&bodies));
-    pmpi_interfaces.push_str(&large_count_generics(&pbodies));
     // The hand-written ones for functions outside `src/` scanning (the status conversions).
     for (name, text) in HAND_WRITTEN_F08 {
         if name.starts_with("MPI_Status_f") && !procedures.iter().any(|p| p == name) {
-            interfaces.push_str(&indent(text));
-            pmpi_interfaces.push_str(&indent(&profiled(name, text)));
+            bodies.push(((*name).to_owned(), indent(text)));
             procedures.push((*name).to_owned());
         }
     }
+    let interfaces = generics(&bodies, "");
+    let pmpi_interfaces = generics(&bodies, "P");
     writeln!(
         rust,
         "\n/// The MPI procedures of the `mpi_f08` module.\npub(crate) const F08_PROCEDURES: &[&str] = &{procedures:?};"
@@ -661,63 +681,56 @@ pub fn generate(
     }
 }
 
-/// The profiling twin of an interface body of `name`: the procedure `P<name>`, bound to the
-/// `pmpi_` entry point (`pmpi_x_` for a direct binding, `pmpi_x_f08_` for a descriptor one).
-fn profiled(name: &str, text: &str) -> String {
+/// The specific procedure name of the interface body of `name` (MPI 4.0 §19.1.5, Table
+/// 19.1): `MPI_X_f08ts` with a choice buffer (`TYPE(*), DIMENSION(..)`, scheme 1B),
+/// `MPI_X_f08` without (scheme 1A); a large-count function keeps its `_c` before the suffix
+/// (`MPI_Send_c_f08ts`). With `prefix` "P", the profiling twin `PMPI_X_f08(ts)`.
+fn specific_name(name: &str, text: &str, prefix: &str) -> String {
+    let suffix = if text.contains("type(*), dimension(..)") {
+        "_f08ts"
+    } else {
+        "_f08"
+    };
+    format!("{prefix}{name}{suffix}")
+}
+
+/// The interface body of `name` (written as `MPI_X`) as its specific procedure
+/// ([`specific_name`]). A body without `BIND(C)` is the external procedure of that name,
+/// which gfortran calls as `mpi_x_f08_`, the name tools intercept (`src/fortran/f08.rs`
+/// forwards it to `mpi_x_`); a `BIND(C)` body (descriptors) already names its entry point
+/// `mpi_x_f08ts_` (or `mpi_x_f08_`), as gfortran would mangle the specific name. The
+/// profiling twin's entry point is the same with `p` in front (`pmpi_x_f08ts_`).
+fn specific(name: &str, text: &str, prefix: &str) -> String {
+    let specific = specific_name(name, text, prefix);
     let lower = name.to_ascii_lowercase();
-    text.replacen(
-        &format!("subroutine {name}("),
-        &format!("subroutine P{name}("),
-        1,
-    )
-    .replacen(
-        &format!("function {name}("),
-        &format!("function P{name}("),
-        1,
-    )
-    .replace(
-        &format!("name=\"{lower}_f08_\""),
-        &format!("name=\"p{lower}_f08_\""),
-    )
+    let mut out = text
+        .replacen(
+            &format!("subroutine {name}("),
+            &format!("subroutine {specific}("),
+            1,
+        )
+        .replacen(
+            &format!("function {name}("),
+            &format!("function {specific}("),
+            1,
+        );
+    if !prefix.is_empty() {
+        out = out.replace(
+            &format!("name=\"{lower}_f08"),
+            &format!("name=\"{}{lower}_f08", prefix.to_ascii_lowercase()),
+        );
+    }
+    out
 }
 
-/// The text of `pmpi_f08.f90`: MPI 4.0 §19.1.5's profiling names of the Fortran 2008 binding
-/// (`PMPI_Send`, ..., as MPICH's `pmpi_f08` module has them). It uses `mpi_f08` for the
-/// types, constants and callback interfaces (a tool says `use mpi_f08` and `use pmpi_f08`, or
-/// the latter alone) and, like it, holds only interfaces: every `PMPI_X` is `libmpi.so`'s
-/// `pmpi_x_` (or `pmpi_x_f08_`), which calls the C `PMPI_X`, so a Fortran tool that wraps
-/// `MPI_X` and calls `PMPI_X` reaches the library without passing through itself.
-fn pmpi_module_text(interfaces: &str) -> String {
-    let mut m = String::from(
-        "! The pmpi_f08 module (MPI 4.0 section 19.1.5): the PMPI_ names of mpi_f08.
-! Generated by c-abi/fortran/generate_f08.rs; do not edit. Interfaces only.
-module pmpi_f08
-  use mpi_f08
-  implicit none
-interface
-",
-    );
-    m.push_str(interfaces);
-    m.push_str(
-        "  subroutine PMPI_F_sync_reg(buf) bind(C, name=\"pmpi_f_sync_reg_f08_\")
-    type(*), dimension(..), asynchronous :: buf
-  end subroutine
-end interface
-end module pmpi_f08
-",
-    );
-    m
-}
-
-/// The interface bodies of `bodies` (in the module's one unnamed interface block), with each
-/// function and its large-count twin (`MPI_Send`, `MPI_Send_c`) made one generic procedure
-/// (MPI 4.0 §19.2: `MPI_Send` with an `INTEGER(KIND=MPI_COUNT_KIND)` count resolves to
-/// `MPI_Send_c`): the unnamed block is closed, a generic block named after the function holds
-/// both bodies (a generic may share its name with one of its specific procedures), and the
-/// unnamed block reopens. Twins a compiler cannot tell apart (their arguments differ only
-/// between `MPI_ADDRESS_KIND` and `MPI_COUNT_KIND`, both 8 bytes: `MPI_Type_get_extent_c`)
-/// stay two specific procedures under their own names.
-fn large_count_generics(bodies: &[(String, String)]) -> String {
+/// The generic interfaces of `bodies` (each `(MPI_X, interface body written as MPI_X)`):
+/// `interface MPI_X` holding the specific procedure `MPI_X_f08(ts)` and, if the function has
+/// a large-count twin, `MPI_X_c_f08(ts)` (MPI 4.0 §19.2: `MPI_Send` with an
+/// `INTEGER(KIND=MPI_COUNT_KIND)` count resolves to `MPI_Send_c_f08ts`). Twins a compiler
+/// cannot tell apart (their arguments differ only between `MPI_ADDRESS_KIND` and
+/// `MPI_COUNT_KIND`, both 8 bytes: `MPI_Type_get_extent_c`) get a generic of their own
+/// (`MPI_Type_get_extent_c`). With `prefix` "P", the same for `pmpi_f08`.
+fn generics(bodies: &[(String, String)], prefix: &str) -> String {
     let text_of = |name: &str| bodies.iter().find(|(n, _)| n == name).map(|(_, t)| t);
     let mut out = String::new();
     for (name, text) in bodies {
@@ -725,30 +738,41 @@ fn large_count_generics(bodies: &[(String, String)]) -> String {
             if text_of(base).is_some_and(|b| distinguishable(b, text)) {
                 continue; // in its base's generic
             }
-            out.push_str(text);
-            continue;
         }
-        match text_of(&format!("{name}_c")) {
-            Some(large) if distinguishable(text, large) => {
-                writeln!(
-                    out,
-                    "end interface
-interface {name}"
-                )
-                .unwrap();
-                out.push_str(text);
-                out.push_str(large);
-                writeln!(
-                    out,
-                    "end interface {name}
-interface"
-                )
-                .unwrap();
-            }
-            _ => out.push_str(text),
+        writeln!(out, "interface {prefix}{name}").unwrap();
+        out.push_str(&specific(name, text, prefix));
+        let large = format!("{name}_c");
+        if let Some(large_text) = text_of(&large).filter(|l| distinguishable(text, l)) {
+            out.push_str(&specific(&large, large_text, prefix));
         }
+        writeln!(out, "end interface {prefix}{name}").unwrap();
     }
     out
+}
+
+/// The text of `pmpi_f08.f90`: MPI 4.0 §19.1.5's profiling names of the Fortran 2008 binding
+/// (`PMPI_Send`, ..., as MPICH's `pmpi_f08` module has them). It uses `mpi_f08` for the
+/// types, constants and callback interfaces (a tool says `use mpi_f08` and `use pmpi_f08`, or
+/// the latter alone) and, like it, holds only interfaces: every generic `PMPI_X` has the
+/// specifics `PMPI_X_f08(ts)` (and `PMPI_X_c_f08(ts)`), `libmpi.so`'s `pmpi_x_f08(ts)_`, which
+/// end in the C `PMPI_X`, so a Fortran tool that wraps `MPI_X_f08` and calls `PMPI_X` reaches
+/// the library without passing through itself.
+fn pmpi_module_text(interfaces: &str) -> String {
+    let mut m = String::from(
+        "! The pmpi_f08 module (MPI 4.0 section 19.1.5): the PMPI_ names of mpi_f08.
+! Generated by c-abi/fortran/generate_f08.rs; do not edit. Interfaces only.
+module pmpi_f08
+  use mpi_f08
+  implicit none
+",
+    );
+    m.push_str(interfaces);
+    m.push_str(&generics(
+        &[("MPI_F_sync_reg".into(), F_SYNC_REG.into())],
+        "P",
+    ));
+    m.push_str("end module pmpi_f08\n");
+    m
 }
 
 /// Whether two interface bodies differ in the type, kind or number of their dummy arguments
@@ -785,7 +809,7 @@ struct Dummy {
     name: String,
     declaration: String,
     imports: Vec<String>,
-    /// Rust parameter(s) of `mpi_x_f08_` and what it passes to `mpi_x_` (arguments, hidden
+    /// Rust parameter(s) of `mpi_x_f08ts_` and what it passes to `mpi_x_` (arguments, hidden
     /// lengths).
     rust_param: String,
     rust_pass: String,
@@ -822,7 +846,7 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
     };
     let suffix = match binding {
         Binding::Direct => String::new(),
-        Binding::Descriptor => format!(" bind(C, name=\"{}_f08_\")", f.name.to_ascii_lowercase()),
+        Binding::Descriptor => format!(" bind(C, name=\"{}_f08ts_\")", f.name.to_ascii_lowercase()),
     };
     let mut text = String::new();
     wrap_line(
@@ -850,7 +874,11 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
     writeln!(text, "  {end}").unwrap();
 
     let mut rust = String::new();
-    // `mpi_x_f08_` calls `mpi_x_`, and `pmpi_x_f08_` (the `pmpi_f08` module's) `pmpi_x_`.
+    // `mpi_x_f08ts_` calls `mpi_x_`, and `pmpi_x_f08ts_` (the `pmpi_f08` module's) `pmpi_x_`;
+    // without descriptors, `mpi_x_f08_` is `mpi_x_` under the specific procedure's name.
+    if matches!(binding, Binding::Direct) {
+        rust.push_str(&forwarders(f)?);
+    }
     for prefix in ["", "p"] {
         if !matches!(binding, Binding::Descriptor) {
             break;
@@ -870,7 +898,7 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
         };
         writeln!(
             rust,
-            "\n/// `{shown}` of `{module}` (`{lower}_f08_`): the choice buffers' base addresses to `{lower}_`."
+            "\n/// `{shown}` of `{module}` (`{lower}_f08ts_`): the choice buffers' base addresses to `{lower}_`."
         )
         .unwrap();
         writeln!(
@@ -881,7 +909,7 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
         writeln!(rust, "#[no_mangle]").unwrap();
         writeln!(
             rust,
-            "pub unsafe extern \"C\" fn {lower}_f08_({}) {{",
+            "pub unsafe extern \"C\" fn {lower}_f08ts_({}) {{",
             params.join(", ")
         )
         .unwrap();
@@ -908,6 +936,32 @@ fn procedure(f: &Function) -> Result<(String, String), String> {
         .unwrap();
     }
     Ok((text, rust))
+}
+
+/// The entry points of `f`'s specific procedures without descriptors, `mpi_x_f08_` and
+/// `pmpi_x_f08_` (the names gfortran gives `MPI_X_f08` and `PMPI_X_f08`): each calls
+/// `mpi_x_` (`pmpi_x_`) with its arguments as they came, the calling conventions being the
+/// same (see the module doc).
+fn forwarders(f: &Function) -> Result<String, String> {
+    let (params, ret) = entry_signature(f, &classify(f)?);
+    let names: Vec<&str> = params
+        .iter()
+        .map(|p| p.split(':').next().unwrap_or("").trim())
+        .collect();
+    let mut rust = String::new();
+    for prefix in ["", "p"] {
+        let lower = format!("{prefix}{}", f.name.to_ascii_lowercase());
+        writeln!(
+            rust,
+            "\n/// `{}{}_f08` of `{prefix}mpi_f08` (`{lower}_f08_`): `{lower}_`.\n///\n/// # Safety\n/// As `{lower}_`.\n#[no_mangle]\npub unsafe extern \"C\" fn {lower}_f08_({}){ret} {{\n    // SAFETY: the caller's arguments, passed on as they came.\n    unsafe {{ crate::fortran::generated::{lower}_({}) }}\n}}",
+            prefix.to_ascii_uppercase(),
+            f.name,
+            params.join(", "),
+            names.join(", ")
+        )
+        .unwrap();
+    }
+    Ok(rust)
 }
 
 /// Splits a long free-form line with `&` continuations at `, `.
@@ -1284,15 +1338,14 @@ module mpi_f08
   end subroutine
 ",
     );
+    m.push_str("end interface\n");
     // MPI_F_sync_reg (MPI 4.0 19.1.17): a call the compiler must assume modifies `buf`.
-    m.push_str(
-        "  subroutine MPI_F_sync_reg(buf) bind(C, name=\"mpi_f_sync_reg_f08_\")
-    type(*), dimension(..), asynchronous :: buf
-  end subroutine
-",
-    );
+    m.push_str(&generics(
+        &[("MPI_F_sync_reg".into(), F_SYNC_REG.into())],
+        "",
+    ));
     m.push_str(interfaces);
-    m.push_str("end interface\nend module mpi_f08\n");
+    m.push_str("end module mpi_f08\n");
     m
 }
 

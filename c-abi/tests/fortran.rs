@@ -630,9 +630,15 @@ fn c_status_and_handle_conversions() {
 /// `tests/f/<file>` (a `use mpi_f08` program) built with this build's `mpifort`, run on 1, 2
 /// and 4 ranks.
 fn run_f08_on_1_2_4(file: &str) {
+    run_f08_on(file, &[1, 2, 4]);
+}
+
+/// `tests/f/<file>` (a `use mpi_f08` program) built with this build's `mpifort`, run on each
+/// number of ranks of `rank_counts`.
+fn run_f08_on(file: &str, rank_counts: &[usize]) {
     let name = file.trim_end_matches(".f90");
     let exe = build("mpifort", file);
-    for ranks in [1, 2, 4] {
+    for &ranks in rank_counts {
         let run = common::mpirun(
             &exe,
             &common::Launch {
@@ -878,4 +884,149 @@ fn op_create_c_and_register_datarep_c_from_use_mpi() {
 #[test]
 fn f08_profiling_names_from_pmpi_f08() {
     run_f08_on_1_2_4("f08_pmpi.f90");
+}
+
+// ---- The specific procedure names of mpi_f08 (MPI 4.0 §19.1.4, §19.1.5) ---------------------
+
+/// A program calls specific procedures by name (`MPI_Send_f08ts`, `MPI_Comm_rank_f08`, ...)
+/// and carries a profiling layer in Fortran that intercepts `MPI_Comm_rank_f08`,
+/// `MPI_Barrier_f08`, `MPI_Send_f08ts` and `MPI_Send_c_f08ts` and calls the `PMPI_` ones; its
+/// counts show that the generic `MPI_Send` with an `INTEGER(KIND=MPI_COUNT_KIND)` count
+/// resolved to `MPI_Send_c_f08ts` (`tests/f/f08_specific.f90`); on 1, 2, 3 and 4 ranks.
+#[test]
+fn f08_specific_procedure_names_and_a_fortran_profiling_layer() {
+    run_f08_on("f08_specific.f90", &[1, 2, 3, 4]);
+}
+
+/// The specific procedures of a generated module source (`mpi_f08.f90`, `pmpi_f08.f90`):
+/// `(generic, specific, linker name)`, the linker name being the `BIND(C)` label or, without
+/// one, gfortran's (lower case, one underscore). Abstract interfaces and the interfaces
+/// outside a named generic (the predefined callbacks) are left out.
+fn specific_procedures(source: &str) -> Vec<(String, String, String)> {
+    let joined = source.replace("&\n", "");
+    let mut generic: Option<String> = None;
+    let mut found = Vec::new();
+    for line in joined.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("interface ") {
+            if !name.starts_with("operator") {
+                generic = Some(name.trim().to_owned());
+            }
+            continue;
+        }
+        if t.starts_with("end interface") {
+            generic = None;
+            continue;
+        }
+        let Some(g) = &generic else { continue };
+        let Some(after) = t
+            .strip_prefix("subroutine ")
+            .or_else(|| t.split_once(" function ").map(|(_, rest)| rest))
+        else {
+            continue;
+        };
+        let name = after.split('(').next().unwrap_or(after);
+        let label = t
+            .split("name=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{}_", name.to_ascii_lowercase()));
+        found.push((g.clone(), name.trim().to_owned(), label));
+    }
+    found
+}
+
+/// Every specific procedure of `mpi_f08` and `pmpi_f08` has the standard's name
+/// (`MPI_X_f08`, `MPI_X_f08ts` with a choice buffer, `MPI_X_c_f08(ts)` for large counts,
+/// `PMPI_` twins) under its generic `MPI_X`, and `libmpi.so` defines its linker name, so a
+/// program links and a tool can intercept it. The large-count procedures are under their
+/// base's generic except those a compiler cannot tell from it (procedure arguments only, or
+/// `MPI_ADDRESS_KIND` against `MPI_COUNT_KIND`, both 8 bytes here), which keep a generic
+/// `MPI_X_c` of their own.
+#[test]
+fn f08_specific_names_are_the_standards_and_all_defined() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(common::library_dir().join("libmpi.so"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run nm: {e}"));
+    assert!(out.status.success(), "nm -D libmpi.so failed");
+    let exported: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+        .collect();
+    let own_generic_c = [
+        "MPI_Op_create_c",
+        "MPI_Register_datarep_c",
+        "MPI_Type_create_resized_c",
+        "MPI_Type_get_extent_c",
+        "MPI_Type_get_true_extent_c",
+        "MPI_File_get_type_extent_c",
+    ];
+    let modules = [
+        (
+            "",
+            include_str!(concat!(env!("OUT_DIR"), "/fortran/mpi_f08.f90")),
+        ),
+        (
+            "P",
+            include_str!(concat!(env!("OUT_DIR"), "/fortran/pmpi_f08.f90")),
+        ),
+    ];
+    for (prefix, source) in modules {
+        let specifics = specific_procedures(source);
+        assert!(specifics.len() > 400, "only {} specifics", specifics.len());
+        let mut large = 0;
+        for (generic, specific, label) in &specifics {
+            assert!(
+                exported.contains(label),
+                "libmpi.so does not define {label} ({specific} of {generic})"
+            );
+            let token = if source_has_choice(source, specific) {
+                "_f08ts"
+            } else {
+                "_f08"
+            };
+            let base = specific
+                .strip_suffix(token)
+                .unwrap_or_else(|| panic!("{specific} (of {generic}) does not end in {token}"));
+            let under = match base.strip_suffix("_c") {
+                Some(short) if !own_generic_c.contains(&base.trim_start_matches('P')) => {
+                    large += 1;
+                    short
+                }
+                _ => base,
+            };
+            assert_eq!(generic, under, "{specific} is under the generic {generic}");
+            assert!(generic.starts_with(&format!("{prefix}MPI_")), "{generic}");
+        }
+        assert!(
+            large >= 100,
+            "only {large} large-count specifics under their base"
+        );
+        for name in [
+            "MPI_Send_c_f08ts",
+            "MPI_Allreduce_c_f08ts",
+            "MPI_Type_size_c_f08",
+        ] {
+            let name = format!("{prefix}{name}");
+            assert!(
+                specifics.iter().any(|(_, s, _)| *s == name),
+                "{name} is missing"
+            );
+        }
+    }
+}
+
+/// Whether the interface body of `specific` in `source` has a choice buffer.
+fn source_has_choice(source: &str, specific: &str) -> bool {
+    let start = source
+        .find(&format!(" {specific}("))
+        .unwrap_or_else(|| panic!("{specific} not found"));
+    let body = &source[start..];
+    let end = body
+        .find("end subroutine")
+        .or_else(|| body.find("end function"));
+    body[..end.unwrap_or(body.len())].contains("type(*), dimension(..)")
 }

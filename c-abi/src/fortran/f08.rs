@@ -7,9 +7,14 @@
 //! (MPICH's layout, the C `MPI_Status`'s) are passed exactly as the `INTEGER` handle and the
 //! `INTEGER(MPI_STATUS_SIZE)` status are. What is here:
 //!
+//! - **Specific procedures** (MPI 4.0 §19.1.5): a program's call of `MPI_X` reaches the
+//!   specific procedure `MPI_X_f08` (`mpi_x_f08_`) or, with a choice buffer, `MPI_X_f08ts`
+//!   (`mpi_x_f08ts_`), which a Fortran tool may define itself to intercept the call. The
+//!   generated entry points (and `twin!`'s `f08` form for the hand-written ones) forward
+//!   `mpi_x_f08_` to `mpi_x_`; `pmpi_f08`'s `PMPI_X_f08(ts)` are `pmpi_x_f08(ts)_`.
 //! - **Choice buffers.** A `TYPE(*), DIMENSION(..)` dummy of a `BIND(C)` interface arrives
 //!   as a C descriptor ([`CfiDescriptor`], TS 29113's `CFI_cdesc_t` as gfortran lays it
-//!   out). The generated `mpi_x_f08_` take the base address ([`choice_address`]) and call
+//!   out). The generated `mpi_x_f08ts_` take the base address ([`choice_address`]) and call
 //!   `mpi_x_`; strings of those procedures are descriptors too ([`string_length`]).
 //!   `MPI_SUBARRAYS_SUPPORTED` is `.FALSE.`: a choice buffer must be contiguous in memory
 //!   (a whole array, a contiguous section, or a scalar; strided data goes through a derived
@@ -27,9 +32,9 @@
 //!   `mpi_proto.h`) and their Fortran forms: copies, as the three layouts are one.
 //! - `MPI_F_sync_reg` (empty: its call is the point) and `MPI_Buffer_detach`, whose f08 form
 //!   returns the buffer's address as a `TYPE(C_PTR)`.
-//! - **`pmpi_f08`** (MPI 4.0 §19.1.5): the same module's procedures as `PMPI_X`, bound to the
-//!   `pmpi_x_` entry points (the generator also writes `pmpi_x_f08_` for the descriptor ones;
-//!   the hand-written ones are here), which call the C `PMPI_X`.
+//! - **`pmpi_f08`** (MPI 4.0 §19.1.5): the same module's procedures as `PMPI_X_f08(ts)`,
+//!   bound to `pmpi_x_f08(ts)_` (generated; the hand-written ones are here), which end in the
+//!   C `PMPI_X`.
 
 use super::{set_ierr, Common};
 use crate::abi::*;
@@ -342,12 +347,12 @@ pub unsafe extern "C" fn pmpi_status_f082f_f08_(
     unsafe { set_ierr(ierr, PMPI_Status_f082f(f08_status, f_status)) }
 }
 
-/// `PMPI_F_sync_reg` of `pmpi_f08`: as [`mpi_f_sync_reg_f08_`].
+/// `PMPI_F_sync_reg` of `pmpi_f08`: as [`mpi_f_sync_reg_f08ts_`].
 ///
 /// # Safety
 /// Never reads its argument.
 #[no_mangle]
-pub unsafe extern "C" fn pmpi_f_sync_reg_f08_(_buf: *const CfiDescriptor) {}
+pub unsafe extern "C" fn pmpi_f_sync_reg_f08ts_(_buf: *const CfiDescriptor) {}
 
 /// `MPI_F_sync_reg` of `mpi_f08`: does nothing; being an external call that may modify its
 /// argument, it makes the compiler reload the variable from memory afterwards (MPI 4.0
@@ -356,7 +361,7 @@ pub unsafe extern "C" fn pmpi_f_sync_reg_f08_(_buf: *const CfiDescriptor) {}
 /// # Safety
 /// Never reads its argument.
 #[no_mangle]
-pub unsafe extern "C" fn mpi_f_sync_reg_f08_(_buf: *const CfiDescriptor) {}
+pub unsafe extern "C" fn mpi_f_sync_reg_f08ts_(_buf: *const CfiDescriptor) {}
 
 /// `MPI_Buffer_detach` of `mpi_f08`: the detached buffer's address goes to the
 /// `TYPE(C_PTR)` argument.

@@ -68,6 +68,7 @@ unsafe extern "C" fn file_handler_trampoline(file: *mut MPI_File, code: *mut c_i
 twin! {
     "MPI_File_create_errhandler",
     mpi_file_create_errhandler_ / pmpi_file_create_errhandler_
+        f08 mpi_file_create_errhandler_f08_ / pmpi_file_create_errhandler_f08_
         => MPI_File_create_errhandler / PMPI_File_create_errhandler,
     (function: Option<FortranFileHandler>, errhandler: *mut MPI_Errhandler, ierr: *mut MPI_Fint) |call| {
         // The trampoline for C: it is called as `(MPI_File *, int *, ...)`; the variadic part
@@ -423,6 +424,7 @@ unsafe fn registered(record: *mut FortranDatarep, r: c_int, ierr: *mut MPI_Fint)
 twin! {
     "MPI_Register_datarep",
     mpi_register_datarep_ / pmpi_register_datarep_
+        f08 mpi_register_datarep_f08_ / pmpi_register_datarep_f08_
         => MPI_Register_datarep / PMPI_Register_datarep,
     (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void,
      extra: *const MPI_Aint, ierr: *mut MPI_Fint, datarep_len: usize) |call| {
@@ -448,6 +450,7 @@ twin! {
 twin! {
     "MPI_Register_datarep_c",
     mpi_register_datarep_c_ / pmpi_register_datarep_c_
+        f08 mpi_register_datarep_c_f08_ / pmpi_register_datarep_c_f08_
         => MPI_Register_datarep_c / PMPI_Register_datarep_c,
     (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void,
      extra: *const MPI_Aint, ierr: *mut MPI_Fint, datarep_len: usize) |call| {

@@ -62,6 +62,7 @@ unsafe extern "C" fn cancel_trampoline(extra_state: *mut c_void, complete: c_int
 
 twin! {
     "MPI_Grequest_start", mpi_grequest_start_ / pmpi_grequest_start_
+        f08 mpi_grequest_start_f08_ / pmpi_grequest_start_f08_
         => MPI_Grequest_start / PMPI_Grequest_start,
     (query: *const c_void, free: *const c_void, cancel: *const c_void, extra: *const MPI_Aint,
      request: *mut MPI_Request, ierr: *mut MPI_Fint) |call| {

@@ -168,9 +168,10 @@ fn record(copy: *const c_void, delete: *const c_void, extra: MPI_Aint, mpi1: boo
 
 /// Defines a Fortran `..._CREATE_KEYVAL` (and its `pmpi_` twin) over the C function.
 macro_rules! create_keyval {
-    ($has:literal, $f:ident / $pf:ident => $c:ident / $pc:ident, $extra:ty, $mpi1:expr) => {
+    ($has:literal, $f:ident / $pf:ident $(f08 $f08:ident / $pf08:ident)? => $c:ident / $pc:ident,
+     $extra:ty, $mpi1:expr) => {
         twin! {
-            $has, $f / $pf => $c / $pc,
+            $has, $f / $pf $(f08 $f08 / $pf08)? => $c / $pc,
             (copy: *const c_void, delete: *const c_void, keyval: *mut c_int, extra: *const $extra,
              ierr: *mut MPI_Fint) |call| {
                 // SAFETY: the caller's references; the trampolines have the C callbacks' types.
@@ -185,10 +186,13 @@ macro_rules! create_keyval {
 }
 
 create_keyval!("MPI_Comm_create_keyval", mpi_comm_create_keyval_ / pmpi_comm_create_keyval_
+    f08 mpi_comm_create_keyval_f08_ / pmpi_comm_create_keyval_f08_
     => MPI_Comm_create_keyval / PMPI_Comm_create_keyval, MPI_Aint, false);
 create_keyval!("MPI_Type_create_keyval", mpi_type_create_keyval_ / pmpi_type_create_keyval_
+    f08 mpi_type_create_keyval_f08_ / pmpi_type_create_keyval_f08_
     => MPI_Type_create_keyval / PMPI_Type_create_keyval, MPI_Aint, false);
 create_keyval!("MPI_Win_create_keyval", mpi_win_create_keyval_ / pmpi_win_create_keyval_
+    f08 mpi_win_create_keyval_f08_ / pmpi_win_create_keyval_f08_
     => MPI_Win_create_keyval / PMPI_Win_create_keyval, MPI_Aint, false);
 create_keyval!("MPI_Keyval_create", mpi_keyval_create_ / pmpi_keyval_create_
     => MPI_Keyval_create / PMPI_Keyval_create, MPI_Fint, true);

@@ -32,8 +32,9 @@
 //! entry point names are MPICH's, so a program built by MPICH's `mpif77` runs on this library
 //! too: `build.rs` also names the library `libmpichfort.so.12`.
 //!
-//! **Fortran 2008.** The `mpi_f08` module binds mostly to these same entry points; [`f08`]
-//! has what it needs beyond them (descriptors of choice buffers, its sentinels, `==`).
+//! **Fortran 2008.** The `mpi_f08` module's specific procedures (`mpi_x_f08_`) forward mostly
+//! to these same entry points; [`f08`] has what it needs beyond them (descriptors of choice
+//! buffers, its sentinels, `==`).
 //!
 //! Parts: the generated wrappers (`generated`), the hand-written ones ([`special`]: start-up,
 //! MPI-1 `INTEGER` displacements, attribute values; [`spawn`]: the arrays of strings of
@@ -46,7 +47,37 @@
 /// Defines the entry point `mpi_x_` calling `MPI_X` and `pmpi_x_` calling `PMPI_X`, only when
 /// the library implements `MPI_X` (`build.rs` sets `mpi_has = "MPI_X"`), so that the library
 /// always links. In the body, `$call` names the C function to call.
+///
+/// With `f08 mpi_x_f08_ / pmpi_x_f08_` after the names, also the entry points of the `mpi_f08`
+/// specific procedures `MPI_X_f08` / `PMPI_X_f08` (MPI 4.0 §19.1.5), whose interface bodies
+/// pass the same arguments: each calls `mpi_x_` (`pmpi_x_`) with them.
 macro_rules! twin {
+    (
+        $has:literal, $f:ident / $pf:ident f08 $f08:ident / $pf08:ident => $c:ident / $pc:ident,
+        ($($arg:ident : $ty:ty),* $(,)?) |$call:ident| $body:block
+    ) => {
+        twin! { $has, $f / $pf => $c / $pc, ($($arg: $ty),*) |$call| $body }
+        #[doc = concat!("`", $has, "_f08` of `mpi_f08`: as `", stringify!($f), "`.")]
+        ///
+        /// # Safety
+        /// gfortran's calling convention: every argument by reference.
+        #[cfg(mpi_has = $has)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $f08($($arg: $ty),*) {
+            // SAFETY: the caller's arguments, passed on as they came.
+            unsafe { $f($($arg),*) }
+        }
+        #[doc = concat!("`P", $has, "_f08` of `pmpi_f08`: as `", stringify!($pf), "`.")]
+        ///
+        /// # Safety
+        /// gfortran's calling convention: every argument by reference.
+        #[cfg(mpi_has = $has)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $pf08($($arg: $ty),*) {
+            // SAFETY: the caller's arguments, passed on as they came.
+            unsafe { $pf($($arg),*) }
+        }
+    };
     (
         $has:literal, $f:ident / $pf:ident => $c:ident / $pc:ident,
         ($($arg:ident : $ty:ty),* $(,)?) |$call:ident| $body:block

@@ -180,7 +180,8 @@ fn refuse(name: &'static str, comm: MPI_Comm, message: String) -> c_int {
 }
 
 twin! {
-    "MPI_Comm_spawn", mpi_comm_spawn_ / pmpi_comm_spawn_ => MPI_Comm_spawn / PMPI_Comm_spawn,
+    "MPI_Comm_spawn", mpi_comm_spawn_ / pmpi_comm_spawn_
+        f08 mpi_comm_spawn_f08_ / pmpi_comm_spawn_f08_ => MPI_Comm_spawn / PMPI_Comm_spawn,
     (command: *const c_char, argv: *const c_char, maxprocs: *const c_int, info: *const MPI_Info,
      root: *const c_int, comm: *const MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int,
      ierr: *mut MPI_Fint, command_len: usize, argv_len: usize) |call| {
@@ -208,6 +209,7 @@ twin! {
 
 twin! {
     "MPI_Comm_spawn_multiple", mpi_comm_spawn_multiple_ / pmpi_comm_spawn_multiple_
+        f08 mpi_comm_spawn_multiple_f08_ / pmpi_comm_spawn_multiple_f08_
         => MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple,
     (count: *const c_int, array_of_commands: *const c_char, array_of_argv: *const c_char,
      array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: *const c_int,

@@ -2,7 +2,8 @@
 //!
 //! - `MPI_INIT(IERROR)`, `MPI_INIT_THREAD(REQUIRED, PROVIDED, IERROR)`: no `argc`/`argv`.
 //! - `MPI_INFO_CREATE_ENV(INFO, IERROR)`: no `argc`/`argv` either.
-//! - `MPI_PCONTROL(LEVEL, IERROR)`: C's is variadic.
+//! - `MPI_PCONTROL(LEVEL, IERROR)`: C's is variadic; `mpi_f08`'s `MPI_Pcontrol(level)` has no
+//!   `ierror`, so its entry point passes NULL for it.
 //! - The MPI-1 functions whose Fortran displacements and addresses are default `INTEGER`
 //!   where C has `MPI_Aint`: `MPI_TYPE_HVECTOR`, `MPI_TYPE_HINDEXED`, `MPI_TYPE_STRUCT`,
 //!   `MPI_ADDRESS` (an address that does not fit is truncated, as MPI-1 Fortran has it),
@@ -27,7 +28,7 @@ use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
 twin! {
-    "MPI_Init", mpi_init_ / pmpi_init_ => MPI_Init / PMPI_Init,
+    "MPI_Init", mpi_init_ / pmpi_init_ f08 mpi_init_f08_ / pmpi_init_f08_ => MPI_Init / PMPI_Init,
     (ierr: *mut MPI_Fint) |call| {
         // SAFETY: MPI_Init accepts NULL argc/argv; ierr is the caller's IERROR.
         unsafe { set_ierr(ierr, call(null_mut(), null_mut())) }
@@ -35,7 +36,8 @@ twin! {
 }
 
 twin! {
-    "MPI_Init_thread", mpi_init_thread_ / pmpi_init_thread_ => MPI_Init_thread / PMPI_Init_thread,
+    "MPI_Init_thread", mpi_init_thread_ / pmpi_init_thread_
+        f08 mpi_init_thread_f08_ / pmpi_init_thread_f08_ => MPI_Init_thread / PMPI_Init_thread,
     (required: *const c_int, provided: *mut c_int, ierr: *mut MPI_Fint) |call| {
         // SAFETY: the caller's references; MPI_Init_thread accepts NULL argc/argv.
         unsafe { set_ierr(ierr, call(null_mut(), null_mut(), *required, provided)) }
@@ -43,7 +45,8 @@ twin! {
 }
 
 twin! {
-    "MPI_Info_create_env", mpi_info_create_env_ / pmpi_info_create_env_ => MPI_Info_create_env / PMPI_Info_create_env,
+    "MPI_Info_create_env", mpi_info_create_env_ / pmpi_info_create_env_
+        f08 mpi_info_create_env_f08_ / pmpi_info_create_env_f08_ => MPI_Info_create_env / PMPI_Info_create_env,
     (info: *mut MPI_Info, ierr: *mut MPI_Fint) |call| {
         // SAFETY: the caller's references (a Fortran info handle is the C one); the C function
         // accepts no arguments (argc 0, argv NULL).
@@ -57,6 +60,29 @@ twin! {
         // SAFETY: the caller's references; the C function takes the level alone.
         unsafe { set_ierr(ierr, call(*level)) }
     }
+}
+
+/// `MPI_Pcontrol_f08` of `mpi_f08`: `MPI_Pcontrol(level)` has no `ierror` there, so nothing
+/// may be written through a second argument (the caller passes none).
+///
+/// # Safety
+/// `level` is the caller's reference.
+#[cfg(mpi_has = "MPI_Pcontrol")]
+#[no_mangle]
+pub unsafe extern "C" fn mpi_pcontrol_f08_(level: *const c_int) {
+    // SAFETY: the caller's reference; a NULL IERROR is not written.
+    unsafe { mpi_pcontrol_(level, null_mut()) }
+}
+
+/// `PMPI_Pcontrol_f08` of `pmpi_f08`: as [`mpi_pcontrol_f08_`], through `PMPI_Pcontrol`.
+///
+/// # Safety
+/// `level` is the caller's reference.
+#[cfg(mpi_has = "MPI_Pcontrol")]
+#[no_mangle]
+pub unsafe extern "C" fn pmpi_pcontrol_f08_(level: *const c_int) {
+    // SAFETY: the caller's reference; a NULL IERROR is not written.
+    unsafe { pmpi_pcontrol_(level, null_mut()) }
 }
 
 /// `count` default `INTEGER`s as `MPI_Aint`s.
@@ -198,18 +224,20 @@ unsafe fn get_value(
 /// Defines the `SET_ATTR`/`GET_ATTR` pair of one object kind (`INTEGER(KIND=MPI_ADDRESS_KIND)`
 /// values).
 macro_rules! attr_functions {
-    ($set_has:literal $set:ident / $pset:ident => $cset:ident / $pcset:ident,
-     $get_has:literal $get:ident / $pget:ident => $cget:ident / $pcget:ident,
+    ($set_has:literal $set:ident / $pset:ident f08 $set08:ident / $pset08:ident
+         => $cset:ident / $pcset:ident,
+     $get_has:literal $get:ident / $pget:ident f08 $get08:ident / $pget08:ident
+         => $cget:ident / $pcget:ident,
      $handle:ty) => {
         twin! {
-            $set_has, $set / $pset => $cset / $pcset,
+            $set_has, $set / $pset f08 $set08 / $pset08 => $cset / $pcset,
             (object: *const $handle, keyval: *const c_int, value: *const MPI_Aint, ierr: *mut MPI_Fint) |call| {
                 // SAFETY: the caller's references; the value is stored as a pointer-sized word.
                 unsafe { set_ierr(ierr, call(*object, *keyval, *value as *mut c_void)) }
             }
         }
         twin! {
-            $get_has, $get / $pget => $cget / $pcget,
+            $get_has, $get / $pget f08 $get08 / $pget08 => $cget / $pcget,
             (object: *const $handle, keyval: *const c_int, value: *mut MPI_Aint, flag: *mut c_int,
              ierr: *mut MPI_Fint) |call| {
                 // SAFETY: the caller's references.
@@ -226,18 +254,24 @@ macro_rules! attr_functions {
 }
 
 attr_functions!(
-    "MPI_Comm_set_attr" mpi_comm_set_attr_ / pmpi_comm_set_attr_ => MPI_Comm_set_attr / PMPI_Comm_set_attr,
-    "MPI_Comm_get_attr" mpi_comm_get_attr_ / pmpi_comm_get_attr_ => MPI_Comm_get_attr / PMPI_Comm_get_attr,
+    "MPI_Comm_set_attr" mpi_comm_set_attr_ / pmpi_comm_set_attr_
+        f08 mpi_comm_set_attr_f08_ / pmpi_comm_set_attr_f08_ => MPI_Comm_set_attr / PMPI_Comm_set_attr,
+    "MPI_Comm_get_attr" mpi_comm_get_attr_ / pmpi_comm_get_attr_
+        f08 mpi_comm_get_attr_f08_ / pmpi_comm_get_attr_f08_ => MPI_Comm_get_attr / PMPI_Comm_get_attr,
     MPI_Comm
 );
 attr_functions!(
-    "MPI_Type_set_attr" mpi_type_set_attr_ / pmpi_type_set_attr_ => MPI_Type_set_attr / PMPI_Type_set_attr,
-    "MPI_Type_get_attr" mpi_type_get_attr_ / pmpi_type_get_attr_ => MPI_Type_get_attr / PMPI_Type_get_attr,
+    "MPI_Type_set_attr" mpi_type_set_attr_ / pmpi_type_set_attr_
+        f08 mpi_type_set_attr_f08_ / pmpi_type_set_attr_f08_ => MPI_Type_set_attr / PMPI_Type_set_attr,
+    "MPI_Type_get_attr" mpi_type_get_attr_ / pmpi_type_get_attr_
+        f08 mpi_type_get_attr_f08_ / pmpi_type_get_attr_f08_ => MPI_Type_get_attr / PMPI_Type_get_attr,
     MPI_Datatype
 );
 attr_functions!(
-    "MPI_Win_set_attr" mpi_win_set_attr_ / pmpi_win_set_attr_ => MPI_Win_set_attr / PMPI_Win_set_attr,
-    "MPI_Win_get_attr" mpi_win_get_attr_ / pmpi_win_get_attr_ => MPI_Win_get_attr / PMPI_Win_get_attr,
+    "MPI_Win_set_attr" mpi_win_set_attr_ / pmpi_win_set_attr_
+        f08 mpi_win_set_attr_f08_ / pmpi_win_set_attr_f08_ => MPI_Win_set_attr / PMPI_Win_set_attr,
+    "MPI_Win_get_attr" mpi_win_get_attr_ / pmpi_win_get_attr_
+        f08 mpi_win_get_attr_f08_ / pmpi_win_get_attr_f08_ => MPI_Win_get_attr / PMPI_Win_get_attr,
     MPI_Win
 );
 

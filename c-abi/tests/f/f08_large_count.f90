@@ -1,5 +1,5 @@
 ! mpi_f08's large-count overloads (MPI 4.0 19.1.2): the generic MPI_Send with an
-! INTEGER(KIND=MPI_COUNT_KIND) count resolves to MPI_Send_c, and likewise MPI_Recv,
+! INTEGER(KIND=MPI_COUNT_KIND) count resolves to MPI_Send_c_f08ts, and likewise MPI_Recv,
 ! MPI_Isend/MPI_Irecv, MPI_Get_count (an MPI_Count result), MPI_Bcast, MPI_Allreduce,
 ! MPI_Type_size and MPI_Type_contiguous (a type of 3 GiB whose INTEGER size is
 ! MPI_UNDEFINED); the int forms still resolve to the int procedures. Every rank talks to its

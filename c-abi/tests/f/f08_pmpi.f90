@@ -2,7 +2,7 @@
 ! tool uses them. The program's own wrappers (tool_send, tool_recv, tool_allreduce) count
 ! calls and bytes and forward to PMPI_Send, PMPI_Recv, PMPI_Allreduce (choice buffers: the
 ! descriptor entry points; PMPI_Allreduce with an MPI_COUNT_KIND count resolves to
-! PMPI_Allreduce_c); the rest goes through PMPI_ names too: PMPI_Init, PMPI_Comm_rank,
+! PMPI_Allreduce_c_f08ts); the rest goes through PMPI_ names too: PMPI_Init, PMPI_Comm_rank,
 ! PMPI_Comm_size (optional ierror), PMPI_Comm_dup / PMPI_Comm_free, PMPI_Get_count,
 ! PMPI_Wtime, PMPI_Buffer_attach / PMPI_Buffer_detach (TYPE(C_PTR)), PMPI_Status_f2f08 and
 ! PMPI_Finalize; and the MPI_ names still work beside them. A ring of 500 integers checks
@@ -90,7 +90,7 @@ program f08_pmpi
     call check(count == n, 'PMPI_Get_count')
     call check(sends == 1 .and. recvs == 1 .and. bytes_sent == 4 * n, 'the tool counted')
 
-    ! PMPI_Allreduce with an MPI_COUNT_KIND count (PMPI_Allreduce_c), and MPI_Allreduce.
+    ! PMPI_Allreduce with an MPI_COUNT_KIND count (PMPI_Allreduce_c_f08ts), and MPI_Allreduce.
     big_n = n
     call tool_allreduce(out, sums, big_n, MPI_SUM, comm)
     call check(all(sums == [(1000 * np * (np - 1) / 2 + np * i, i = 1, n)]), 'PMPI_Allreduce_c')
