@@ -10,6 +10,8 @@
 //!                ─▶ over: the request completes at once, never entering the engine
 //!   MPI_Start of an exchange (a neighbourhood collective) ─▶ post the receives, send_now
 //!                ─▶ all received at once? over; otherwise the engine polls the receives
+//!   MPI_Start of a chain (one send and one receive per round) ─▶ rounds as far as they go
+//!                ─▶ over? done at once; otherwise the engine polls the round in flight
 //!   MPI_Wait/Test ─▶ the request completes, becomes inactive again (schedule kept)
 //!   MPI_Request_free (inactive) ─▶ request and schedule released
 //! ```
@@ -57,6 +59,21 @@
 //! then is over at `MPI_Start`; any other is polled by the engine, which retires the
 //! receives as they complete, with no rounds, no schedule walk and no reaping of transfers
 //! that have nothing to unpack. Same peers, tags and per-peer order as the schedule's round.
+//!
+//! **The short path: chains.** A schedule whose every round sends at most one contiguous
+//! message and receives at most one ([`super::sched::Plan::chain`]: a short
+//! `MPI_Allreduce_init`'s recursive doubling, `MPI_Barrier_init`'s dissemination, binomial
+//! reduce and scan trees) runs its rounds with one request per direction (`chain.rs`): the
+//! round's local steps, its send by `Adi::send_now`, its receive (matched at once when its
+//! message is here), and on to the next round while they complete at once. Same rounds,
+//! peers, tags and local steps as the generic run; it spares the generic run's list of
+//! transfers in flight and its staging. Measured with callgrind (4 ranks, 8-byte
+//! `MPI_Allreduce_init`, rank 0): the run's polls 2.2k -> 1.2k instructions per run, Start
+//! and Wait together about what one blocking `MPI_Allreduce` costs.
+//!
+//! Runs in the engine are polled only on turns after something arrived or left
+//! (`SharedOperation::moves_on_events`), not on each of the thousands of idle turns of a
+//! wait.
 //!
 //! **The request** is an ordinary persistent engine request ([`mpich_channel::Adi::persistent`])
 //! whose attachment is the schedule (or the relay), as one of point-to-point's foreign persistent requests
