@@ -303,12 +303,21 @@ macro_rules! mpi_fn {
                     |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
                 );
             }
-            $crate::runtime::export::$entry(
-                stringify!($mpi),
-                move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
-                move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
-                move |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
-            )
+            // The locked entry out of line, so that its closures' frame is not set up on the
+            // plain path (callgrind: 5 to 9 instructions fewer per MPI_Isend, Irecv, Wait).
+            #[cold]
+            #[inline(never)]
+            #[allow(clippy::too_many_arguments)] // the C function's
+            unsafe fn locked($($arg: $ty),*) -> ::std::ffi::c_int {
+                $crate::runtime::export::$entry(
+                    stringify!($mpi),
+                    move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
+                    move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
+                    move |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
+                )
+            }
+            // SAFETY: the same arguments, under the caller's contract.
+            unsafe { locked($($arg),*) }
         }
         $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
     };
