@@ -50,16 +50,18 @@ fn wait_outside(call: &mut Calling, mut over: impl FnMut(&mut Runtime) -> bool) 
 /// Whether the non-null handles of `requests[..count]` lie on several lanes (then each is
 /// reached on its own lane, [`mixed`]); `false` for arguments the body reports.
 fn on_several_lanes(rt: &Runtime, count: c_int, requests: *mut MPI_Request) -> bool {
-    !rt.lanes.off() && crate::p2p::api::requests_lane(rt, count, requests).is_none() && {
-        let n = usize::try_from(count).unwrap_or(0);
-        Array::new(requests, n, "array_of_requests").is_ok_and(|a| {
-            let mut lanes = (0..n)
-                .map(|i| a.get(i))
-                .filter(|&h| h != MPI_REQUEST_NULL)
-                .map(|h| rt.lane_of_request(h));
-            lanes.next().is_some_and(|first| lanes.any(|k| k != first))
-        })
-    }
+    !rt.lanes.off()
+        && crate::p2p::api::handles_lane(|h| rt.lane_of_request(h), count, requests).is_none()
+        && {
+            let n = usize::try_from(count).unwrap_or(0);
+            Array::new(requests, n, "array_of_requests").is_ok_and(|a| {
+                let mut lanes = (0..n)
+                    .map(|i| a.get(i))
+                    .filter(|&h| h != MPI_REQUEST_NULL)
+                    .map(|h| rt.lane_of_request(h));
+                lanes.next().is_some_and(|first| lanes.any(|k| k != first))
+            })
+        }
 }
 
 /// The lane of the handles of a multiple-completion call that are on one lane (0 when
@@ -68,7 +70,7 @@ fn lane_of_all(rt: &Runtime, count: c_int, requests: *mut MPI_Request) -> usize 
     if rt.lanes.off() {
         return 0;
     }
-    crate::p2p::api::requests_lane(rt, count, requests).unwrap_or(0)
+    crate::p2p::api::handles_lane(|h| rt.lane_of_request(h), count, requests).unwrap_or(0)
 }
 
 /// Whether a waiting call on `n` handles at `requests` can run its body without waiting:

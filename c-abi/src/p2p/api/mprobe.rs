@@ -14,16 +14,15 @@ use crate::p2p::mprobe::{deliver, hold, probe_now, take, take_found, Named};
 use crate::p2p::status::{Completion, StatusOut};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
-use crate::runtime::Runtime;
 use std::ffi::{c_int, c_void};
 
-/// The lane of the message `*message` names, for `MPI_Mrecv`/`MPI_Imrecv` (`None`: the
+/// The lane of the message `*message` names (of `lanes`), for `MPI_Mrecv`/`MPI_Imrecv` (`None`: the
 /// exclusive path, which reports a wrong handle).
-fn message_lane(rt: &Runtime, message: *const MPI_Message) -> Option<usize> {
+fn message_lane(lanes: usize, message: *const MPI_Message) -> Option<usize> {
     // SAFETY: `message` is the program's pointer to one message handle (MPI's contract), or
     // NULL, which `as_ref` turns into `None`.
     let h = unsafe { message.as_ref() }?;
-    crate::p2p::mprobe::lane_of(*h).filter(|&k| k < rt.lanes.count())
+    crate::p2p::mprobe::lane_of(*h).filter(|&k| k < lanes)
 }
 
 /// The checked probe of `MPI_Mprobe`/`MPI_Improbe` and its outputs; `None` for a probe of
@@ -165,7 +164,7 @@ mpi_fn! {
         datatype: MPI_Datatype,
         message: *mut MPI_Message,
         status: *mut MPI_Status,
-    ) lanes |rt| { message_lane(rt, message) } on_lane |lc| {
+    ) lanes |rt| { message_lane(rt.lanes(), message) } on_lane |lc| {
         lc.look(|cx| mrecv(cx, buf, MPI_Count::from(count), datatype, message, status))
     } |st| {
         mrecv(&mut st.runtime()?.p2p(), buf, MPI_Count::from(count), datatype, message, status)
@@ -208,12 +207,12 @@ mpi_fn! {
         datatype: MPI_Datatype,
         message: *mut MPI_Message,
         request: *mut MPI_Request,
-    ) lanes |rt| { message_lane(rt, message) } on_lane |lc| {
+    ) lanes |rt| { message_lane(rt.lanes(), message) } on_lane |lc| {
         lc.look(|cx| imrecv(cx, buf, MPI_Count::from(count), datatype, message, request))
     } |st| {
         let rt = st.runtime()?;
         // The lane the handle names (0 for one that names none: `take` refuses it).
-        let lane = message_lane(rt, message).unwrap_or(0);
+        let lane = message_lane(rt.lanes.count(), message).unwrap_or(0);
         imrecv(&mut rt.p2p_lane(lane), buf, MPI_Count::from(count), datatype, message, request)
     }
 }

@@ -12,7 +12,7 @@ use crate::p2p::nonblocking::{
 use crate::p2p::request::{Persistent, PersistentKind};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
-use crate::runtime::Runtime;
+use crate::runtime::thread::LaneProbe;
 use std::ffi::{c_int, c_void};
 
 /// Generates the four nonblocking send functions, which differ only in their mode.
@@ -231,10 +231,11 @@ mpi_fn! {
 /// The lane on which `MPI_Start`/`MPI_Startall` of `handles` (every one of lane `lane`) run:
 /// `lane`, unless one is a persistent buffered send, whose starts use the attached buffer
 /// (the exclusive path's: `None`). A look under the lane's lock, before the call's own.
-fn starts_on_lane(rt: &Runtime, lane: usize, handles: &[MPI_Request]) -> Option<usize> {
+fn starts_on_lane(probe: &mut LaneProbe, lane: usize, handles: &[MPI_Request]) -> Option<usize> {
     if lane == 0 {
         return Some(0);
     }
+    let rt = probe.rt()?;
     let mut guard = rt.lanes.lock(lane);
     let engine = guard.engine();
     let buffered = handles.iter().any(|&h| {

@@ -194,6 +194,7 @@ pub(crate) fn holding() -> bool {
 
 /// Takes the lock shared, waiting for an exclusive holder to let it go: the lane path's
 /// hold (`thread::lane`). The caller must not hold it already in any way.
+#[inline]
 pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
     LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -164,7 +164,7 @@ pub(crate) mod lock;
 mod reach;
 mod wait;
 
-pub(crate) use lane::LaneCall;
+pub(crate) use lane::{LaneCall, LaneProbe};
 pub(crate) use reach::Reach;
 pub(crate) use wait::Calling;
 
