@@ -152,6 +152,49 @@ fn threads_on_lanes_send_to_their_own_rank() {
     run_ok("thread/lanes_self", 1, None);
 }
 
+/// The rest of point-to-point on lanes (`tests/c/thread/lanes_more.c`): `MPI_Waitany`,
+/// `Waitsome`, `Testany`, `Testsome`, `Testall` over one lane's requests, matched probes and
+/// their receives, `MPI_Cancel`, `Request_get_status`, `Request_free`, `MPI_Isendrecv(_replace)`,
+/// persistent `Send_init`/`Recv_init` with `MPI_Start`/`Startall`, each checked to run on its
+/// lane (pvar `mpi_lane_calls` grows by one per call) from one thread, then from 4 threads at
+/// once; the same calls over several lanes (the exclusive path) and a persistent buffered send;
+/// then a rendezvous on a lane that must move while its sender sits in `MPI_Barrier` and in
+/// `MPI_Win_fence` (with the packet path too, `MPI_NIC_DMA=off`, where the sender's data
+/// packets go only when its lane is turned), and while it computes with no MPI call beside the
+/// asynchronous progress thread. `MPI_LANES=4` at 1, 2 and 4 ranks, and 1 lane at 2.
+#[test]
+fn threads_on_lanes_run_the_other_point_to_point_calls() {
+    let exe = program("thread/lanes_more");
+    let runs: [(usize, &[(&str, &str)]); 6] = [
+        (1, &[("MPI_LANES", "4")]),
+        (2, &[("MPI_LANES", "4")]),
+        (4, &[("MPI_LANES", "4")]),
+        (2, &[("MPI_LANES", "1")]),
+        (2, &[("MPI_LANES", "4"), ("MPI_NIC_DMA", "off")]),
+        (
+            2,
+            &[
+                ("MPI_LANES", "4"),
+                ("MPI_NIC_DMA", "off"),
+                ("MPI_ASYNC_PROGRESS", "1"),
+                ("PROGRESS_SLEEP", "4"),
+            ],
+        ),
+    ];
+    for (ranks, env) in runs {
+        let job = mpirun(
+            &exe,
+            &Launch {
+                ranks,
+                env: env.iter().map(|&(k, v)| (k, v.into())).collect(),
+                ..Default::default()
+            },
+        );
+        eprintln!("lanes_more at {ranks} ranks with {env:?}");
+        assert_ok(&job, "lanes_more");
+    }
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

@@ -10,9 +10,13 @@
 //! same and returns a request that is complete already. The cost is one extra copy, which is
 //! why the library's own receives do not go this way; bindings such as rsmpi need the calls.
 //!
-//! Message handles use MPICH's encoding for its message objects: `0xac000000 | index` for a
-//! held message (the kind bits of a direct handle, object type 0xb), `MPI_MESSAGE_NULL` and
-//! `MPI_MESSAGE_NO_PROC` (a probe of `MPI_PROC_NULL`) as in `mpi.h`.
+//! Message handles use MPICH's encoding for its message objects: `0xac000000 | lane << 20 |
+//! index` for a held message (the kind bits of a direct handle, object type 0xb; the lane of
+//! the probed communicator in the bits where a request handle keeps its lane, so that
+//! `MPI_Mrecv` and `MPI_Imrecv` find their lane from the handle alone, as the completion calls
+//! do from a request's), `MPI_MESSAGE_NULL` and `MPI_MESSAGE_NO_PROC` (a probe of
+//! `MPI_PROC_NULL`) as in `mpi.h`. The held messages themselves are in one table behind a
+//! mutex of its own, reached from any lane.
 
 use crate::abi::*;
 use crate::comm::CommIdx;
@@ -33,6 +37,8 @@ pub(crate) struct Held {
     pub global_source: c_int,
     /// The probed communicator, whose error handler deals with the receive's errors.
     pub comm: CommIdx,
+    /// The lane it was taken on (its communicator's point-to-point lane).
+    pub lane: usize,
 }
 
 /// Held messages by handle index; a slot is `None` once its message was received.
@@ -42,9 +48,29 @@ pub(crate) fn held() -> std::sync::MutexGuard<'static, Vec<Option<Held>>> {
     HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Stores a held message and returns its handle.
-pub(crate) fn hold(message: Held) -> MPI_Message {
+/// Where a message handle keeps its lane (as request handles do, `p2p::request`).
+const LANE_SHIFT: u32 = 20;
+const LANE_MASK: u32 = (crate::p2p::request::MAX_LANES as u32 - 1) << LANE_SHIFT;
+
+/// The lane a message handle names (`None` for anything but a held message's handle).
+pub(crate) fn lane_of(handle: MPI_Message) -> Option<usize> {
+    crate::handle::index_of(crate::handle::Kind::Request, handle)
+        .map(|bits| ((bits & LANE_MASK) >> LANE_SHIFT) as usize)
+}
+
+/// Stores a held message taken on lane `lane` and returns its handle.
+pub(crate) fn hold(message: Held, lane: usize) -> MpiResult<MPI_Message> {
     let mut table = held();
+    if table.iter().all(Option::is_some) && table.len() >= 1 << LANE_SHIFT {
+        return Err(MpiError::new(
+            MPI_ERR_INTERN,
+            format!(
+                "{} messages taken by MPI_Mprobe or MPI_Improbe wait for their MPI_Mrecv: the most this library holds; receive some first",
+                table.len()
+            ),
+        )
+        .on(message.comm));
+    }
     let index = match table.iter().position(Option::is_none) {
         Some(free) => {
             table[free] = Some(message);
@@ -56,7 +82,8 @@ pub(crate) fn hold(message: Held) -> MPI_Message {
         }
     };
     // MPICH names messages with the request kind bits.
-    crate::handle::direct(crate::handle::Kind::Request, index as u32) as MPI_Message
+    let bits = (lane as u32) << LANE_SHIFT & LANE_MASK | index as u32;
+    Ok(crate::handle::direct(crate::handle::Kind::Request, bits) as MPI_Message)
 }
 
 /// What an `MPI_Message` handle names.
@@ -78,12 +105,21 @@ pub(crate) fn take(handle: MPI_Message) -> MpiResult<Named> {
             ),
         )
     };
-    let Some(index) = crate::handle::index_of(crate::handle::Kind::Request, handle) else {
+    let Some(bits) = crate::handle::index_of(crate::handle::Kind::Request, handle) else {
         return Err(invalid());
     };
-    held()
-        .get_mut(index as usize)
-        .and_then(Option::take)
+    let index = bits & ((1 << LANE_SHIFT) - 1);
+    let mut table = held();
+    let slot = table.get_mut(index as usize);
+    // The handle's lane must be the one its message was taken on.
+    if slot
+        .as_ref()
+        .and_then(|s| s.as_ref())
+        .is_some_and(|m| m.lane != ((bits & LANE_MASK) >> LANE_SHIFT) as usize)
+    {
+        return Err(invalid());
+    }
+    slot.and_then(Option::take)
         .map(Named::Held)
         .ok_or_else(invalid)
 }
@@ -112,6 +148,7 @@ pub(crate) fn take_found(
         completion,
         global_source: found.source,
         comm: op.comm,
+        lane: cx.lane,
     })
 }
 

@@ -33,8 +33,8 @@ use crate::errhandler;
 use crate::error::{MpiError, MpiResult};
 use crate::runtime::global;
 use crate::runtime::raise::{panic_text, raise};
-use crate::runtime::thread::{lane, lock, Calling, LaneCall};
-use crate::runtime::{Mpi, Runtime};
+use crate::runtime::thread::{lane, lock, Calling, LaneCall, LaneProbe};
+use crate::runtime::Mpi;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -96,7 +96,7 @@ fn enter(name: &'static str) -> Result<Option<lock::Held>, c_int> {
 #[inline(always)]
 fn enter_lane(
     name: &'static str,
-    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    lane_of: impl FnOnce(&mut LaneProbe) -> Option<usize>,
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
 ) -> Result<Option<lock::Held>, c_int> {
     if let Some(code) = lane::try_call(name, lane_of, on_lane) {
@@ -174,7 +174,7 @@ fn waiting(
 #[inline(never)]
 pub(crate) fn call_lane(
     name: &'static str,
-    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    lane_of: impl FnOnce(&mut LaneProbe) -> Option<usize>,
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
     body: impl FnOnce(&mut Mpi) -> MpiResult<()>,
 ) -> c_int {
@@ -191,7 +191,7 @@ pub(crate) fn call_lane(
 #[inline(never)]
 pub(crate) fn call_lane_waiting(
     name: &'static str,
-    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    lane_of: impl FnOnce(&mut LaneProbe) -> Option<usize>,
     on_lane: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
     body: impl FnOnce(&mut Calling) -> MpiResult<()>,
 ) -> c_int {
@@ -244,8 +244,9 @@ fn run(name: &'static str, body: impl FnOnce(&mut Mpi) -> MpiResult<()>) -> c_in
 /// the state, [`crate::runtime::thread::Calling`]) and may wait with the lock let go.
 ///
 /// With `lanes |rt| { lane } on_lane |lc| { lane body }` before the body (either form), a
-/// point-to-point function may take the lane path ([`call_lane`]): `lane` (on `rt:
-/// &Runtime`) names the call's lane, `None` for the exclusive path; the lane body gets a
+/// point-to-point function may take the lane path ([`call_lane`]): `lane` (on `rt: &mut
+/// LaneProbe`, which reads handles without the state and the state read-only on demand) names
+/// the call's lane, `None` for the exclusive path; the lane body gets a
 /// `&mut LaneCall` ([`crate::runtime::thread::LaneCall`]).
 ///
 /// The last form, `raw fn NAME / PNAME(args) -> T { body }`, is for the few functions that
@@ -303,12 +304,21 @@ macro_rules! mpi_fn {
                     |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
                 );
             }
-            $crate::runtime::export::$entry(
-                stringify!($mpi),
-                move |$rt: &$crate::runtime::Runtime| -> Option<usize> { $lane_of },
-                move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
-                move |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
-            )
+            // The locked entry out of line, so that its closures' frame is not set up on the
+            // plain path (callgrind: 5 to 9 instructions fewer per MPI_Isend, Irecv, Wait).
+            #[cold]
+            #[inline(never)]
+            #[allow(clippy::too_many_arguments)] // the C function's
+            unsafe fn locked($($arg: $ty),*) -> ::std::ffi::c_int {
+                $crate::runtime::export::$entry(
+                    stringify!($mpi),
+                    move |$rt: &mut $crate::runtime::thread::LaneProbe| -> Option<usize> { $lane_of },
+                    move |$lc: &mut $crate::runtime::thread::LaneCall| -> $crate::error::MpiResult<()> { $lane_body },
+                    move |$st: &mut $state| -> $crate::error::MpiResult<()> { $body },
+                )
+            }
+            // SAFETY: the same arguments, under the caller's contract.
+            unsafe { locked($($arg),*) }
         }
         $crate::runtime::export::mpi_fn!(@twin $mpi $pmpi ($($arg: $ty),*) -> ::std::ffi::c_int);
     };

@@ -21,7 +21,7 @@ use crate::p2p::request;
 use crate::p2p::status::{Completion, StatusOut, Statuses};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
-use crate::runtime::thread::Calling;
+use crate::runtime::thread::{Calling, LaneCall};
 use crate::runtime::Runtime;
 use mpich_channel::Standing;
 use std::ffi::c_int;
@@ -50,16 +50,18 @@ fn wait_outside(call: &mut Calling, mut over: impl FnMut(&mut Runtime) -> bool) 
 /// Whether the non-null handles of `requests[..count]` lie on several lanes (then each is
 /// reached on its own lane, [`mixed`]); `false` for arguments the body reports.
 fn on_several_lanes(rt: &Runtime, count: c_int, requests: *mut MPI_Request) -> bool {
-    !rt.lanes.off() && crate::p2p::api::requests_lane(rt, count, requests).is_none() && {
-        let n = usize::try_from(count).unwrap_or(0);
-        Array::new(requests, n, "array_of_requests").is_ok_and(|a| {
-            let mut lanes = (0..n)
-                .map(|i| a.get(i))
-                .filter(|&h| h != MPI_REQUEST_NULL)
-                .map(|h| rt.lane_of_request(h));
-            lanes.next().is_some_and(|first| lanes.any(|k| k != first))
-        })
-    }
+    !rt.lanes.off()
+        && crate::p2p::api::handles_lane(|h| rt.lane_of_request(h), count, requests).is_none()
+        && {
+            let n = usize::try_from(count).unwrap_or(0);
+            Array::new(requests, n, "array_of_requests").is_ok_and(|a| {
+                let mut lanes = (0..n)
+                    .map(|i| a.get(i))
+                    .filter(|&h| h != MPI_REQUEST_NULL)
+                    .map(|h| rt.lane_of_request(h));
+                lanes.next().is_some_and(|first| lanes.any(|k| k != first))
+            })
+        }
 }
 
 /// The lane of the handles of a multiple-completion call that are on one lane (0 when
@@ -68,7 +70,7 @@ fn lane_of_all(rt: &Runtime, count: c_int, requests: *mut MPI_Request) -> usize 
     if rt.lanes.off() {
         return 0;
     }
-    crate::p2p::api::requests_lane(rt, count, requests).unwrap_or(0)
+    crate::p2p::api::handles_lane(|h| rt.lane_of_request(h), count, requests).unwrap_or(0)
 }
 
 /// Whether a waiting call on `n` handles at `requests` can run its body without waiting:
@@ -90,6 +92,24 @@ fn standing_of(cx: &Cx<'_>, h: MPI_Request) -> Result<Option<Option<Standing>>, 
         Ok(None) => Ok(None),
         Ok(Some(id)) => Ok(Some(cx.engine.p2p_ref().standing(id))),
     }
+}
+
+/// On the lane path: waits (each look an `MPI_Test`'s turn of the lane, the locks let go
+/// between looks) until the `n` handles at `requests` are over as [`handles_over_on`] says,
+/// then runs `body` in one more look, which finds them over (a complete request stays
+/// complete until retired, and MPI lets no other thread complete these handles meanwhile).
+fn when_over(
+    lc: &mut LaneCall,
+    requests: *mut MPI_Request,
+    n: c_int,
+    all: bool,
+    body: impl FnOnce(&mut Cx<'_>) -> MpiResult<()>,
+) -> MpiResult<()> {
+    lc.wait_until(|cx| {
+        cx.engine.poke()?;
+        Ok(handles_over_on(cx, requests, n, all).then_some(()))
+    })?;
+    lc.look(body)
 }
 
 fn handles_over_by(
@@ -170,12 +190,7 @@ mpi_fn! {
         array_of_requests: *mut MPI_Request,
         array_of_statuses: *mut MPI_Status,
     ) lanes |rt| { crate::p2p::api::requests_lane(rt, count, array_of_requests) } on_lane |lc| {
-        lc.wait_until(|cx| {
-            cx.engine.poke()?;
-            let over = handles_over_on(cx, array_of_requests, count, true);
-            Ok(over.then_some(()))
-        })?;
-        lc.look(|cx| waitall(cx, count, array_of_requests, array_of_statuses))
+        when_over(lc, array_of_requests, count, true, |cx| waitall(cx, count, array_of_requests, array_of_statuses))
     } waits |call| {
         wait_outside(call, |rt| handles_over(rt, array_of_requests, count, true))?;
         let rt = call.state().runtime()?;
@@ -222,29 +237,43 @@ mpi_fn! {
         array_of_requests: *mut MPI_Request,
         flag: *mut c_int,
         array_of_statuses: *mut MPI_Status,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::requests_lane(rt, count, array_of_requests) } on_lane |lc| {
+        lc.look(|cx| testall(cx, count, array_of_requests, flag, array_of_statuses))
+    } |st| {
         let rt = st.runtime()?;
         if on_several_lanes(rt, count, array_of_requests) {
             return mixed(rt, count, array_of_requests, Mixed::TestAll(flag, array_of_statuses));
         }
         let cx = &mut rt.p2p_lane(lane_of_all(rt, count, array_of_requests));
-        let n = count_arg(count)?;
-        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
-        let flag = Out::new(flag, "flag")?;
-        let statuses = Statuses::new(array_of_statuses, n)?;
-        check_all(cx, &requests)?;
-        cx.engine.poke()?;
-        if (0..n).any(|i| running(cx.engine, requests.get(i))) {
-            flag.set(0);
-            return Ok(());
-        }
-        let mut failures = Failures::default();
-        for i in 0..n {
-            retire_into(cx, &requests, i, &statuses, i, &mut failures);
-        }
-        flag.set(1);
-        failures.result()
+        testall(cx, count, array_of_requests, flag, array_of_statuses)
     }
+}
+
+/// `MPI_Testall` on one lane's context.
+#[inline(always)]
+fn testall(
+    cx: &mut Cx<'_>,
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let n = count_arg(count)?;
+    let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+    let flag = Out::new(flag, "flag")?;
+    let statuses = Statuses::new(array_of_statuses, n)?;
+    check_all(cx, &requests)?;
+    cx.engine.poke()?;
+    if (0..n).any(|i| running(cx.engine, requests.get(i))) {
+        flag.set(0);
+        return Ok(());
+    }
+    let mut failures = Failures::default();
+    for i in 0..n {
+        retire_into(cx, &requests, i, &statuses, i, &mut failures);
+    }
+    flag.set(1);
+    failures.result()
 }
 
 mpi_fn! {
@@ -255,45 +284,62 @@ mpi_fn! {
         array_of_requests: *mut MPI_Request,
         indx: *mut c_int,
         status: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::requests_lane(rt, count, array_of_requests) } on_lane |lc| {
+        when_over(lc, array_of_requests, count, false, |cx| waitany(cx, count, array_of_requests, indx, status))
+    } waits |call| {
         wait_outside(call, |rt| handles_over(rt, array_of_requests, count, false))?;
         let rt = call.state().runtime()?;
         if on_several_lanes(rt, count, array_of_requests) {
             return mixed(rt, count, array_of_requests, Mixed::Any(indx, status));
         }
         let cx = &mut rt.p2p_lane(lane_of_all(rt, count, array_of_requests));
-        let n = count_arg(count)?;
-        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
-        let indx = Out::new(indx, "indx")?;
-        let status = StatusOut::new(status)?;
-        check_all(cx, &requests)?;
-        let lane = cx.lane;
-        let found = cx.engine.block_on(|e| {
-            let mut any_active = false;
-            for i in 0..n {
-                let Some(id) = resolve_in(e, lane, requests.get(i)) else { continue };
-                match e.p2p_ref().standing(id) {
-                    Some(Standing::Complete) => return Ok::<_, MpiError>(Some(Some((i, id)))),
-                    Some(Standing::Pending) => any_active = true,
-                    _ => {}
-                }
+        waitany(cx, count, array_of_requests, indx, status)
+    }
+}
+
+/// `MPI_Waitany` on one lane's context (which finds what it waits for over at once when a
+/// wait outside the lock came first).
+#[inline(always)]
+fn waitany(
+    cx: &mut Cx<'_>,
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    indx: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let n = count_arg(count)?;
+    let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+    let indx = Out::new(indx, "indx")?;
+    let status = StatusOut::new(status)?;
+    check_all(cx, &requests)?;
+    let lane = cx.lane;
+    let found = cx.engine.block_on(|e| {
+        let mut any_active = false;
+        for i in 0..n {
+            let Some(id) = resolve_in(e, lane, requests.get(i)) else {
+                continue;
+            };
+            match e.p2p_ref().standing(id) {
+                Some(Standing::Complete) => return Ok::<_, MpiError>(Some(Some((i, id)))),
+                Some(Standing::Pending) => any_active = true,
+                _ => {}
             }
-            Ok((!any_active).then_some(None))
-        })?;
-        match found {
-            Some((i, id)) => {
-                let mut h = requests.get(i);
-                let f = retire(cx, &mut h, id)?;
-                requests.set(i, h);
-                indx.set(i as c_int);
-                status.set(&f.c);
-                f.check()
-            }
-            None => {
-                indx.set(MPI_UNDEFINED);
-                status.set(&Completion::EMPTY);
-                Ok(())
-            }
+        }
+        Ok((!any_active).then_some(None))
+    })?;
+    match found {
+        Some((i, id)) => {
+            let mut h = requests.get(i);
+            let f = retire(cx, &mut h, id)?;
+            requests.set(i, h);
+            indx.set(i as c_int);
+            status.set(&f.c);
+            f.check()
+        }
+        None => {
+            indx.set(MPI_UNDEFINED);
+            status.set(&Completion::EMPTY);
+            Ok(())
         }
     }
 }
@@ -306,37 +352,56 @@ mpi_fn! {
         indx: *mut c_int,
         flag: *mut c_int,
         status: *mut MPI_Status,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::requests_lane(rt, count, array_of_requests) } on_lane |lc| {
+        lc.look(|cx| testany(cx, count, array_of_requests, indx, flag, status))
+    } |st| {
         let rt = st.runtime()?;
         if on_several_lanes(rt, count, array_of_requests) {
             return mixed(rt, count, array_of_requests, Mixed::TestAny(indx, flag, status));
         }
         let cx = &mut rt.p2p_lane(lane_of_all(rt, count, array_of_requests));
-        let n = count_arg(count)?;
-        let requests = Array::new(array_of_requests, n, "array_of_requests")?;
-        let indx = Out::new(indx, "indx")?;
-        let flag = Out::new(flag, "flag")?;
-        let status = StatusOut::new(status)?;
-        check_all(cx, &requests)?;
-        cx.engine.poke()?;
-        match any_over(cx, &requests) {
-            Ok(i) => {
-                let mut h = requests.get(i);
-                let f = retire(cx, &mut h, id_at(cx, &requests, i).expect("an active request"))?;
-                requests.set(i, h);
-                indx.set(i as c_int);
-                flag.set(1);
-                status.set(&f.c);
-                f.check()
+        testany(cx, count, array_of_requests, indx, flag, status)
+    }
+}
+
+/// `MPI_Testany` on one lane's context.
+#[inline(always)]
+fn testany(
+    cx: &mut Cx<'_>,
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    indx: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let n = count_arg(count)?;
+    let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+    let indx = Out::new(indx, "indx")?;
+    let flag = Out::new(flag, "flag")?;
+    let status = StatusOut::new(status)?;
+    check_all(cx, &requests)?;
+    cx.engine.poke()?;
+    match any_over(cx, &requests) {
+        Ok(i) => {
+            let mut h = requests.get(i);
+            let f = retire(
+                cx,
+                &mut h,
+                id_at(cx, &requests, i).expect("an active request"),
+            )?;
+            requests.set(i, h);
+            indx.set(i as c_int);
+            flag.set(1);
+            status.set(&f.c);
+            f.check()
+        }
+        Err(any_active) => {
+            indx.set(MPI_UNDEFINED);
+            flag.set(!any_active as c_int);
+            if !any_active {
+                status.set(&Completion::EMPTY);
             }
-            Err(any_active) => {
-                indx.set(MPI_UNDEFINED);
-                flag.set(!any_active as c_int);
-                if !any_active {
-                    status.set(&Completion::EMPTY);
-                }
-                Ok(())
-            }
+            Ok(())
         }
     }
 }
@@ -349,7 +414,11 @@ mpi_fn! {
         outcount: *mut c_int,
         array_of_indices: *mut c_int,
         array_of_statuses: *mut MPI_Status,
-    ) waits |call| {
+    ) lanes |rt| { crate::p2p::api::requests_lane(rt, incount, array_of_requests) } on_lane |lc| {
+        when_over(lc, array_of_requests, incount, false, |cx| {
+            some(cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
+        })
+    } waits |call| {
         wait_outside(call, |rt| handles_over(rt, array_of_requests, incount, false))?;
         let rt = call.state().runtime()?;
         if on_several_lanes(rt, incount, array_of_requests) {
@@ -368,7 +437,9 @@ mpi_fn! {
         outcount: *mut c_int,
         array_of_indices: *mut c_int,
         array_of_statuses: *mut MPI_Status,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::requests_lane(rt, incount, array_of_requests) } on_lane |lc| {
+        lc.look(|cx| some(cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false))
+    } |st| {
         let rt = st.runtime()?;
         if on_several_lanes(rt, incount, array_of_requests) {
             return mixed(rt, incount, array_of_requests, Mixed::Some(outcount, array_of_indices, array_of_statuses, false));
@@ -382,26 +453,43 @@ mpi_fn! {
     /// `MPI_Request_free`: lets a request complete by itself; the handle becomes
     /// `MPI_REQUEST_NULL`. What the request holds (a staging buffer) is released when its
     /// operation ends.
-    fn MPI_Request_free / PMPI_Request_free(request: *mut MPI_Request) |st| {
+    fn MPI_Request_free / PMPI_Request_free(request: *mut MPI_Request) lanes |rt| {
+        crate::p2p::api::request_lane(rt, request)
+    } on_lane |lc| {
+        lc.look(|cx| request_free(cx, request))
+    } |st| {
         let rt = st.runtime()?;
-        let handle = Out::new(request, "request")?;
-        let cx = &mut rt.p2p_for_request(handle.get());
-        let Some(id) = resolve(cx, handle.get())? else {
-            return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to free"));
-        };
-        let comm = request::comm_of(cx.engine, id);
-        if is_collective(cx, id) && !cx.engine.p2p_ref().is_complete(id) {
-            return Err(collective_request("free").on(comm));
-        }
-        if grequest::is_grequest(cx.engine, id) {
-            // Its free_fn may run now (the program's code, which may call MPI).
-            handle.set(MPI_REQUEST_NULL);
-            return grequest::free(cx.engine, id).map_err(|e| e.on(comm));
-        }
-        cx.engine.p2p().request_free(id).map_err(|e| MpiError::from(e).on(comm))?;
-        handle.set(MPI_REQUEST_NULL);
-        Ok(())
+        let h = Out::new(request, "request")?.get();
+        request_free(&mut rt.p2p_for_request(h), request)
     }
+}
+
+/// `MPI_Request_free` on the context of the request's lane. Only lane 0 holds requests
+/// whose freeing runs the program's code (generalized requests), so the lane path never
+/// runs it.
+fn request_free(cx: &mut Cx<'_>, request: *mut MPI_Request) -> MpiResult<()> {
+    let handle = Out::new(request, "request")?;
+    let Some(id) = resolve(cx, handle.get())? else {
+        return Err(MpiError::new(
+            MPI_ERR_REQUEST,
+            "the request is MPI_REQUEST_NULL; there is nothing to free",
+        ));
+    };
+    let comm = request::comm_of(cx.engine, id);
+    if is_collective(cx, id) && !cx.engine.p2p_ref().is_complete(id) {
+        return Err(collective_request("free").on(comm));
+    }
+    if grequest::is_grequest(cx.engine, id) {
+        // Its free_fn may run now (the program's code, which may call MPI).
+        handle.set(MPI_REQUEST_NULL);
+        return grequest::free(cx.engine, id).map_err(|e| e.on(comm));
+    }
+    cx.engine
+        .p2p()
+        .request_free(id)
+        .map_err(|e| MpiError::from(e).on(comm))?;
+    handle.set(MPI_REQUEST_NULL);
+    Ok(())
 }
 
 mpi_fn! {
@@ -411,60 +499,94 @@ mpi_fn! {
         request: MPI_Request,
         flag: *mut c_int,
         status: *mut MPI_Status,
-    ) |st| {
-        let cx = &mut st.runtime()?.p2p_for_request(request);
-        let flag = Out::new(flag, "flag")?;
-        let status = StatusOut::new(status)?;
-        let Some(id) = resolve(cx, request)? else {
-            flag.set(1);
-            status.set(&Completion::EMPTY);
-            return Ok(());
-        };
-        let comm = request::comm_of(cx.engine, id);
-        if cx.engine.p2p_ref().standing(id) == Some(Standing::Pending) {
-            cx.engine.poke().map_err(|e| MpiError::from(e).on(comm))?;
-        }
-        let c = match cx.engine.p2p_ref().standing(id) {
-            Some(Standing::Pending) => {
-                flag.set(0);
-                return Ok(());
-            }
-            Some(Standing::Complete) if grequest::is_grequest(cx.engine, id) => {
-                // What the program's query_fn says (it may call MPI).
-                grequest::peek(cx.engine, id).expect("a generalized request").map_err(|e| e.on(comm))?
-            }
-            Some(Standing::Complete) => {
-                let s = cx.engine.p2p_ref().peek_status(id).expect("a complete request has a status");
-                Completion::from_engine(&s, cx.comms.get(comm))
-            }
-            _ => Completion::EMPTY,
-        };
-        flag.set(1);
-        status.set(&c);
-        Ok(())
+    ) lanes |rt| { Some(rt.lane_of_request(request)) } on_lane |lc| {
+        lc.look(|cx| get_status(cx, request, flag, status))
+    } |st| {
+        get_status(&mut st.runtime()?.p2p_for_request(request), request, flag, status)
     }
+}
+
+/// `MPI_Request_get_status` on the context of the request's lane (a generalized request's
+/// query_fn, the program's code, runs only on lane 0, which holds them).
+fn get_status(
+    cx: &mut Cx<'_>,
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let flag = Out::new(flag, "flag")?;
+    let status = StatusOut::new(status)?;
+    let Some(id) = resolve(cx, request)? else {
+        flag.set(1);
+        status.set(&Completion::EMPTY);
+        return Ok(());
+    };
+    let comm = request::comm_of(cx.engine, id);
+    if cx.engine.p2p_ref().standing(id) == Some(Standing::Pending) {
+        cx.engine.poke().map_err(|e| MpiError::from(e).on(comm))?;
+    }
+    let c = match cx.engine.p2p_ref().standing(id) {
+        Some(Standing::Pending) => {
+            flag.set(0);
+            return Ok(());
+        }
+        Some(Standing::Complete) if grequest::is_grequest(cx.engine, id) => {
+            // What the program's query_fn says (it may call MPI).
+            grequest::peek(cx.engine, id)
+                .expect("a generalized request")
+                .map_err(|e| e.on(comm))?
+        }
+        Some(Standing::Complete) => {
+            let s = cx
+                .engine
+                .p2p_ref()
+                .peek_status(id)
+                .expect("a complete request has a status");
+            Completion::from_engine(&s, cx.comms.get(comm))
+        }
+        _ => Completion::EMPTY,
+    };
+    flag.set(1);
+    status.set(&c);
+    Ok(())
 }
 
 mpi_fn! {
     /// `MPI_Cancel`: asks for a pending operation to be cancelled. The request must still be
     /// completed; `MPI_Test_cancelled` on its status says whether the cancel succeeded.
-    fn MPI_Cancel / PMPI_Cancel(request: *mut MPI_Request) |st| {
+    fn MPI_Cancel / PMPI_Cancel(request: *mut MPI_Request) lanes |rt| {
+        crate::p2p::api::request_lane(rt, request)
+    } on_lane |lc| {
+        lc.look(|cx| cancel(cx, request))
+    } |st| {
         let rt = st.runtime()?;
         let h = Out::new(request, "request")?.get();
-        let cx = &mut rt.p2p_for_request(h);
-        let Some(id) = resolve(cx, h)? else {
-            return Err(MpiError::new(MPI_ERR_REQUEST, "the request is MPI_REQUEST_NULL; there is nothing to cancel"));
-        };
-        let comm = request::comm_of(cx.engine, id);
-        if refuses_cancel(cx, id) {
-            return Err(collective_request("cancel").on(comm));
-        }
-        if grequest::is_grequest(cx.engine, id) {
-            // The program's cancel_fn (it may call MPI_Grequest_complete).
-            return grequest::cancel(cx.engine, id).map_err(|e| e.on(comm));
-        }
-        cx.engine.p2p().cancel(id).map_err(|e| MpiError::from(e).on(comm))
+        cancel(&mut rt.p2p_for_request(h), request)
     }
+}
+
+/// `MPI_Cancel` on the context of the request's lane (a generalized request's cancel_fn,
+/// the program's code, runs only on lane 0, which holds them).
+fn cancel(cx: &mut Cx<'_>, request: *mut MPI_Request) -> MpiResult<()> {
+    let h = Out::new(request, "request")?.get();
+    let Some(id) = resolve(cx, h)? else {
+        return Err(MpiError::new(
+            MPI_ERR_REQUEST,
+            "the request is MPI_REQUEST_NULL; there is nothing to cancel",
+        ));
+    };
+    let comm = request::comm_of(cx.engine, id);
+    if refuses_cancel(cx, id) {
+        return Err(collective_request("cancel").on(comm));
+    }
+    if grequest::is_grequest(cx.engine, id) {
+        // The program's cancel_fn (it may call MPI_Grequest_complete).
+        return grequest::cancel(cx.engine, id).map_err(|e| e.on(comm));
+    }
+    cx.engine
+        .p2p()
+        .cancel(id)
+        .map_err(|e| MpiError::from(e).on(comm))
 }
 
 /// `MPI_Test` on the context of the request's lane.

@@ -14,28 +14,39 @@ mod nonblocking;
 mod status;
 
 use crate::abi::{MPI_Comm, MPI_Request};
-use crate::runtime::Runtime;
+use crate::runtime::thread::LaneProbe;
 
 /// The lane of communicator `comm`'s point-to-point traffic, for a call that may take the
 /// lane path (`runtime::thread::lane`); `None` for a handle that names no communicator (the
 /// exclusive path reports it).
-fn comm_lane(rt: &Runtime, comm: MPI_Comm) -> Option<usize> {
+fn comm_lane(probe: &mut LaneProbe, comm: MPI_Comm) -> Option<usize> {
+    let rt = probe.rt()?;
     rt.comms.lookup(comm).ok().map(|(_, c)| rt.lane_of(c.ctx))
 }
 
-/// The lane of the request `*request` names; `None` for a NULL pointer (the exclusive path
-/// reports it).
-fn request_lane(rt: &Runtime, request: *const MPI_Request) -> Option<usize> {
+/// The lane of the request `*request` names, from its handle alone; `None` for a NULL
+/// pointer (the exclusive path reports it).
+fn request_lane(probe: &mut LaneProbe, request: *const MPI_Request) -> Option<usize> {
     // SAFETY: `request` is the program's pointer to one request handle (MPI's contract),
     // or NULL, which `as_ref` turns into `None`.
     let h = unsafe { request.as_ref() }?;
-    Some(rt.lane_of_request(*h))
+    Some(probe.lane_of_request(*h))
 }
 
-/// The lane of every non-null handle of `requests[..count]` if they share one (`None` for
-/// handles on several lanes, or arguments the exclusive path must report).
+/// [`handles_lane`] for a call that may take the lane path: from the handles alone.
 fn requests_lane(
-    rt: &Runtime,
+    probe: &mut LaneProbe,
+    count: std::ffi::c_int,
+    requests: *const MPI_Request,
+) -> Option<usize> {
+    handles_lane(|h| probe.lane_of_request(h), count, requests)
+}
+
+/// The lane of every non-null handle of `requests[..count]` (`lane_of` says each one's) if
+/// they share one (`None` for handles on several lanes, or arguments the exclusive path must
+/// report).
+fn handles_lane(
+    lane_of: impl Fn(MPI_Request) -> usize,
     count: std::ffi::c_int,
     requests: *const MPI_Request,
 ) -> Option<usize> {
@@ -50,7 +61,7 @@ fn requests_lane(
         if h == crate::abi::MPI_REQUEST_NULL {
             continue;
         }
-        let k = rt.lane_of_request(h);
+        let k = lane_of(h);
         match lane {
             None => lane = Some(k),
             Some(l) if l != k => return None,

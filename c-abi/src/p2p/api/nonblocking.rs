@@ -9,9 +9,10 @@ use crate::p2p::args::{self, RecvOp, SendKind, SendOp};
 use crate::p2p::nonblocking::{
     isendrecv, persistent, record, start, start_recv, start_send, startable,
 };
-use crate::p2p::request::PersistentKind;
+use crate::p2p::request::{Persistent, PersistentKind};
 use crate::p2p::Cx;
 use crate::runtime::export::mpi_fn;
+use crate::runtime::thread::LaneProbe;
 use std::ffi::{c_int, c_void};
 
 /// Generates the four nonblocking send functions, which differ only in their mode.
@@ -107,7 +108,17 @@ macro_rules! send_init {
                 tag: c_int,
                 comm: MPI_Comm,
                 request: *mut MPI_Request,
-            ) |st| {
+            ) lanes |rt| {
+                // A buffered send's request is made where its starts run: the exclusive path.
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+            } on_lane |lc| {
+                lc.look(|cx| {
+                    let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
+                    let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+                    out.set(persistent(cx, op.comm, PersistentKind::Send(op, $kind))?);
+                    Ok(())
+                })
+            } |st| {
                 let rt = st.runtime()?;
                 if $kind == SendKind::Buffered && !rt.lanes.off() {
                     // Frees the space of the buffered sends completed on every lane.
@@ -155,7 +166,14 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        lc.look(|cx| {
+            let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
+            let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
+            out.set(persistent(cx, op.comm, PersistentKind::Recv(op))?);
+            Ok(())
+        })
+    } |st| {
         let rt = st.runtime()?;
         let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
         let cx = &mut rt.p2p_on(op.ctx);
@@ -167,7 +185,16 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Start`: starts a persistent request.
-    fn MPI_Start / PMPI_Start(request: *mut MPI_Request) |st| {
+    fn MPI_Start / PMPI_Start(request: *mut MPI_Request) lanes |rt| {
+        let lane = crate::p2p::api::request_lane(rt, request)?;
+        // SAFETY: `request_lane` found the pointer non-NULL (MPI's contract: one handle).
+        starts_on_lane(rt, lane, std::slice::from_ref(unsafe { &*request }))
+    } on_lane |lc| {
+        lc.look(|cx| {
+            let handle = Out::new(request, "request")?.get();
+            start(cx, handle)
+        })
+    } |st| {
         let rt = st.runtime()?;
         let handle = Out::new(request, "request")?.get();
         start(&mut rt.p2p_for_request(handle), handle)
@@ -176,7 +203,15 @@ mpi_fn! {
 
 mpi_fn! {
     /// `MPI_Startall`: starts `count` persistent requests (all are checked first).
-    fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) |st| {
+    fn MPI_Startall / PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) lanes |rt| {
+        let lane = crate::p2p::api::requests_lane(rt, count, array_of_requests)?;
+        // SAFETY: `requests_lane` found the pointer non-NULL and `count` positive (MPI's
+        // contract: `count` handles).
+        let handles = unsafe { std::slice::from_raw_parts(array_of_requests, count as usize) };
+        starts_on_lane(rt, lane, handles)
+    } on_lane |lc| {
+        lc.look(|cx| startall(cx, count, array_of_requests))
+    } |st| {
         let rt = st.runtime()?;
         let n = usize::try_from(count)
             .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("the count is {count}; it must be 0 or more")))?;
@@ -191,6 +226,47 @@ mpi_fn! {
         }
         Ok(())
     }
+}
+
+/// The lane on which `MPI_Start`/`MPI_Startall` of `handles` (every one of lane `lane`) run:
+/// `lane`, unless one is a persistent buffered send, whose starts use the attached buffer
+/// (the exclusive path's: `None`). A look under the lane's lock, before the call's own.
+fn starts_on_lane(probe: &mut LaneProbe, lane: usize, handles: &[MPI_Request]) -> Option<usize> {
+    if lane == 0 {
+        return Some(0);
+    }
+    let rt = probe.rt()?;
+    let mut guard = rt.lanes.lock(lane);
+    let engine = guard.engine();
+    let buffered = handles.iter().any(|&h| {
+        let Ok(id) = crate::p2p::request::lookup_on(engine, lane, h) else {
+            return false;
+        };
+        engine.p2p().attachment(id).is_some_and(|a| {
+            a.as_any_mut()
+                .downcast_mut::<Persistent>()
+                .is_some_and(|p| matches!(p.kind, PersistentKind::Send(_, SendKind::Buffered)))
+        })
+    });
+    (!buffered).then_some(lane)
+}
+
+/// `MPI_Startall` over requests of one lane other than 0 (checked first, then started).
+fn startall(cx: &mut Cx<'_>, count: c_int, array_of_requests: *mut MPI_Request) -> MpiResult<()> {
+    let n = usize::try_from(count).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!("the count is {count}; it must be 0 or more"),
+        )
+    })?;
+    let requests = Array::new(array_of_requests, n, "array_of_requests")?;
+    for i in 0..requests.len() {
+        startable(cx, requests.get(i))?;
+    }
+    for i in 0..requests.len() {
+        start(cx, requests.get(i))?;
+    }
+    Ok(())
 }
 
 mpi_fn! {
@@ -210,7 +286,16 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        lc.look(|cx| {
+            let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
+            let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
+            let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
+            let id = isendrecv(cx, &s, &r, false)?;
+            out.set(record(cx, id));
+            Ok(())
+        })
+    } |st| {
         let rt = st.runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
         let cx = &mut rt.p2p_on(s.ctx);
@@ -236,7 +321,16 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) |st| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+        lc.look(|cx| {
+            let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
+            let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
+            let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
+            let id = isendrecv(cx, &s, &r, true)?;
+            out.set(record(cx, id));
+            Ok(())
+        })
+    } |st| {
         let rt = st.runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
         let cx = &mut rt.p2p_on(s.ctx);

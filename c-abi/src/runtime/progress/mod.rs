@@ -35,6 +35,10 @@
 //! to do, so a call of the program waits for the lock at most that long. While nothing
 //! happens the thread spins briefly, yields, then naps ([`idle`]).
 //!
+//! **Lanes.** With lanes (`runtime::lanes`, under `MPI_THREAD_MULTIPLE`) a round also turns
+//! every other lane once, so that a lane's rendezvous moves on while every thread of the
+//! program computes.
+//!
 //! **Thread level.** The lock is the one `MPI_THREAD_MULTIPLE` turns on too
 //! ([`crate::runtime::thread`]): the thread runs beside any number of the program's threads
 //! in MPI, its rounds taking the lock when no call holds it (a call's wait lets it go between
@@ -177,6 +181,14 @@ fn round() -> Result<bool, (Option<usize>, MpiError)> {
         match rt.engine.poke() {
             Ok(true) => any = true,
             Ok(false) => break,
+            Err(e) => return Err((Some(rt.comms.get(WORLD).rank), e.into())),
+        }
+    }
+    // The other lanes' operations move on too (under MPI_THREAD_MULTIPLE with lanes): once
+    // a round each, the lock held exclusively (no lane's mutex is held meanwhile).
+    for e in rt.lanes.iter_mut() {
+        match e.poke() {
+            Ok(moved) => any |= moved,
             Err(e) => return Err((Some(rt.comms.get(WORLD).rank), e.into())),
         }
     }

@@ -51,20 +51,29 @@ pub(crate) struct LaneCall {
 #[inline(never)]
 pub(crate) fn try_call(
     name: &'static str,
-    lane_of: impl FnOnce(&Runtime) -> Option<usize>,
+    lane_of: impl FnOnce(&mut LaneProbe) -> Option<usize>,
     body: impl FnOnce(&mut LaneCall) -> MpiResult<()>,
 ) -> Option<c_int> {
     if crate::runtime::lanes::count() <= 1 || lock::holding() {
         return None;
     }
-    let shared = lock::shared();
-    // SAFETY: the lock is held shared, so no `&mut Mpi` exists; the reference ends before it
-    // is let go (the end of `lane`'s use below).
-    let st = unsafe { global::shared() };
-    let lane = lane_of(st.runtime_ref()?)?;
+    let mut probe = LaneProbe { shared: None };
+    let lane = lane_of(&mut probe)?;
     if lane == 0 {
+        // A request's lane is read from its handle alone: lane 0's calls then take only the
+        // exclusive lock, not the shared one first.
         return None;
     }
+    // The lock as `lane_of` took it (it found the state running), or taken now.
+    let shared = match probe.shared.take() {
+        Some(shared) => shared,
+        None => {
+            let shared = lock::shared();
+            // SAFETY: the lock is held shared, so no `&mut Mpi` exists.
+            unsafe { global::shared() }.runtime_ref()?;
+            shared
+        }
+    };
     crate::tool::pvars::count_lane_call(lane);
     let mut call = LaneCall {
         shared: Some(shared),
@@ -80,6 +89,44 @@ pub(crate) fn try_call(
             MpiError::internal(crate::runtime::raise::panic_text(&*panic)),
         ),
     })
+}
+
+/// What a lane-path call's `lane_of` finds its lane with: the handles' lane bits need
+/// nothing of the state ([`LaneProbe::lane_of_request`]); a communicator's lane needs the
+/// state read-only ([`LaneProbe::rt`], which takes the process lock shared, kept for the
+/// call if its lane is not 0).
+pub(crate) struct LaneProbe {
+    shared: Option<lock::Shared>,
+}
+
+impl LaneProbe {
+    /// The running state read-only (`None` outside `MPI_Init` .. `MPI_Finalize`), the lock
+    /// taken shared on the first use.
+    #[inline(always)]
+    pub fn rt(&mut self) -> Option<&Runtime> {
+        if self.shared.is_none() {
+            self.shared = Some(lock::shared());
+        }
+        // SAFETY: the lock is held shared (just above), so no `&mut Mpi` exists; the reference
+        // borrows `self`, which keeps the guard, and so ends before the lock is let go.
+        unsafe { global::shared() }.runtime_ref()
+    }
+
+    /// The lanes in use (as `Runtime::lanes`' count, without the state).
+    pub fn lanes(&self) -> usize {
+        crate::runtime::lanes::count()
+    }
+
+    /// The lane request handle `h` names (0 if it names none), without the state.
+    #[inline(always)]
+    pub fn lane_of_request(&self, h: MPI_Request) -> usize {
+        let lane = crate::p2p::request::lane_of(h);
+        if lane < self.lanes() {
+            lane
+        } else {
+            0
+        }
+    }
 }
 
 /// An error of the lane path goes to its handler under the exclusive lock (the handler may

@@ -198,6 +198,7 @@ pub(crate) fn allow_shared() {
 
 /// Takes the lock shared, waiting for an exclusive holder to let it go: the lane path's
 /// hold (`thread::lane`). The caller must not hold it already in any way.
+#[inline]
 pub(crate) fn shared() -> Shared {
     LOCK.shared()
 }

@@ -143,17 +143,27 @@
 //! point-to-point traffic of communicators whose point-to-point context routes to lane `k != 0`
 //! runs on lane `k`'s engine, behind its own mutex: the lock above is a readers-writer lock,
 //! and the *lane path* ([`lane`]: `MPI_Send`, `MPI_Recv`, their nonblocking and synchronous and
-//! ready forms, `MPI_Sendrecv(_replace)`, `MPI_Probe`, `MPI_Iprobe`, `MPI_Wait`, `MPI_Test`,
-//! `MPI_Waitall` over one lane's requests) holds it shared plus the lane's mutex, reaching the
-//! communicator and datatype tables read-only, so threads on different lanes never meet.
-//! Every other call holds it exclusively and reaches every lane (its waits turn them all);
-//! lane-path waits turn, now and then, the lanes no thread is in and, when the lock is free,
-//! lane 0. An error of the lane path goes to its handler under the exclusive lock. What stays
+//! ready forms, `MPI_Sendrecv(_replace)`, `MPI_Isendrecv(_replace)`, `MPI_Probe`,
+//! `MPI_Iprobe`, the matched probes and their receives, `MPI_Wait`, `MPI_Test`, the
+//! `all`/`any`/`some` forms over one lane's requests, `MPI_Cancel`, `MPI_Request_free`,
+//! `MPI_Request_get_status`, the persistent constructors but `MPI_Bsend_init`, and
+//! `MPI_Start`/`MPI_Startall` of one lane's requests) holds it shared plus the lane's mutex,
+//! reaching the communicator and datatype tables read-only, so threads on different lanes
+//! never meet. Every other call holds it exclusively and reaches every lane (its waits turn
+//! them all, and so do the waits that hold the running state, `Reach for Runtime`, and the
+//! progress thread's rounds); lane-path waits turn, now and then, the lanes no thread is in
+//! and, when the lock is free, lane 0. An error of the lane path goes to its handler under the exclusive lock. What stays
 //! serialized is listed in `docs/threads.md`. The cost of finding the lane below
 //! `MPI_THREAD_MULTIPLE` (callgrind, 8-byte ping-pong, instructions per call with callees,
 //! before and after the lanes): `MPI_Send` 537 to 582, `MPI_Isend` 565 to 605, `MPI_Irecv`
 //! 258 to 294, `MPI_Wait` 272 to 404 (the bodies grew: LLVM no longer inlines their
-//! `catch_unwind` closure into the entry point; to be won back).
+//! `catch_unwind` closure into the entry point; to be won back). Since the locked entry of
+//! the lane form is a cold function of its own (`export::mpi_fn!`), and a request's lane is
+//! read from its handle before any lock (`lane::LaneProbe`): `MPI_Isend` 591 to 586,
+//! `MPI_Irecv` 274 to 266, `MPI_Wait` of a complete request 259 to 250, `MPI_Waitany` (now a
+//! lane-path call) 510 to 524; under `MPI_THREAD_MULTIPLE` with `MPI_LANES=4`, one thread on
+//! `MPI_COMM_WORLD`: `MPI_Wait` 817 to 792, `MPI_Waitany` 1048 to 1206, `MPI_Isend` 983 to
+//! 1011, `MPI_Irecv` 516 to 546.
 
 pub(crate) mod lane;
 pub(crate) mod lock;
@@ -161,7 +171,7 @@ mod reach;
 mod striped;
 mod wait;
 
-pub(crate) use lane::LaneCall;
+pub(crate) use lane::{LaneCall, LaneProbe};
 pub(crate) use reach::Reach;
 pub(crate) use wait::Calling;
 

@@ -33,20 +33,49 @@ impl Progress for Runtime {
     }
 
     fn recv(&mut self, buf: &mut [u8], src: c_int, tag: c_int, ctx: u16) -> MpiResult<Status> {
-        Progress::recv(&mut self.engine, buf, src, tag, ctx)
+        if self.lanes.off() {
+            return Progress::recv(&mut self.engine, buf, src, tag, ctx);
+        }
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+        // SAFETY: `buf` outlives the request: it is waited for before this function returns
+        // (or the process ends with an error, the engine failing).
+        let id = unsafe { self.engine.p2p().irecv(ptr, len, src, tag, ctx, 0) }?;
+        Progress::wait(self, id)
     }
 
     fn wait(&mut self, id: ReqId) -> MpiResult<Status> {
-        Progress::wait(&mut self.engine, id)
+        if self.lanes.off() {
+            return Progress::wait(&mut self.engine, id);
+        }
+        self.wait_for(|e| Ok(e.p2p().take(id)?))
     }
 
+    /// Lane 0's wait, holding the state; with lanes (a call nested in the program's callback
+    /// under `MPI_THREAD_MULTIPLE`, or one that keeps the lock) it also turns the other lanes
+    /// now and then, so that their operations move on meanwhile (MPI's progress rule).
     fn wait_for<T>(
         &mut self,
-        done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
+        mut done: impl FnMut(&mut Engine) -> MpiResult<Option<T>>,
     ) -> MpiResult<T> {
-        self.engine.block_on(done)
+        if self.lanes.off() {
+            return self.engine.block_on(done);
+        }
+        let lanes = &mut self.lanes;
+        let mut looks = 0u32;
+        self.engine.block_on(|e| {
+            looks = looks.wrapping_add(1);
+            if looks.is_multiple_of(TURN_LANES_EVERY) {
+                for other in lanes.iter_mut() {
+                    other.poke()?;
+                }
+            }
+            done(e)
+        })
     }
 }
+
+/// A wait holding the state turns the other lanes once in this many looks.
+const TURN_LANES_EVERY: u32 = 4;
 
 impl Reach for Runtime {
     #[inline]
