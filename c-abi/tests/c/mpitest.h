@@ -99,6 +99,16 @@ static inline void test_init(int *argc, char ***argv)
     CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
 }
 
+/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE, which must be granted. */
+static inline void test_init_multiple(int *argc, char ***argv)
+{
+    int provided;
+    CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not granted (%d)", provided);
+}
+
 static inline void require_ranks(int at_least)
 {
     if (test_size < at_least)

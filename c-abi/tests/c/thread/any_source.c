@@ -217,11 +217,7 @@ static void *pingpong(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
-    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    test_init_multiple(&argc, &argv);
     CHECK(test_size <= 24, "at most 24 ranks");
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &probe_comm));

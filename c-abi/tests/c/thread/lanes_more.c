@@ -429,11 +429,7 @@ static void progress(MPI_Win win, int wait)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
-    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    test_init_multiple(&argc, &argv);
     int tprov, idx, count;
     CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &tprov));
     {

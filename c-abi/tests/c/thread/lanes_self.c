@@ -134,11 +134,7 @@ static void *work(void *arg)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &test_rank));
-    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &test_size));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not granted (%d)", provided);
+    test_init_multiple(&argc, &argv);
     for (int t = 0; t < THREADS; t++)
         CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]));
     pthread_t th[THREADS];
