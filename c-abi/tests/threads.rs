@@ -129,6 +129,38 @@ fn threads_on_lanes_run_point_to_point_apart() {
     }
 }
 
+/// Lanes by tag (issue 16, `comm::tag_lanes`): 4 threads per rank on ONE communicator
+/// duplicated with `mpi_assert_no_any_tag=true`, each on tags of its own: eager and rendezvous
+/// ping-pongs, `MPI_Sendrecv` with different send and receive tags, `MPI_Ssend` found by
+/// `MPI_Probe`/`MPI_Iprobe` with the tag, windows of `MPI_Isend`/`MPI_Irecv`, a cancelled
+/// `MPI_Isend`; every byte checked. `MPI_ANY_TAG` receives and probes return `MPI_ERR_TAG`
+/// under `MPI_ERRORS_RETURN`; pvar `mpi_lanes_used` shows several lanes used on 4 lanes. The
+/// same program without the assertion (lanes by communicator: at most one lane besides 0).
+/// At 2 and 4 ranks, `MPI_LANES=4` and `1`.
+#[test]
+fn threads_on_tags_of_one_communicator_run_apart() {
+    let exe = program("thread/lanes_tags");
+    for asserted in ["1", "0"] {
+        for lanes in ["4", "1"] {
+            for ranks in [2, 4] {
+                let job = mpirun(
+                    &exe,
+                    &Launch {
+                        ranks,
+                        env: vec![
+                            ("MPI_LANES", lanes.into()),
+                            ("LANES_EXPECTED", lanes.into()),
+                            ("ASSERT_NO_ANY_TAG", asserted.into()),
+                        ],
+                        ..Default::default()
+                    },
+                );
+                assert_ok(&job, "lanes_tags");
+            }
+        }
+    }
+}
+
 #[test]
 fn threads_on_8_ranks_and_over_fm() {
     run_at("comms_parallel", &[8]);

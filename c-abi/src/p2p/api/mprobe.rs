@@ -23,7 +23,7 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let op = args::probe_op(&rt.comms, source, tag, comm)?;
-        let cx = &mut rt.p2p_on(op.ctx);
+        let cx = &mut rt.p2p_on(op.ctx, op.tag);
         let message = Out::new(message, "message").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let Some(src) = op.source else {
@@ -36,7 +36,7 @@ mpi_fn! {
             // in between; the message found is taken in the same look (under the lock), so
             // no other thread's probe or receive can take it first.
             let taken = call.wait_until(|st| {
-                let cx = &mut st.runtime()?.p2p_on(op.ctx);
+                let cx = &mut st.runtime()?.p2p_on(op.ctx, op.tag);
                 match probe_now(cx, src, &op)? {
                     None => Ok(None),
                     Some(found) => take_found(cx, &op, &found).map(Some),
@@ -67,7 +67,7 @@ mpi_fn! {
     ) |st| {
         let rt = st.runtime()?;
         let op = args::probe_op(&rt.comms, source, tag, comm)?;
-        let cx = &mut rt.p2p_on(op.ctx);
+        let cx = &mut rt.p2p_on(op.ctx, op.tag);
         let flag = Out::new(flag, "flag").map_err(|e| e.on(op.comm))?;
         let message = Out::new(message, "message").map_err(|e| e.on(op.comm))?;
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
