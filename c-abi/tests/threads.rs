@@ -110,21 +110,29 @@ fn collective_file_access_lets_other_threads_answer() {
 /// (cvar `MPI_LANES`) and, with several, checks that pvar `mpi_lane_calls` counted calls.
 #[test]
 fn threads_on_lanes_run_point_to_point_apart() {
-    let exe = program("thread/lanes");
+    on_lanes_4_and_1("lanes", &[]);
+}
+
+/// Runs `tests/c/thread/<name>.c` at 2 and 4 ranks with `MPI_LANES=4` and `1` (the program
+/// checks the count it reads against `LANES_EXPECTED`), with `env` besides.
+fn on_lanes_4_and_1(name: &str, env: &[(&str, &str)]) {
+    let exe = program(&format!("thread/{name}"));
     for lanes in ["4", "1"] {
         for ranks in [2, 4] {
+            let mut vars = vec![
+                ("MPI_LANES", lanes.into()),
+                ("LANES_EXPECTED", lanes.into()),
+            ];
+            vars.extend(env.iter().map(|&(k, v)| (k, v.into())));
             let job = mpirun(
                 &exe,
                 &Launch {
                     ranks,
-                    env: vec![
-                        ("MPI_LANES", lanes.into()),
-                        ("LANES_EXPECTED", lanes.into()),
-                    ],
+                    env: vars,
                     ..Default::default()
                 },
             );
-            assert_ok(&job, "lanes");
+            assert_ok(&job, name);
         }
     }
 }
@@ -139,25 +147,8 @@ fn threads_on_lanes_run_point_to_point_apart() {
 /// At 2 and 4 ranks, `MPI_LANES=4` and `1`.
 #[test]
 fn threads_on_tags_of_one_communicator_run_apart() {
-    let exe = program("thread/lanes_tags");
     for asserted in ["1", "0"] {
-        for lanes in ["4", "1"] {
-            for ranks in [2, 4] {
-                let job = mpirun(
-                    &exe,
-                    &Launch {
-                        ranks,
-                        env: vec![
-                            ("MPI_LANES", lanes.into()),
-                            ("LANES_EXPECTED", lanes.into()),
-                            ("ASSERT_NO_ANY_TAG", asserted.into()),
-                        ],
-                        ..Default::default()
-                    },
-                );
-                assert_ok(&job, "lanes_tags");
-            }
-        }
+        on_lanes_4_and_1("lanes_tags", &[("ASSERT_NO_ANY_TAG", asserted)]);
     }
 }
 

@@ -179,53 +179,13 @@ fn pingpong_and_stream(e: &mut Engine, lane: usize, n: usize) {
 fn sync_and_cancel(e: &mut Engine, lane: usize, n: usize) {
     let ctx = ctx_for(lane, n, 0);
     if e.p2p_ref().rank() == 0 {
-        for len in [8usize, 100_000] {
-            let data = pattern(len, lane + len);
-            // SAFETY: `data` outlives the request.
-            let r = unsafe {
-                e.p2p()
-                    .isend(data.as_ptr(), len, 1, 5, ctx, SendMode::Synchronous, 0)
-                    .unwrap()
-            };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(40) {
-                assert!(
-                    e.test(r).unwrap().is_none(),
-                    "lane {lane}: synchronous send of {len} B completed unmatched"
-                );
-                std::thread::yield_now();
-            }
-            e.send(&[], 1, 6, ctx, SendMode::Standard).unwrap();
-            e.wait(r).unwrap();
-        }
+        sync_sends(e, lane, ctx, 5, 6);
         for len in [64usize, 300_000] {
-            let data = pattern(len, 3);
-            // SAFETY: `data` outlives the request.
-            let r = unsafe {
-                e.p2p()
-                    .isend(data.as_ptr(), len, 1, 99, ctx, SendMode::Standard, 0)
-                    .unwrap()
-            };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(20) {
-                e.progress().unwrap();
-                std::thread::yield_now();
-            }
-            e.p2p().cancel(r).unwrap();
-            let s = e.wait(r).unwrap();
-            assert!(
-                s.cancelled,
-                "lane {lane}: unmatched send of {len} B not cancelled"
-            );
+            cancel_unmatched(e, lane, ctx, 99, len);
         }
         e.send(&[], 1, 3, ctx, SendMode::Standard).unwrap();
     } else {
-        for len in [8usize, 100_000] {
-            e.recv(&mut [], 0, 6, ctx).unwrap();
-            let mut buf = vec![0u8; len];
-            e.recv(&mut buf, 0, 5, ctx).unwrap();
-            assert!(buf == pattern(len, lane + len), "lane {lane}: data differs");
-        }
+        receive_sync_sends(e, lane, ctx, 5, 6);
         let mut buf = [0u8; 4];
         // SAFETY: `buf` outlives the request.
         let r = unsafe { e.p2p().irecv(buf.as_mut_ptr(), 4, 0, 77, ctx, 0).unwrap() };
@@ -240,6 +200,62 @@ fn sync_and_cancel(e: &mut Engine, lane: usize, n: usize) {
             "lane {lane}: a cancelled send arrived"
         );
     }
+}
+
+/// Rank 0's side: synchronous sends of 8 B and 100 kB on `tag` that must not complete before
+/// rank 1 has matched them (it receives them once `go` arrives).
+fn sync_sends(e: &mut Engine, lane: usize, ctx: u16, tag: i32, go: i32) {
+    for len in [8usize, 100_000] {
+        let data = pattern(len, lane + len);
+        // SAFETY: `data` outlives the request.
+        let r = unsafe {
+            e.p2p()
+                .isend(data.as_ptr(), len, 1, tag, ctx, SendMode::Synchronous, 0)
+                .unwrap()
+        };
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(40) {
+            assert!(
+                e.test(r).unwrap().is_none(),
+                "lane {lane}: synchronous send of {len} B completed unmatched"
+            );
+            std::thread::yield_now();
+        }
+        e.send(&[], 1, go, ctx, SendMode::Standard).unwrap();
+        e.wait(r).unwrap();
+    }
+}
+
+/// Rank 1's side of [`sync_sends`].
+fn receive_sync_sends(e: &mut Engine, lane: usize, ctx: u16, tag: i32, go: i32) {
+    for len in [8usize, 100_000] {
+        e.recv(&mut [], 0, go, ctx).unwrap();
+        let mut buf = vec![0u8; len];
+        e.recv(&mut buf, 0, tag, ctx).unwrap();
+        assert!(buf == pattern(len, lane + len), "lane {lane}: data differs");
+    }
+}
+
+/// Rank 0: a send of `len` bytes on `tag` that rank 1 never receives, cancelled.
+fn cancel_unmatched(e: &mut Engine, lane: usize, ctx: u16, tag: i32, len: usize) {
+    let data = pattern(len, 3);
+    // SAFETY: `data` outlives the request.
+    let r = unsafe {
+        e.p2p()
+            .isend(data.as_ptr(), len, 1, tag, ctx, SendMode::Standard, 0)
+            .unwrap()
+    };
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(20) {
+        e.progress().unwrap();
+        std::thread::yield_now();
+    }
+    e.p2p().cancel(r).unwrap();
+    let s = e.wait(r).unwrap();
+    assert!(
+        s.cancelled,
+        "lane {lane}: unmatched send of {len} B not cancelled"
+    );
 }
 
 /// Contexts that share a lane: two of them on this lane, the same tags interleaved on both,
@@ -413,66 +429,11 @@ fn tags_of_one_context(e: &mut Engine, lane: usize, _n: usize) {
         assert!(buf == msg, "lane {lane}, size {len}: data differs");
     }
     if me == 0 {
-        for len in [8usize, 100_000] {
-            let data = pattern(len, lane + len);
-            // SAFETY: `data` outlives the request.
-            let r = unsafe {
-                e.p2p()
-                    .isend(
-                        data.as_ptr(),
-                        len,
-                        1,
-                        tag(1),
-                        TAGGED,
-                        SendMode::Synchronous,
-                        0,
-                    )
-                    .unwrap()
-            };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(40) {
-                assert!(
-                    e.test(r).unwrap().is_none(),
-                    "lane {lane}: synchronous send of {len} B completed unmatched"
-                );
-                std::thread::yield_now();
-            }
-            e.send(&[], 1, tag(2), TAGGED, SendMode::Standard).unwrap();
-            e.wait(r).unwrap();
-        }
-        let data = pattern(300_000, 3);
-        // SAFETY: `data` outlives the request.
-        let r = unsafe {
-            e.p2p()
-                .isend(
-                    data.as_ptr(),
-                    data.len(),
-                    1,
-                    tag(3),
-                    TAGGED,
-                    SendMode::Standard,
-                    0,
-                )
-                .unwrap()
-        };
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_millis(20) {
-            e.progress().unwrap();
-            std::thread::yield_now();
-        }
-        e.p2p().cancel(r).unwrap();
-        assert!(
-            e.wait(r).unwrap().cancelled,
-            "lane {lane}: unmatched send not cancelled"
-        );
+        sync_sends(e, lane, TAGGED, tag(1), tag(2));
+        cancel_unmatched(e, lane, TAGGED, tag(3), 300_000);
         e.send(&[], 1, tag(0), TAGGED, SendMode::Standard).unwrap();
     } else {
-        for len in [8usize, 100_000] {
-            e.recv(&mut [], 0, tag(2), TAGGED).unwrap();
-            let mut buf = vec![0u8; len];
-            e.recv(&mut buf, 0, tag(1), TAGGED).unwrap();
-            assert!(buf == pattern(len, lane + len), "lane {lane}: data differs");
-        }
+        receive_sync_sends(e, lane, TAGGED, tag(1), tag(2));
         e.recv(&mut [], 0, tag(0), TAGGED).unwrap();
         assert!(
             e.iprobe(0, tag(3), TAGGED).unwrap().is_none(),

@@ -42,22 +42,6 @@ pub(crate) fn take_assertion(call: &mut Calling, idx: CommIdx) -> MpiResult<()> 
         super::context::route_by_tag(c.ctx, true);
         tracing::debug!(target: "mpi", ctx = c.ctx, "point-to-point lanes by tag");
     }
-    let mut all = vec![0u8; c.size];
-    let mut fence = crate::coll::allgather_bytes_schedule(
-        &mut rt.comms,
-        &mut rt.coll_spare,
-        idx,
-        &[1],
-        &mut all,
-    )?;
-    // The schedule writes into `all` (a heap block that stays put) until it completes.
-    call.wait_until(|st| {
-        let rt = st.runtime()?;
-        rt.engine.poke()?;
-        Ok(fence.poll(rt.engine.p2p())?.then_some(()))
-    })?;
-    match fence.take_error() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    // The fence: every member's byte, exchanged in a wait that lets the lock go.
+    super::waiting::gathered(call, idx, &[1]).map(drop)
 }

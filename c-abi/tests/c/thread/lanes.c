@@ -12,6 +12,7 @@
  */
 #define TEST_NAME "lanes"
 #include "mpitest.h"
+#include "lanes_mpit.h"
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -177,19 +178,6 @@ static void several_lanes(void)
         for (int t = 0; t < THREADS; t++)
             CHECK_PATTERN(in[t], 64, message_seed(partner, t, 4000 + round), "several lanes, comm %d", t);
     }
-}
-
-/* The lanes in use (cvar MPI_LANES). */
-static unsigned long long lanes_in_use(void)
-{
-    int idx, count;
-    unsigned long long lanes = 0;
-    MPI_T_cvar_handle ch;
-    CHECK_MPI(MPI_T_cvar_get_index("MPI_LANES", &idx));
-    CHECK_MPI(MPI_T_cvar_handle_alloc(idx, NULL, &ch, &count));
-    CHECK_MPI(MPI_T_cvar_read(ch, &lanes));
-    CHECK_MPI(MPI_T_cvar_handle_free(&ch));
-    return lanes;
 }
 
 int main(int argc, char **argv)

@@ -17,6 +17,7 @@
  */
 #define TEST_NAME "lanes_tags"
 #include "mpitest.h"
+#include "lanes_mpit.h"
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
@@ -177,18 +178,6 @@ static void any_tag_refused(int asserted)
     CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL));
 }
 
-static unsigned long long cvar_lanes(void)
-{
-    int idx, count;
-    unsigned long long lanes = 0;
-    MPI_T_cvar_handle ch;
-    CHECK_MPI(MPI_T_cvar_get_index("MPI_LANES", &idx));
-    CHECK_MPI(MPI_T_cvar_handle_alloc(idx, NULL, &ch, &count));
-    CHECK_MPI(MPI_T_cvar_read(ch, &lanes));
-    CHECK_MPI(MPI_T_cvar_handle_free(&ch));
-    return lanes;
-}
-
 int main(int argc, char **argv)
 {
     int provided;
@@ -200,7 +189,7 @@ int main(int argc, char **argv)
     int asserted = !(a && strcmp(a, "0") == 0);
     int tprov;
     CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &tprov));
-    unsigned long long lanes = cvar_lanes(), used = 0;
+    unsigned long long lanes = lanes_in_use(), used = 0;
     MPI_T_pvar_session s;
     MPI_T_pvar_handle ph;
     int idx, count;
