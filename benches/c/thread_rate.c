@@ -5,7 +5,7 @@
  * Builds against this project's mpi.h, MPICH's and Open MPI's (standard MPI-3
  * calls and pthreads).  Run on 2 ranks:
  *
- *   mpirun -n 2 ./thread_rate [THREADS ...]      (default: 1 2 4)
+ *   mpirun -n 2 ./thread_rate [assert|plain] [THREADS ...]      (default: 1 2 4)
  *
  * For each thread count T, the main thread of each rank makes T duplicates of
  * MPI_COMM_WORLD, then starts T threads; thread t of rank 0 streams windows of
@@ -20,6 +20,11 @@
  * one MPI_Waitall.  Nothing then waits for another process, so the figure is
  * the library's own work per message and shows how much of it threads on
  * different communicators do at once (on 2 cores, 2 threads).
+ * With `assert` or `plain`, every thread works on ONE communicator instead, thread t
+ * on tag t (its ack on tag MAX_THREADS + t): duplicated with the MPI 4.0 info assertion
+ * mpi_assert_no_any_tag=true (`assert`: a library may then run tags apart, as this
+ * project's lanes by tag do) or with an empty info (`plain`). The result lines are then
+ * named thread_rate_assert / thread_rate_plain.
  *
  * Output (rank 0): comment lines start with '#'; every result is one line
  *   result thread_rate THREADS VALUE msg/s REPS
@@ -30,6 +35,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SIZE 8
 #define WINDOW 64
@@ -39,10 +45,13 @@
 
 static int rank, size;
 static MPI_Comm comms[MAX_THREADS];
+/* Every thread on comms[0], thread t on tag t (the `assert` and `plain` modes). */
+static int one_comm;
 
 static void *stream(void *arg)
 {
     int t = (int)(long)arg;
+    MPI_Comm c = one_comm ? comms[0] : comms[t];
     char buf[WINDOW][SIZE];
     MPI_Request req[WINDOW];
     if (size == 1) {
@@ -50,25 +59,27 @@ static void *stream(void *arg)
         MPI_Request both[2 * WINDOW];
         for (int r = 0; r < ROUNDS; r++) {
             for (int w = 0; w < WINDOW; w++)
-                MPI_Irecv(in[w], SIZE, MPI_BYTE, 0, w, comms[t], &both[w]);
+                MPI_Irecv(in[w], SIZE, MPI_BYTE, 0, one_comm ? t : w, c, &both[w]);
             for (int w = 0; w < WINDOW; w++)
-                MPI_Isend(buf[w], SIZE, MPI_BYTE, 0, w, comms[t], &both[WINDOW + w]);
+                MPI_Isend(buf[w], SIZE, MPI_BYTE, 0, one_comm ? t : w, c, &both[WINDOW + w]);
             MPI_Waitall(2 * WINDOW, both, MPI_STATUSES_IGNORE);
         }
         return NULL;
     }
     for (int r = 0; r < ROUNDS; r++) {
         for (int w = 0; w < WINDOW; w++) {
+            int tag = one_comm ? t : w;
             if (rank == 0)
-                MPI_Isend(buf[w], SIZE, MPI_BYTE, 1, w, comms[t], &req[w]);
+                MPI_Isend(buf[w], SIZE, MPI_BYTE, 1, tag, c, &req[w]);
             else
-                MPI_Irecv(buf[w], SIZE, MPI_BYTE, 0, w, comms[t], &req[w]);
+                MPI_Irecv(buf[w], SIZE, MPI_BYTE, 0, tag, c, &req[w]);
         }
         MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
+        int ack = one_comm ? MAX_THREADS + t : WINDOW;
         if (rank == 0)
-            MPI_Recv(NULL, 0, MPI_BYTE, 1, WINDOW, comms[t], MPI_STATUS_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, ack, c, MPI_STATUS_IGNORE);
         else
-            MPI_Send(NULL, 0, MPI_BYTE, 0, WINDOW, comms[t]);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, ack, c);
     }
     return NULL;
 }
@@ -112,7 +123,12 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int counts[MAX_THREADS], n = 0;
+    const char *mode = NULL;
     for (int i = 1; i < argc && n < MAX_THREADS; i++) {
+        if (strcmp(argv[i], "assert") == 0 || strcmp(argv[i], "plain") == 0) {
+            mode = argv[i];
+            continue;
+        }
         int t = atoi(argv[i]);
         if (t >= 1 && t <= MAX_THREADS)
             counts[n++] = t;
@@ -121,23 +137,38 @@ int main(int argc, char **argv)
         counts[0] = 1, counts[1] = 2, counts[2] = 4;
         n = 3;
     }
-    for (int t = 0; t < MAX_THREADS; t++)
-        MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
+    if (mode) {
+        one_comm = 1;
+        MPI_Info info;
+        MPI_Info_create(&info);
+        if (strcmp(mode, "assert") == 0)
+            MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+        MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comms[0]);
+        MPI_Info_free(&info);
+    } else {
+        for (int t = 0; t < MAX_THREADS; t++)
+            MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
+    }
     if (rank == 0) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
         MPI_Get_library_version(version, &len);
-        printf("# thread_rate: %d B messages, windows of %d, %d windows per thread per repetition, median of %d\n# %.60s\n",
-               SIZE, WINDOW, ROUNDS, REPS, version);
+        printf("# thread_rate: %d B messages, windows of %d, %d windows per thread per repetition, median of %d, %s\n# %.60s\n",
+               SIZE, WINDOW, ROUNDS, REPS,
+               mode ? (strcmp(mode, "assert") == 0 ? "one communicator with mpi_assert_no_any_tag, a tag per thread"
+                                                  : "one communicator without the assertion, a tag per thread")
+                    : "a communicator per thread",
+               version);
     }
     for (int i = 0; i < n; i++) {
         double r = rate(counts[i]);
         if (rank == 0) {
-            printf("result thread_rate %d %.6g msg/s %d\n", counts[i], r, REPS);
+            printf("result thread_rate%s%s %d %.6g msg/s %d\n", mode ? "_" : "", mode ? mode : "", counts[i], r,
+                   REPS);
             fflush(stdout);
         }
     }
-    for (int t = 0; t < MAX_THREADS; t++)
+    for (int t = 0; t < (one_comm ? 1 : MAX_THREADS); t++)
         MPI_Comm_free(&comms[t]);
     MPI_Finalize();
     return 0;

@@ -110,21 +110,29 @@ fn collective_file_access_lets_other_threads_answer() {
 /// (cvar `MPI_LANES`) and, with several, checks that pvar `mpi_lane_calls` counted calls.
 #[test]
 fn threads_on_lanes_run_point_to_point_apart() {
-    let exe = program("thread/lanes");
+    on_lanes_4_and_1("lanes", &[]);
+}
+
+/// Runs `tests/c/thread/<name>.c` at 2 and 4 ranks with `MPI_LANES=4` and `1` (the program
+/// checks the count it reads against `LANES_EXPECTED`), with `env` besides.
+fn on_lanes_4_and_1(name: &str, env: &[(&str, &str)]) {
+    let exe = program(&format!("thread/{name}"));
     for lanes in ["4", "1"] {
         for ranks in [2, 4] {
+            let mut vars = vec![
+                ("MPI_LANES", lanes.into()),
+                ("LANES_EXPECTED", lanes.into()),
+            ];
+            vars.extend(env.iter().map(|&(k, v)| (k, v.into())));
             let job = mpirun(
                 &exe,
                 &Launch {
                     ranks,
-                    env: vec![
-                        ("MPI_LANES", lanes.into()),
-                        ("LANES_EXPECTED", lanes.into()),
-                    ],
+                    env: vars,
                     ..Default::default()
                 },
             );
-            assert_ok(&job, "lanes");
+            assert_ok(&job, name);
         }
     }
 }
@@ -192,6 +200,21 @@ fn threads_on_lanes_run_the_other_point_to_point_calls() {
         );
         eprintln!("lanes_more at {ranks} ranks with {env:?}");
         assert_ok(&job, "lanes_more");
+    }
+}
+
+/// Lanes by tag (issue 16, `comm::tag_lanes`): 4 threads per rank on ONE communicator
+/// duplicated with `mpi_assert_no_any_tag=true`, each on tags of its own: eager and rendezvous
+/// ping-pongs, `MPI_Sendrecv` with different send and receive tags, `MPI_Ssend` found by
+/// `MPI_Probe`/`MPI_Iprobe` with the tag, windows of `MPI_Isend`/`MPI_Irecv`, a cancelled
+/// `MPI_Isend`; every byte checked. `MPI_ANY_TAG` receives and probes return `MPI_ERR_TAG`
+/// under `MPI_ERRORS_RETURN`; pvar `mpi_lanes_used` shows several lanes used on 4 lanes. The
+/// same program without the assertion (lanes by communicator: at most one lane besides 0).
+/// At 2 and 4 ranks, `MPI_LANES=4` and `1`.
+#[test]
+fn threads_on_tags_of_one_communicator_run_apart() {
+    for asserted in ["1", "0"] {
+        on_lanes_4_and_1("lanes_tags", &[("ASSERT_NO_ANY_TAG", asserted)]);
     }
 }
 

@@ -144,16 +144,16 @@ impl Engine {
     /// Splits this engine into `n` lanes ([`crate::lanes`]) that progress in parallel, one
     /// thread each at a time: element 0 is this engine, which keeps everything it had (its
     /// requests, operations, hooks, the channel's device memory and counters); elements
-    /// `1..n` are new engines. From now on a message on context `ctx` is matched by lane
-    /// `route(ctx) % n`, in this process and, with the same `route`, in every other
-    /// ([`crate::lanes::pair_route`] is MPI's): post each operation on its context's lane.
+    /// `1..n` are new engines. From now on a message on context `ctx` with tag `tag` is
+    /// matched by lane `route(ctx, tag) % n`, in this process and, with the same `route`, in
+    /// every other ([`crate::lanes::pair_route`] is MPI's): post each operation on its lane.
     ///
     /// `n == 1` changes nothing. Made right after start-up, before any traffic on the
     /// contexts that go to other lanes: refused while a send or receive on such a context is
     /// live here (the engine is dropped with the error: [`Engine::split_lanes`] keeps it);
     /// messages for them already received move to their lane. Finalize every lane, in any
     /// order; the last one finalizes the channel.
-    pub fn into_lanes(mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
+    pub fn into_lanes(mut self, n: usize, route: crate::lanes::Route) -> Result<Vec<Engine>> {
         let others = self.split_lanes(n, route)?;
         let mut lanes = Vec::with_capacity(n);
         lanes.push(self);
@@ -163,7 +163,7 @@ impl Engine {
 
     /// As [`Engine::into_lanes`], with this engine staying where it is as lane 0: returns
     /// lanes `1..n` (none for `n == 1`). When it is refused, nothing has changed.
-    pub fn split_lanes(&mut self, n: usize, route: fn(u16) -> usize) -> Result<Vec<Engine>> {
+    pub fn split_lanes(&mut self, n: usize, route: crate::lanes::Route) -> Result<Vec<Engine>> {
         if n == 1 {
             return Ok(Vec::new());
         }

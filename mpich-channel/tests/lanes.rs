@@ -35,7 +35,16 @@ const SIZES: &[usize] = &[
 /// Splits this rank's engine into `n` lanes and runs `body` on each in a thread of its own
 /// (lane, lane count); each thread finalizes its lane when done, in whatever order they end.
 fn on_lanes(n: usize, body: fn(&mut Engine, usize, usize)) {
-    let lanes = Engine::init().unwrap().into_lanes(n, pair_route).unwrap();
+    on_lanes_routed(n, pair_route, body)
+}
+
+/// As [`on_lanes`], with lanes chosen by `route`.
+fn on_lanes_routed(
+    n: usize,
+    route: mpich_channel::lanes::Route,
+    body: fn(&mut Engine, usize, usize),
+) {
+    let lanes = Engine::init().unwrap().into_lanes(n, route).unwrap();
     assert_eq!(lanes.len(), n);
     let threads: Vec<_> = lanes
         .into_iter()
@@ -170,53 +179,13 @@ fn pingpong_and_stream(e: &mut Engine, lane: usize, n: usize) {
 fn sync_and_cancel(e: &mut Engine, lane: usize, n: usize) {
     let ctx = ctx_for(lane, n, 0);
     if e.p2p_ref().rank() == 0 {
-        for len in [8usize, 100_000] {
-            let data = pattern(len, lane + len);
-            // SAFETY: `data` outlives the request.
-            let r = unsafe {
-                e.p2p()
-                    .isend(data.as_ptr(), len, 1, 5, ctx, SendMode::Synchronous, 0)
-                    .unwrap()
-            };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(40) {
-                assert!(
-                    e.test(r).unwrap().is_none(),
-                    "lane {lane}: synchronous send of {len} B completed unmatched"
-                );
-                std::thread::yield_now();
-            }
-            e.send(&[], 1, 6, ctx, SendMode::Standard).unwrap();
-            e.wait(r).unwrap();
-        }
+        sync_sends(e, lane, ctx, 5, 6);
         for len in [64usize, 300_000] {
-            let data = pattern(len, 3);
-            // SAFETY: `data` outlives the request.
-            let r = unsafe {
-                e.p2p()
-                    .isend(data.as_ptr(), len, 1, 99, ctx, SendMode::Standard, 0)
-                    .unwrap()
-            };
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(20) {
-                e.progress().unwrap();
-                std::thread::yield_now();
-            }
-            e.p2p().cancel(r).unwrap();
-            let s = e.wait(r).unwrap();
-            assert!(
-                s.cancelled,
-                "lane {lane}: unmatched send of {len} B not cancelled"
-            );
+            cancel_unmatched(e, lane, ctx, 99, len);
         }
         e.send(&[], 1, 3, ctx, SendMode::Standard).unwrap();
     } else {
-        for len in [8usize, 100_000] {
-            e.recv(&mut [], 0, 6, ctx).unwrap();
-            let mut buf = vec![0u8; len];
-            e.recv(&mut buf, 0, 5, ctx).unwrap();
-            assert!(buf == pattern(len, lane + len), "lane {lane}: data differs");
-        }
+        receive_sync_sends(e, lane, ctx, 5, 6);
         let mut buf = [0u8; 4];
         // SAFETY: `buf` outlives the request.
         let r = unsafe { e.p2p().irecv(buf.as_mut_ptr(), 4, 0, 77, ctx, 0).unwrap() };
@@ -233,11 +202,67 @@ fn sync_and_cancel(e: &mut Engine, lane: usize, n: usize) {
     }
 }
 
+/// Rank 0's side: synchronous sends of 8 B and 100 kB on `tag` that must not complete before
+/// rank 1 has matched them (it receives them once `go` arrives).
+fn sync_sends(e: &mut Engine, lane: usize, ctx: u16, tag: i32, go: i32) {
+    for len in [8usize, 100_000] {
+        let data = pattern(len, lane + len);
+        // SAFETY: `data` outlives the request.
+        let r = unsafe {
+            e.p2p()
+                .isend(data.as_ptr(), len, 1, tag, ctx, SendMode::Synchronous, 0)
+                .unwrap()
+        };
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(40) {
+            assert!(
+                e.test(r).unwrap().is_none(),
+                "lane {lane}: synchronous send of {len} B completed unmatched"
+            );
+            std::thread::yield_now();
+        }
+        e.send(&[], 1, go, ctx, SendMode::Standard).unwrap();
+        e.wait(r).unwrap();
+    }
+}
+
+/// Rank 1's side of [`sync_sends`].
+fn receive_sync_sends(e: &mut Engine, lane: usize, ctx: u16, tag: i32, go: i32) {
+    for len in [8usize, 100_000] {
+        e.recv(&mut [], 0, go, ctx).unwrap();
+        let mut buf = vec![0u8; len];
+        e.recv(&mut buf, 0, tag, ctx).unwrap();
+        assert!(buf == pattern(len, lane + len), "lane {lane}: data differs");
+    }
+}
+
+/// Rank 0: a send of `len` bytes on `tag` that rank 1 never receives, cancelled.
+fn cancel_unmatched(e: &mut Engine, lane: usize, ctx: u16, tag: i32, len: usize) {
+    let data = pattern(len, 3);
+    // SAFETY: `data` outlives the request.
+    let r = unsafe {
+        e.p2p()
+            .isend(data.as_ptr(), len, 1, tag, ctx, SendMode::Standard, 0)
+            .unwrap()
+    };
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(20) {
+        e.progress().unwrap();
+        std::thread::yield_now();
+    }
+    e.p2p().cancel(r).unwrap();
+    let s = e.wait(r).unwrap();
+    assert!(
+        s.cancelled,
+        "lane {lane}: unmatched send of {len} B not cancelled"
+    );
+}
+
 /// Contexts that share a lane: two of them on this lane, the same tags interleaved on both,
 /// received the other way round; messages never cross contexts.
 fn shared_lane(e: &mut Engine, lane: usize, n: usize) {
     let (a, b) = (ctx_for(lane, n, 0), ctx_for(lane, n, 1));
-    assert_eq!(pair_route(a) % n, pair_route(b) % n);
+    assert_eq!(pair_route(a, 0) % n, pair_route(b, 0) % n);
     const N: usize = 20;
     let len_of = |i: usize| [5, 9000, 70_000][i % 3];
     if e.p2p_ref().rank() == 0 {
@@ -363,12 +388,67 @@ fn sleeping_lane(e: &mut Engine, lane: usize, n: usize) {
     }
 }
 
+/// The context whose messages [`tag_route`] spreads over lanes 1..=3 by tag.
+const TAGGED: u16 = 4000;
+
+/// [`pair_route`], but context [`TAGGED`] by tag: tag `t` on lane `1 + t % 3` (as the MPI
+/// library routes a communicator made with `mpi_assert_no_any_tag`).
+fn tag_route(ctx: u16, tag: i32) -> usize {
+    if ctx == TAGGED {
+        1 + tag.rem_euclid(3) as usize
+    } else {
+        pair_route(ctx, tag)
+    }
+}
+
+/// Lanes 1..=3 each on tags of their own of ONE context (lane 0 idle): ping-pongs of every
+/// size, synchronous sends that complete only once matched (the acknowledgement carries the
+/// tag back to the sender's lane), an unmatched send cancelled (the cancel request and its
+/// answer ride the tag's lane at both ends); every byte checked.
+fn tags_of_one_context(e: &mut Engine, lane: usize, _n: usize) {
+    if lane == 0 {
+        return;
+    }
+    let tag = |k: i32| (lane as i32 - 1) + 3 * k;
+    let me = e.p2p_ref().rank();
+    let peer = 1 - me;
+    for (k, &len) in SIZES.iter().enumerate() {
+        let msg = pattern(len, lane * 100 + k);
+        let mut buf = vec![0u8; len];
+        if me == 0 {
+            e.send(&msg, peer, tag(0), TAGGED, SendMode::Standard)
+                .unwrap();
+            let s = e.recv(&mut buf, peer as i32, tag(0), TAGGED).unwrap();
+            assert_eq!((s.len, s.tag), (len, tag(0)));
+        } else {
+            let s = e.recv(&mut buf, ANY_SOURCE, tag(0), TAGGED).unwrap();
+            assert_eq!((s.len, s.source, s.tag), (len, 0, tag(0)));
+            assert!(buf == msg, "lane {lane}, size {len}: data differs");
+            e.send(&buf, 0, tag(0), TAGGED, SendMode::Standard).unwrap();
+        }
+        assert!(buf == msg, "lane {lane}, size {len}: data differs");
+    }
+    if me == 0 {
+        sync_sends(e, lane, TAGGED, tag(1), tag(2));
+        cancel_unmatched(e, lane, TAGGED, tag(3), 300_000);
+        e.send(&[], 1, tag(0), TAGGED, SendMode::Standard).unwrap();
+    } else {
+        receive_sync_sends(e, lane, TAGGED, tag(1), tag(2));
+        e.recv(&mut [], 0, tag(0), TAGGED).unwrap();
+        assert!(
+            e.iprobe(0, tag(3), TAGGED).unwrap().is_none(),
+            "lane {lane}: a cancelled send arrived"
+        );
+    }
+}
+
 fn rank_main(test: &str) {
     match test {
         "four_lanes" => on_lanes(4, pingpong_and_stream),
         "sync_cancel" => on_lanes(4, sync_and_cancel),
         "shared_lane" => on_lanes(2, shared_lane_and_world),
         "sleeping_lane" => on_lanes(3, sleeping_lane),
+        "tags" => on_lanes_routed(4, tag_route, tags_of_one_context),
         other => panic!("no rank body {other}"),
     }
 }
@@ -397,6 +477,7 @@ on_channels! {
     synchronous_and_cancel_on_lanes: "sync_cancel";
     contexts_sharing_a_lane: "shared_lane";
     a_sleeping_lane_holds_nobody_up: "sleeping_lane";
+    tags_of_one_context_on_lanes_of_their_own: "tags";
 }
 
 /// One lane is the engine as it was: the same engine back, and it works as before.

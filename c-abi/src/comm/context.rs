@@ -10,6 +10,7 @@
 //! protocol of `agree` (one agreement at a time may offer a process's mask).
 
 use crate::error::{MpiError, MpiResult};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many context pairs exist: `MASK_WORDS * 64` (8192 contexts).
 pub(crate) const MASK_WORDS: usize = 64;
@@ -79,20 +80,57 @@ pub(crate) fn lane_zero_alias(ctx: u16) -> u16 {
     ctx + LANE_ZERO_ALIAS
 }
 
-/// The lane (of `lanes`) that messages on context `ctx` travel on: a pure function of the
-/// context, the same in every process with as many lanes (and each process routes only what
-/// it receives, so processes with different counts interoperate). Collective contexts (odd),
-/// `MPI_COMM_WORLD`'s and `MPI_COMM_SELF`'s (0..3) and the library's own (from
-/// [`COMM_CONTEXTS`] on) are lane 0's; a communicator's point-to-point context `2k` (k >= 2)
-/// is lane `1 + (k - 2) % (lanes - 1)`'s: consecutive duplicates land on different lanes, and
-/// none on lane 0, whose calls take the whole state (a thread on a communicator of its own
-/// never waits for collectives and the other lanes).
+/// The lane (of `lanes`) that messages on context `ctx` with tag `tag` travel on, the same
+/// for the answers to them: a function of the context, and of the tag on a context whose
+/// communicator routes by tag ([`route_by_tag`]). Each process routes only what it receives
+/// (and posts what it sends and receives on the lane its own router gives the answers and the
+/// messages), so processes with different lane counts, or different views of a communicator's
+/// assertion, interoperate. Collective contexts (odd), `MPI_COMM_WORLD`'s and
+/// `MPI_COMM_SELF`'s (0..3) and the library's own (from [`COMM_CONTEXTS`] on) are lane 0's; a
+/// communicator's point-to-point context `2k` (k >= 2) is lane `1 + (k - 2) % (lanes - 1)`'s,
+/// so consecutive duplicates land on different lanes and none on lane 0, whose calls take the
+/// whole state; one that routes by tag spreads its tags over lanes
+/// `1..lanes` (lane 0 is the one every call that is not point-to-point shares):
+/// `1 + (k + tag) % (lanes - 1)`.
 #[inline]
-pub(crate) fn lane_of(ctx: u16, lanes: usize) -> usize {
+pub(crate) fn lane_of(ctx: u16, tag: i32, lanes: usize) -> usize {
     if lanes <= 1 || ctx & 1 == 1 || !(4..COMM_CONTEXTS).contains(&ctx) {
         return 0;
     }
-    1 + (ctx as usize / 2 - 2) % (lanes - 1)
+    let pair = ctx as usize / 2;
+    if by_tag(ctx) {
+        return 1 + (pair + tag as u32 as usize) % (lanes - 1);
+    }
+    1 + (pair - 2) % (lanes - 1)
+}
+
+/// The point-to-point contexts whose messages are routed by tag ([`lane_of`]), one bit per
+/// context pair. Set by the thread that makes the communicator and read by whichever thread
+/// polls the channel: the fence that follows the setting ([`route_by_tag`]'s caller) goes
+/// through the channel's mutex, which orders the store before any later poll.
+static BY_TAG: [AtomicU64; MASK_WORDS] = [const { AtomicU64::new(0) }; MASK_WORDS];
+
+#[inline]
+fn by_tag(ctx: u16) -> bool {
+    let pair = ctx as usize / 2;
+    BY_TAG[pair / 64].load(Ordering::Relaxed) & (1 << (pair % 64)) != 0
+}
+
+/// Routes the messages of point-to-point context `ctx` by tag from now on (`on`), or by
+/// context again. A process may change a context's routing only while no message on it is in
+/// flight to or from it: when its communicator is made (before any member sends on it: the
+/// maker fences) and once it is freed.
+pub(crate) fn route_by_tag(ctx: u16, on: bool) {
+    if ctx >= COMM_CONTEXTS {
+        return;
+    }
+    let pair = ctx as usize / 2;
+    let bit = 1u64 << (pair % 64);
+    if on {
+        BY_TAG[pair / 64].fetch_or(bit, Ordering::Relaxed);
+    } else {
+        BY_TAG[pair / 64].fetch_and(!bit, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]
@@ -128,13 +166,33 @@ mod tests {
             0x7ff0,
             lane_zero_alias(8),
         ] {
-            assert_eq!(lane_of(ctx, 4), 0, "context {ctx}");
+            assert_eq!(lane_of(ctx, 3, 4), 0, "context {ctx}");
         }
-        assert_eq!(lane_of(4, 4), 1);
-        assert_eq!(lane_of(6, 4), 2);
-        assert_eq!(lane_of(8, 4), 3);
-        assert_eq!(lane_of(10, 4), 1);
-        assert_eq!(lane_of(10, 1), 0);
-        assert_eq!(lane_of(10, 2), 1);
+        assert_eq!(lane_of(4, 3, 4), 1);
+        assert_eq!(lane_of(6, 3, 4), 2);
+        assert_eq!(lane_of(8, 3, 4), 3);
+        assert_eq!(lane_of(10, 3, 4), 1);
+        assert_eq!(lane_of(10, 3, 1), 0);
+        assert_eq!(lane_of(10, 3, 2), 1);
+    }
+
+    #[test]
+    fn a_context_routed_by_tag_spreads_its_tags_past_lane_0() {
+        // A pair no other test uses (the bitmap is the process's).
+        let ctx = 2 * 4001;
+        route_by_tag(ctx, true);
+        assert!(by_tag(ctx));
+        let lanes: Vec<usize> = (0..6).map(|tag| lane_of(ctx, tag, 4)).collect();
+        assert_eq!(lanes, [3, 1, 2, 3, 1, 2]);
+        assert_eq!(lane_of(ctx, 5, 2), 1, "two lanes: all on lane 1");
+        assert_eq!(lane_of(ctx, 5, 1), 0, "no lanes");
+        assert_eq!(
+            lane_of(ctx + 1, 5, 4),
+            0,
+            "its collective context stays on lane 0"
+        );
+        route_by_tag(ctx, false);
+        assert!(!by_tag(ctx));
+        assert_eq!(lane_of(ctx, 5, 4), 1 + (4001 - 2) % 3);
     }
 }

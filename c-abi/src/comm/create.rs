@@ -45,7 +45,7 @@ fn copy_of(c: &Comm, ctxs: (u16, u16)) -> Comm {
     );
     new.errhandler = c.errhandler;
     new.topo = c.topo.clone();
-    new.hints = c.hints.clone();
+    new.set_hints(c.hints.clone());
     new
 }
 
@@ -94,7 +94,7 @@ pub(crate) fn idup(
 ) -> MpiResult<(MPI_Comm, mpich_channel::ReqId)> {
     let mut new = copy_of(cx.comms.get(parent), (u16::MAX - 1, u16::MAX));
     if let Some(h) = hints {
-        new.hints = h;
+        new.set_hints(h);
     }
     let idle = cx.idle();
     let (idx, handle) = cx.comms.insert_late(new, idle);

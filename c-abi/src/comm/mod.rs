@@ -44,6 +44,7 @@ pub(crate) mod inter;
 mod late;
 pub(crate) mod make;
 pub(crate) mod net;
+pub(crate) mod tag_lanes;
 pub(crate) mod waiting;
 
 use crate::abi::*;
@@ -120,6 +121,9 @@ pub(crate) struct Comm {
     pub attrs: Attrs,
     pub topo: Option<Rc<Topology>>,
     pub hints: Hints,
+    /// `hints` hold `mpi_assert_no_any_tag` = true: no receive or probe on this communicator
+    /// may match any tag (`MPI_ANY_TAG` is refused), kept apart for the receives' checks.
+    pub no_any_tag: bool,
     /// A stand-in in the table's slot for a communicator whose contexts are arriving
     /// ([`late`]); the table's lookups go to the real one.
     late: bool,
@@ -130,7 +134,7 @@ pub(crate) struct Comm {
 /// the keys it ignores; `MPI_Comm_set_info` and the `_with_info` calls keep only these.
 /// (A communicator made by a hardware split also reports its `mpi_hw_resource_type`.)
 const COMM_INFO_KEYS: [&str; 4] = [
-    "mpi_assert_no_any_tag",
+    NO_ANY_TAG,
     "mpi_assert_no_any_source",
     "mpi_assert_exact_length",
     "mpi_assert_allow_overtaking",
@@ -163,7 +167,18 @@ pub(crate) fn hints_in_use(kept: &Hints) -> Hints {
     used
 }
 
+/// The assertion that no receive or probe on a communicator uses `MPI_ANY_TAG`.
+pub(crate) const NO_ANY_TAG: &str = "mpi_assert_no_any_tag";
+
 impl Comm {
+    /// Keeps `hints` (already filtered: [`kept_hints`]) as this communicator's.
+    pub(crate) fn set_hints(&mut self, hints: Hints) {
+        self.no_any_tag = hints
+            .get(NO_ANY_TAG)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        self.hints = hints;
+    }
+
     /// A new communicator over `peers`; `local` for an intercommunicator.
     pub(crate) fn new(
         name: String,
@@ -190,6 +205,7 @@ impl Comm {
             attrs: Attrs::default(),
             topo: None,
             hints: Hints::default(),
+            no_any_tag: false,
             late: false,
         }
     }
@@ -483,12 +499,14 @@ impl CommTable {
         c.handle = MPI_COMM_NULL;
         // Only the rank translation is still needed; drop the rest now.
         c.topo = None;
-        c.hints = Hints::default();
+        c.set_hints(Hints::default());
         c.name = String::new();
         let (ctx, late) = (c.ctx, c.late);
         if !late && (ctx as usize) < context::MASK_WORDS * 128 {
             // (A stand-in, or an idup's communicator that never got its contexts, holds
-            // none.)
+            // none.) Its context routes by context again before another communicator can
+            // take it.
+            context::route_by_tag(ctx, false);
             self.contexts.borrow_mut().mask.release(ctx);
         }
         self.table.retire(handle);

@@ -21,7 +21,7 @@ use std::ffi::c_int;
 /// Under `MPI_THREAD_MULTIPLE`: everyone's `mine` (one block each, in rank order) in
 /// `parent`, exchanged in a wait that lets the lock go (the schedule `coll::allgather_bytes`
 /// runs).
-fn gathered(call: &mut Calling, parent: CommIdx, mine: &[u8]) -> MpiResult<Vec<u8>> {
+pub(crate) fn gathered(call: &mut Calling, parent: CommIdx, mine: &[u8]) -> MpiResult<Vec<u8>> {
     let rt = call.state().runtime()?;
     let mut all = vec![0u8; mine.len() * rt.comms.get(parent).size];
     let mut plan = crate::coll::allgather_bytes_schedule(

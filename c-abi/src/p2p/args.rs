@@ -410,7 +410,7 @@ fn recv_checks(
 ) -> MpiResult<RecvOp> {
     let m = message(types, count, datatype)?;
     check_buffer(buf, &m)?;
-    check_recv_tag(tag)?;
+    check_recv_tag(c, tag)?;
     let source = c.source(source)?;
     Ok(RecvOp {
         comm: idx,
@@ -441,7 +441,7 @@ pub(crate) fn probe_op(
     comm: MPI_Comm,
 ) -> MpiResult<ProbeOp> {
     let (idx, c) = comms.lookup(comm)?;
-    let source = check_recv_tag(tag)
+    let source = check_recv_tag(c, tag)
         .and_then(|()| c.source(source))
         .map_err(|e| e.on(idx))?;
     Ok(ProbeOp {
@@ -482,13 +482,28 @@ fn check_buffer(buf: *const c_void, m: &Message) -> MpiResult<()> {
     Ok(())
 }
 
+/// A receive's or probe's tag: in range, or `MPI_ANY_TAG` unless the communicator asserted
+/// `mpi_assert_no_any_tag`.
 #[inline(always)]
-fn check_recv_tag(tag: c_int) -> MpiResult<()> {
-    if (0..=TAG_UB).contains(&tag) || tag == ANY_TAG {
+fn check_recv_tag(c: &Comm, tag: c_int) -> MpiResult<()> {
+    if (0..=TAG_UB).contains(&tag) || (tag == ANY_TAG && !c.no_any_tag) {
         Ok(())
+    } else if tag == ANY_TAG {
+        Err(any_tag_asserted())
     } else {
         Err(bad_tag(tag, true))
     }
+}
+
+#[cold]
+fn any_tag_asserted() -> MpiError {
+    MpiError::new(
+        MPI_ERR_TAG,
+        "MPI_ANY_TAG on a communicator with the info assertion mpi_assert_no_any_tag=true \
+         (MPI 4.0 7.4.4): its messages may run apart by tag; receive or probe with the tag \
+         you expect, or use a communicator without the assertion"
+            .to_string(),
+    )
 }
 
 #[cold]

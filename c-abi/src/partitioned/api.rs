@@ -90,7 +90,7 @@ mpi_fn! {
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         let init = Init { peer: op.dest, ..init_of(rt, comm, datatype, parts, each, tag)? };
         // On its communicator's collective context: lane 0's (`runtime::lanes`).
-        let id = partitioned::psend_init(rt.engine_for(init.ctx), init, op)?;
+        let id = partitioned::psend_init(rt.engine_for(init.ctx, init.tag), init, op)?;
         out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }
@@ -124,7 +124,7 @@ mpi_fn! {
         let peer = op.source.map(|s| s as usize);
         let init = Init { peer, ..init_of(rt, comm, datatype, parts, each, tag)? };
         // On its communicator's collective context: lane 0's (`runtime::lanes`).
-        let id = partitioned::precv_init(rt.engine_for(init.ctx), init, op)?;
+        let id = partitioned::precv_init(rt.engine_for(init.ctx, init.tag), init, op)?;
         out.set(crate::p2p::request::handle(&rt.engine, id));
         Ok(())
     }

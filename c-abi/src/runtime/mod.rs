@@ -177,11 +177,12 @@ impl Runtime {
         self.p2p_lane(0)
     }
 
-    /// The point-to-point context on the lane of context `ctx` (while lanes are off, one
-    /// field load more than lane 0's: the lanes' own path is out of line).
+    /// The point-to-point context on the lane of messages on context `ctx` with tag `tag`
+    /// (while lanes are off, one field load more than lane 0's: the lanes' own path is out of
+    /// line).
     #[inline(always)]
-    pub fn p2p_on(&mut self, ctx: u16) -> crate::p2p::Cx<'_> {
-        let lane = self.lane_of(ctx);
+    pub fn p2p_on(&mut self, ctx: u16, tag: i32) -> crate::p2p::Cx<'_> {
+        let lane = self.lane_of(ctx, tag);
         self.p2p_lane(lane)
     }
 
@@ -212,13 +213,14 @@ impl Runtime {
         }
     }
 
-    /// The lane of context `ctx` (0 while lanes are off: one field load).
+    /// The lane of messages on context `ctx` with tag `tag` (0 while lanes are off: one
+    /// field load).
     #[inline(always)]
-    pub fn lane_of(&self, ctx: u16) -> usize {
+    pub fn lane_of(&self, ctx: u16, tag: i32) -> usize {
         if self.lanes.off() {
             0
         } else {
-            lanes::route(ctx)
+            lanes::route(ctx, tag)
         }
     }
 
@@ -236,11 +238,11 @@ impl Runtime {
         }
     }
 
-    /// The engine that carries context `ctx`: whatever is sent or received on a context is
-    /// posted on this engine.
+    /// The engine that carries the messages on context `ctx` with tag `tag`: whatever is sent
+    /// or received with them is posted on this engine.
     #[inline(always)]
-    pub fn engine_for(&mut self, ctx: u16) -> &mut Engine {
-        let lane = self.lane_of(ctx);
+    pub fn engine_for(&mut self, ctx: u16, tag: i32) -> &mut Engine {
+        let lane = self.lane_of(ctx, tag);
         self.engine_lane(lane)
     }
 

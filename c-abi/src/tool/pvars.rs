@@ -86,6 +86,14 @@ fn lane_calls() -> u64 {
         .sum()
 }
 
+/// How many lanes other than 0 ran calls on the lane path.
+fn lanes_used() -> u64 {
+    LANE_CALLS
+        .iter()
+        .filter(|c| c.0.load(std::sync::atomic::Ordering::Relaxed) > 0)
+        .count() as u64
+}
+
 /// FM's counters, 0 under the `bip` channel (which does not run FM).
 fn fm(c: &AdiCounters) -> fm_streams::FmCounters {
     c.channel.fm.unwrap_or_default()
@@ -130,6 +138,7 @@ pub(crate) const PVARS: &[Pvar] = &[
     pvar("mpi_copies", MPI, COUNTER, TUNER, |c| c.adi.copies, "copies the MPI engine made (unexpected eager messages into the receive that matched)"),
     pvar("mpi_bytes_copied", MPI, COUNTER, TUNER, |c| c.adi.bytes, "bytes the MPI engine's copies moved"),
     pvar("mpi_lane_calls", MPI, COUNTER, TUNER, |_| lane_calls(), "point-to-point calls that ran on a lane other than 0, beside the other threads' (MPI_THREAD_MULTIPLE with MPI_LANES > 1)"),
+    pvar("mpi_lanes_used", MPI, COUNTER, TUNER, |_| lanes_used(), "lanes other than 0 on which point-to-point calls ran beside the other threads' (by communicator, or by tag on a communicator made with mpi_assert_no_any_tag)"),
 ];
 
 /// The indexes of the performance variables in category `cat`, in index order.

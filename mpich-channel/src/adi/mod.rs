@@ -1176,14 +1176,14 @@ impl Adi {
     /// `lane_of` gives to another lane: its answers and data would reach that lane's engine,
     /// which does not know it. An unexpected message for another lane is fine when it has
     /// landed whole ([`Adi::move_unexpected`] moves it); one still landing is not.
-    pub(crate) fn check_split(&self, lane_of: &dyn Fn(u16) -> usize) -> Result<()> {
+    pub(crate) fn check_split(&self, lane_of: &dyn Fn(u16, i32) -> usize) -> Result<()> {
         let live = self.st.reqs.iter_live().find_map(|(id, r)| {
-            let ctx = match r.op {
-                request::Op::Recv => r.ctx,
-                request::Op::Send => r.env.ctx,
+            let (ctx, tag) = match r.op {
+                request::Op::Recv => (r.ctx, r.tag),
+                request::Op::Send => (r.env.ctx, r.env.tag),
                 _ => return None,
             };
-            (lane_of(ctx) != 0).then_some((id, ctx))
+            (lane_of(ctx, tag) != 0).then_some((id, ctx))
         });
         if let Some((id, ctx)) = live {
             return Err(AdiError::Lanes(format!(
@@ -1195,7 +1195,7 @@ impl Adi {
             .st
             .unexpected
             .iter()
-            .find(|u| lane_of(u.env.ctx) != 0 && !u.is_whole())
+            .find(|u| lane_of(u.env.ctx, u.env.tag) != 0 && !u.is_whole())
         {
             return Err(AdiError::Lanes(format!(
                 "a message on context {} from rank {} is still landing: make the lanes when \
@@ -1242,13 +1242,17 @@ impl Adi {
 
     /// Moves every unexpected message whose context `lane_of` gives to lane `k > 0` to
     /// `lanes[k - 1]`, in arrival order ([`Adi::check_split`] has made sure they are whole).
-    pub(crate) fn move_unexpected(&mut self, lanes: &mut [Adi], lane_of: &dyn Fn(u16) -> usize) {
+    pub(crate) fn move_unexpected(
+        &mut self,
+        lanes: &mut [Adi],
+        lane_of: &dyn Fn(u16, i32) -> usize,
+    ) {
         if self.st.unexpected.is_empty() {
             return;
         }
         let all = std::mem::take(&mut self.st.unexpected);
         for u in all {
-            match lane_of(u.env.ctx) {
+            match lane_of(u.env.ctx, u.env.tag) {
                 0 => self.st.unexpected.push_back(u),
                 k => lanes[k - 1].st.adopt_unexpected(u),
             }

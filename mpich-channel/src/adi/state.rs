@@ -204,9 +204,10 @@ impl State {
         if env.flags & FLAG_SYNC != 0 {
             let mut ack = Envelope::new(Kind::SyncAck);
             ack.sreq = env.sreq;
-            // An answer carries the context of the message it answers, so that it reaches the
-            // lane of the send at the other end (`crate::lanes` routes by context).
+            // An answer carries the context and tag of the message it answers, so that it
+            // reaches the lane of the send at the other end (`crate::lanes` routes by them).
             ack.ctx = env.ctx;
+            ack.tag = env.tag;
             self.outbox.push_back((src, ack));
         }
     }
@@ -404,6 +405,7 @@ impl State {
         ack.sreq = env.sreq;
         // Routed like the message it answers (see `ack_sync`).
         ack.ctx = env.ctx;
+        ack.tag = env.tag;
         if let Some(i) = found {
             if let Some(Unexpected {
                 body: Body::Eager { data, .. },

@@ -108,7 +108,7 @@ unsafe impl Send for Wire {}
 pub(crate) struct Shared {
     wire: Mutex<Wire>,
     inboxes: Box<[Inbox]>,
-    route: fn(u16) -> usize,
+    route: super::Route,
     /// Every engine rank the channel reaches (grows with peers of other jobs).
     size: AtomicUsize,
     rank: usize,
@@ -125,7 +125,7 @@ impl Shared {
         own_job: Option<nic_model::Job>,
         joined: bool,
         n: usize,
-        route: fn(u16) -> usize,
+        route: super::Route,
     ) -> Vec<LaneChannel> {
         let shared = Arc::new(Shared {
             size: AtomicUsize::new(ch.size()),
@@ -160,9 +160,10 @@ impl Shared {
             .collect()
     }
 
+    /// The lane of a message (or an answer to one) with envelope `env`.
     #[inline]
-    fn lane_of(&self, ctx: u16) -> usize {
-        (self.route)(ctx) % self.inboxes.len()
+    fn lane_of(&self, env: &Envelope) -> usize {
+        (self.route)(env.ctx, env.tag) % self.inboxes.len()
     }
 
     fn wire(&self) -> Result<MutexGuard<'_, Wire>> {
@@ -233,7 +234,7 @@ impl Sink for Router<'_> {
     /// matching, another's is copied into its inbox.
     #[inline]
     fn arrived_whole(&mut self, src: usize, env: &Envelope, payload: &[u8]) -> usize {
-        let lane = self.shared.lane_of(env.ctx);
+        let lane = self.shared.lane_of(env);
         if lane == self.lane {
             return self.sink.arrived_whole(src, env, payload);
         }
@@ -249,7 +250,7 @@ impl Sink for Router<'_> {
     }
 
     fn arrived(&mut self, src: usize, env: &Envelope) -> Landing {
-        let lane = self.shared.lane_of(env.ctx);
+        let lane = self.shared.lane_of(env);
         if lane == self.lane {
             let landing = self.sink.arrived(src, env);
             if landing.token == Landing::NOWHERE.token {
@@ -418,9 +419,9 @@ impl Channel for LaneChannel {
         sink: &mut dyn Sink,
     ) -> Result<bool> {
         let LaneChannel { shared, me } = self;
-        if dest == shared.rank && shared.lane_of(env.ctx) == me.lane {
-            // A message to this process on this lane's context (and every answer to it,
-            // which carries that context) lands in this lane's matching at once, without
+        if dest == shared.rank && shared.lane_of(env) == me.lane {
+            // A message to this process routed to this lane (and every answer to it, which
+            // carries its context and tag) lands in this lane's matching at once, without
             // the shared channel: nothing of this lane's to itself travels through the
             // wire, so nothing there can be overtaken.
             sink.arrived_whole(dest, env, payload);

@@ -10,12 +10,18 @@
 //!                   bip | fm | fm1 (| peers of other jobs)
 //! ```
 //!
-//! **Routing.** A message belongs to the lane `route(ctx) % n` of its envelope's context id,
-//! a pure function the layer above gives, the same in every process: no agreement, no lane
-//! bits on the wire, and processes with different lane counts interoperate. Answers (a
-//! synchronous send's acknowledgement, a cancel's answer) carry the context of the message
+//! **Routing.** A message belongs to the lane `route(ctx, tag) % n` of its envelope's context
+//! id and tag, a function the layer above gives ([`Route`]): no lane bits on the wire, and
+//! processes with different lane counts interoperate. Each process routes only what it
+//! receives, so what a process must keep is that its own sends of a message go out on the
+//! lane its router gives the answers to it, and that it posts its receives on the lane its
+//! router gives their messages: `route` may change its answer for a context only while no
+//! message on it is in flight to or from this process. Answers (a synchronous send's
+//! acknowledgement, a cancel request and its answer) carry the context and tag of the message
 //! they answer, so everything about one message stays in one lane at each end.
-//! [`pair_route`] is the rule for MPI's context pairs.
+//! [`pair_route`] is the rule for MPI's context pairs (by context only); a layer above may
+//! spread one context's tags over lanes (MPI's `mpi_assert_no_any_tag`: no receive on it
+//! matches any tag).
 //!
 //! **The shared channel** is one mutex; each lane's [`LaneChannel`] implements
 //! [`Channel`](crate::Channel) over it. Sends, exports, pulls and revokes hold it for the call.
@@ -52,11 +58,15 @@ use crate::adi::{Adi, AdiError, Result};
 /// The most lanes a process can have (the lane rides in 4 bits of a transfer's token).
 pub const MAX_LANES: usize = channel::MAX_LANES;
 
-/// The lane rule for MPI's context pairs: a communicator's point-to-point context is even
+/// Where a message goes: the lane (modulo the lane count) of a message on context `ctx` with
+/// tag `tag`, the same for the answers to it.
+pub type Route = fn(u16, i32) -> usize;
+
+/// The lane rule for MPI's context pairs (the tag is not looked at): a communicator's point-to-point context is even
 /// and its collective context the odd one after it; world's are 0 and 1, self's 2 and 3.
 /// Collective contexts and those of world and self go to lane 0; the point-to-point context
 /// of every other communicator to its pair's number (`ctx / 2`, taken modulo the lane count).
-pub fn pair_route(ctx: u16) -> usize {
+pub fn pair_route(ctx: u16, _tag: i32) -> usize {
     if ctx < 4 || ctx % 2 == 1 {
         0
     } else {
@@ -70,19 +80,19 @@ pub fn pair_route(ctx: u16) -> usize {
 pub fn contexts_of(lane: usize, n: usize) -> impl Iterator<Item = u16> {
     (4..=u16::MAX - 1)
         .step_by(2)
-        .filter(move |&c| pair_route(c) % n.max(1) == lane)
+        .filter(move |&c| pair_route(c, 0) % n.max(1) == lane)
 }
 
 /// Splits `adi` into `n` lanes: `adi` becomes lane 0 over a [`LaneChannel`], and the others
 /// are returned, new and empty, over theirs ([`crate::Engine::into_lanes`] says what may be
 /// split).
-pub(crate) fn split(adi: &mut Adi, n: usize, route: fn(u16) -> usize) -> Result<Vec<Adi>> {
+pub(crate) fn split(adi: &mut Adi, n: usize, route: Route) -> Result<Vec<Adi>> {
     if n == 0 || n > MAX_LANES {
         return Err(AdiError::Lanes(format!(
             "{n} lanes asked for: a process has 1 to {MAX_LANES}"
         )));
     }
-    let lane_of = move |ctx: u16| route(ctx) % n;
+    let lane_of = move |ctx: u16, tag: i32| route(ctx, tag) % n;
     adi.check_split(&lane_of)?;
     let (ch, own_job, joined) = adi.detach_channel();
     let mut channels = Shared::lanes_over(ch, own_job, joined, n, route).into_iter();
@@ -101,9 +111,10 @@ mod tests {
 
     #[test]
     fn pairs_route_point_to_point_contexts_apart() {
-        assert_eq!((0..4).map(pair_route).collect::<Vec<_>>(), [0, 0, 0, 0]);
-        assert_eq!(pair_route(5), 0, "a collective context");
-        assert_eq!((pair_route(4), pair_route(6), pair_route(8)), (2, 3, 4));
+        let route = |c| pair_route(c, 7);
+        assert_eq!((0..4).map(route).collect::<Vec<_>>(), [0, 0, 0, 0]);
+        assert_eq!(route(5), 0, "a collective context");
+        assert_eq!((route(4), route(6), route(8)), (2, 3, 4));
         let of_1: Vec<u16> = contexts_of(1, 4).take(2).collect();
         assert_eq!(of_1, [10, 18]);
     }

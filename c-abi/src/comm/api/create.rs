@@ -319,7 +319,8 @@ mpi_fn! {
             dup(&mut rt.comm(), idx).map_err(|e| e.on(idx))?
         };
         let rt = call.state().runtime()?;
-        rt.comms.get_mut(new).hints = crate::comm::kept_hints(&hints);
+        rt.comms.get_mut(new).set_hints(crate::comm::kept_hints(&hints));
+        crate::comm::tag_lanes::take_assertion(call, new).map_err(|e| e.on(idx))?;
         out.set(h);
         Ok(())
     }

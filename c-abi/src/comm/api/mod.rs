@@ -106,13 +106,14 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    /// `MPI_Comm_set_info`: records the hints `comm` keeps (MPI 4.0's assertions; this
-    /// library acts on none); other keys are ignored.
+    /// `MPI_Comm_set_info`: records the hints `comm` keeps (MPI 4.0's assertions: with
+    /// `mpi_assert_no_any_tag` its receives refuse `MPI_ANY_TAG`; its lanes go by tag only
+    /// when the assertion is given at creation, `comm::tag_lanes`); other keys are ignored.
     fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) |st| {
         let rt = st.runtime()?;
         let (idx, _) = rt.comms.lookup(comm)?;
         let hints = rt.infos.hints(info).map_err(|e| e.on(idx))?;
-        rt.comms.get_mut(idx).hints = crate::comm::kept_hints(&hints);
+        rt.comms.get_mut(idx).set_hints(crate::comm::kept_hints(&hints));
         Ok(())
     }
 }

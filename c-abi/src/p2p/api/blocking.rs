@@ -33,7 +33,7 @@ macro_rules! blocking_send {
                 comm: MPI_Comm,
             ) lanes |rt| {
                 // A buffered send uses the attached buffer: the exclusive path's.
-                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm, tag) }
             } on_lane |lc| {
                 lc.run_request(|cx| {
                     let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
@@ -50,7 +50,7 @@ macro_rules! blocking_send {
                     bsend.reclaim(&mut engines)?;
                 }
                 let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
-                let cx = &mut rt.p2p_on(op.ctx);
+                let cx = &mut rt.p2p_on(op.ctx, op.tag);
                 // A buffered send waits only for room in the buffer (holding the lock).
                 if !releases || $kind == SendKind::Buffered {
                     return send(cx, &op, $kind);
@@ -94,7 +94,7 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         with_status(lc, |cx| {
             let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
             let out = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
@@ -105,7 +105,7 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
-        let cx = &mut rt.p2p_on(op.ctx);
+        let cx = &mut rt.p2p_on(op.ctx, op.tag);
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         if releases {
             let id = start_recv(cx, &op)?;
@@ -136,7 +136,7 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::sendrecv_lane(rt, comm, sendtag, recvtag) } on_lane |lc| {
         with_status(lc, |cx| {
             let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
@@ -148,9 +148,15 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
-        let cx = &mut rt.p2p_on(s.ctx);
+        let apart = rt.lane_of(s.ctx, sendtag) != rt.lane_of(s.ctx, recvtag);
+        let cx = &mut rt.p2p_on(s.ctx, s.tag);
         let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
+        if apart {
+            let f = crate::p2p::api::tag_lanes::sendrecv_apart(call, &s, &r)?;
+            status.set(&f.c);
+            return f.check();
+        }
         if releases {
             let id = isendrecv(cx, &s, &r, false)?;
             let request = record(cx, id);
@@ -178,7 +184,7 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::sendrecv_lane(rt, comm, sendtag, recvtag) } on_lane |lc| {
         with_status(lc, |cx| {
             let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
@@ -191,10 +197,11 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
-        let cx = &mut rt.p2p_on(s.ctx);
+        let apart = rt.lane_of(s.ctx, sendtag) != rt.lane_of(s.ctx, recvtag);
+        let cx = &mut rt.p2p_on(s.ctx, s.tag);
         let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
         let status = StatusOut::new(status).map_err(|e| e.on(r.comm))?;
-        if releases {
+        if releases && !apart {
             // MPI_Isendrecv_replace's request: it sends from a copy it keeps.
             let id = isendrecv(cx, &s, &r, true)?;
             let request = record(cx, id);
@@ -206,6 +213,12 @@ mpi_fn! {
         // The data must be copied out before the buffer receives (a packed copy is one).
         let outgoing = if outgoing.is_owned() { outgoing } else { crate::p2p::args::Outgoing::owned(outgoing.bytes().to_vec()) };
         let s = SendOp { buf: outgoing.ptr(), bytes: outgoing.len(), scattered: None, ..s };
+        if apart {
+            let f = crate::p2p::api::tag_lanes::sendrecv_apart(call, &s, &r)?;
+            drop(outgoing);
+            status.set(&f.c);
+            return f.check();
+        }
         let c = sendrecv(cx, &s, &r)?;
         drop(outgoing);
         status.set(&c);
@@ -253,7 +266,7 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         let (op, out) = lc.look(|cx| {
             let op = args::probe_op(cx.comms, source, tag, comm)?;
             let out = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
@@ -269,12 +282,12 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let op = args::probe_op(&rt.comms, source, tag, comm)?;
-        let cx = &mut rt.p2p_on(op.ctx);
+        let cx = &mut rt.p2p_on(op.ctx, op.tag);
         let status = StatusOut::new(status).map_err(|e| e.on(op.comm))?;
         let c = match op.source {
             None => Completion::PROC_NULL,
             Some(src) if releases => call.wait_until(|st| {
-                look_for(&mut st.runtime()?.p2p_on(op.ctx), &op, src)
+                look_for(&mut st.runtime()?.p2p_on(op.ctx, op.tag), &op, src)
             })?,
             Some(src) => {
                 let s = cx.engine.probe(src, op.tag, op.ctx).map_err(|e| MpiError::from(e).on(op.comm))?;
@@ -294,12 +307,12 @@ mpi_fn! {
         comm: MPI_Comm,
         flag: *mut c_int,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         lc.look(|cx| iprobe(cx, source, tag, comm, flag, status))
     } |st| {
         let rt = st.runtime()?;
         let ctx = rt.comms.lookup(comm).map_or(0, |(_, c)| c.ctx);
-        iprobe(&mut rt.p2p_on(ctx), source, tag, comm, flag, status)
+        iprobe(&mut rt.p2p_on(ctx, tag), source, tag, comm, flag, status)
     }
 }
 

@@ -2,7 +2,8 @@
 //! receives and probes that wait), [`nonblocking`] (nonblocking and persistent starts),
 //! [`completion`] (wait, test, free, cancel), [`mprobe`] (matched probes), [`status`]
 //! (reading and setting statuses), [`bsend`] (the attached buffer), [`grequest`]
-//! (generalized requests). Each builds the point-to-point context
+//! (generalized requests), [`tag_lanes`] (a send and a receive on two lanes of one
+//! communicator routed by tag). Each builds the point-to-point context
 //! ([`super::Cx`]) from the running state, checks its arguments and calls the Rust API.
 
 mod blocking;
@@ -12,16 +13,32 @@ mod grequest;
 mod mprobe;
 mod nonblocking;
 mod status;
+mod tag_lanes;
 
 use crate::abi::{MPI_Comm, MPI_Request};
 use crate::runtime::thread::LaneProbe;
 
-/// The lane of communicator `comm`'s point-to-point traffic, for a call that may take the
-/// lane path (`runtime::thread::lane`); `None` for a handle that names no communicator (the
-/// exclusive path reports it).
-fn comm_lane(probe: &mut LaneProbe, comm: MPI_Comm) -> Option<usize> {
+/// The lane of communicator `comm`'s point-to-point traffic with tag `tag`, for a call that
+/// may take the lane path (`runtime::thread::lane`); `None` for a handle that names no
+/// communicator (the exclusive path reports it).
+fn comm_lane(probe: &mut LaneProbe, comm: MPI_Comm, tag: std::ffi::c_int) -> Option<usize> {
     let rt = probe.rt()?;
-    rt.comms.lookup(comm).ok().map(|(_, c)| rt.lane_of(c.ctx))
+    rt.comms
+        .lookup(comm)
+        .ok()
+        .map(|(_, c)| rt.lane_of(c.ctx, tag))
+}
+
+/// The lane of a send with `sendtag` and a receive with `recvtag` on `comm` if they share one
+/// (else `None`: the exclusive path runs them on their two lanes).
+fn sendrecv_lane(
+    probe: &mut LaneProbe,
+    comm: MPI_Comm,
+    sendtag: std::ffi::c_int,
+    recvtag: std::ffi::c_int,
+) -> Option<usize> {
+    let lane = comm_lane(probe, comm, sendtag)?;
+    (comm_lane(probe, comm, recvtag)? == lane).then_some(lane)
 }
 
 /// The lane of the request `*request` names, from its handle alone; `None` for a NULL

@@ -68,7 +68,7 @@ mpi_fn! {
         comm: MPI_Comm,
         message: *mut MPI_Message,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         let (op, message, status) = lc.look(|cx| probe_args(cx, source, tag, comm, message, status))?;
         let Some(src) = op.source else {
             message.set(MPI_MESSAGE_NO_PROC);
@@ -83,7 +83,7 @@ mpi_fn! {
         let releases = call.releases();
         let rt = call.state().runtime()?;
         let ctx = rt.comms.lookup(comm).map_or(0, |(_, c)| c.ctx);
-        let cx = &mut rt.p2p_on(ctx);
+        let cx = &mut rt.p2p_on(ctx, tag);
         let (op, message, status) = probe_args(cx, source, tag, comm, message, status)?;
         let Some(src) = op.source else {
             message.set(MPI_MESSAGE_NO_PROC);
@@ -93,7 +93,7 @@ mpi_fn! {
         if releases {
             // Under MPI_THREAD_MULTIPLE: MPI_Improbe's look until it finds, the lock let go
             // in between.
-            let (m, c) = call.wait_until(|st| mprobe_now(&mut st.runtime()?.p2p_on(op.ctx), src, &op))?;
+            let (m, c) = call.wait_until(|st| mprobe_now(&mut st.runtime()?.p2p_on(op.ctx, op.tag), src, &op))?;
             status.set(&c);
             message.set(m);
             return Ok(());
@@ -116,12 +116,12 @@ mpi_fn! {
         flag: *mut c_int,
         message: *mut MPI_Message,
         status: *mut MPI_Status,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         lc.look(|cx| improbe(cx, source, tag, comm, flag, message, status))
     } |st| {
         let rt = st.runtime()?;
         let ctx = rt.comms.lookup(comm).map_or(0, |(_, c)| c.ctx);
-        improbe(&mut rt.p2p_on(ctx), source, tag, comm, flag, message, status)
+        improbe(&mut rt.p2p_on(ctx, tag), source, tag, comm, flag, message, status)
     }
 }
 

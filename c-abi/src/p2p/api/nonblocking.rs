@@ -31,7 +31,7 @@ macro_rules! nonblocking_send {
                 request: *mut MPI_Request,
             ) lanes |rt| {
                 // A buffered send uses the attached buffer: the exclusive path's.
-                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm, tag) }
             } on_lane |lc| {
                 lc.look(|cx| {
                     let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
@@ -45,7 +45,7 @@ macro_rules! nonblocking_send {
                     bsend.reclaim(&mut engines)?;
                 }
                 let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
-                isend(&mut rt.p2p_on(op.ctx), &op, $kind, request)
+                isend(&mut rt.p2p_on(op.ctx, op.tag), &op, $kind, request)
             }
         }
     };
@@ -82,7 +82,7 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         lc.look(|cx| {
             let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
             irecv(cx, &op, request)
@@ -90,7 +90,7 @@ mpi_fn! {
     } |st| {
         let rt = st.runtime()?;
         let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
-        irecv(&mut rt.p2p_on(op.ctx), &op, request)
+        irecv(&mut rt.p2p_on(op.ctx, op.tag), &op, request)
     }
 }
 
@@ -110,7 +110,7 @@ macro_rules! send_init {
                 request: *mut MPI_Request,
             ) lanes |rt| {
                 // A buffered send's request is made where its starts run: the exclusive path.
-                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm) }
+                if $kind == SendKind::Buffered { None } else { crate::p2p::api::comm_lane(rt, comm, tag) }
             } on_lane |lc| {
                 lc.look(|cx| {
                     let op = args::send_op(cx, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
@@ -126,7 +126,7 @@ macro_rules! send_init {
                     bsend.reclaim(&mut engines)?;
                 }
                 let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
-                let cx = &mut rt.p2p_on(op.ctx);
+                let cx = &mut rt.p2p_on(op.ctx, op.tag);
                 let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
                 out.set(persistent(cx, op.comm, PersistentKind::Send(op, $kind))?);
                 Ok(())
@@ -166,7 +166,7 @@ mpi_fn! {
         tag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm, tag) } on_lane |lc| {
         lc.look(|cx| {
             let op = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
             let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
@@ -176,7 +176,7 @@ mpi_fn! {
     } |st| {
         let rt = st.runtime()?;
         let op = args::recv_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, source, tag, comm)?;
-        let cx = &mut rt.p2p_on(op.ctx);
+        let cx = &mut rt.p2p_on(op.ctx, op.tag);
         let out = Out::new(request, "request").map_err(|e| e.on(op.comm))?;
         out.set(persistent(cx, op.comm, PersistentKind::Recv(op))?);
         Ok(())
@@ -286,7 +286,7 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::sendrecv_lane(rt, comm, sendtag, recvtag) } on_lane |lc| {
         lc.look(|cx| {
             let s = args::send_op(cx, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
@@ -298,8 +298,12 @@ mpi_fn! {
     } |st| {
         let rt = st.runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, sendbuf, MPI_Count::from(sendcount), sendtype, dest, sendtag, comm)?;
-        let cx = &mut rt.p2p_on(s.ctx);
+        let apart = rt.lane_of(s.ctx, sendtag) != rt.lane_of(s.ctx, recvtag);
+        let cx = &mut rt.p2p_on(s.ctx, s.tag);
         let r = args::recv_op(cx, recvbuf, MPI_Count::from(recvcount), recvtype, source, recvtag, comm)?;
+        if apart {
+            return Err(crate::p2p::api::tag_lanes::isendrecv_apart(sendtag, recvtag).on(r.comm));
+        }
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, false)?;
         out.set(record(cx, id));
@@ -321,7 +325,7 @@ mpi_fn! {
         recvtag: c_int,
         comm: MPI_Comm,
         request: *mut MPI_Request,
-    ) lanes |rt| { crate::p2p::api::comm_lane(rt, comm) } on_lane |lc| {
+    ) lanes |rt| { crate::p2p::api::sendrecv_lane(rt, comm, sendtag, recvtag) } on_lane |lc| {
         lc.look(|cx| {
             let s = args::send_op(cx, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
             let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
@@ -333,8 +337,12 @@ mpi_fn! {
     } |st| {
         let rt = st.runtime()?;
         let s = args::send_op_in(&rt.comms, &rt.types, buf.cast_const(), MPI_Count::from(count), datatype, dest, sendtag, comm)?;
-        let cx = &mut rt.p2p_on(s.ctx);
+        let apart = rt.lane_of(s.ctx, sendtag) != rt.lane_of(s.ctx, recvtag);
+        let cx = &mut rt.p2p_on(s.ctx, s.tag);
         let r = args::recv_op(cx, buf, MPI_Count::from(count), datatype, source, recvtag, comm)?;
+        if apart {
+            return Err(crate::p2p::api::tag_lanes::isendrecv_apart(sendtag, recvtag).on(r.comm));
+        }
         let out = Out::new(request, "request").map_err(|e| e.on(r.comm))?;
         let id = isendrecv(cx, &s, &r, true)?;
         out.set(record(cx, id));

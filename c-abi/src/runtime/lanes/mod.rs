@@ -17,9 +17,12 @@
 //! (the single-threaded fast path pays one field load per point-to-point call to find that the
 //! slots are empty).
 //!
-//! **Routing** is a pure function of the envelope's context ([`route`]), the same in every
+//! **Routing** is a function of the envelope's context ([`route`]), the same in every
 //! process, so no lane bits travel on the wire: everything about one message (its answers
-//! carry its context) lands in one lane at each end.
+//! carry its context and tag) lands in one lane at each end. A communicator made with the
+//! assertion `mpi_assert_no_any_tag` (`MPI_Comm_dup_with_info`) routes its point-to-point
+//! context by tag as well (`comm::context::lane_of`, [`crate::comm::tag_lanes`]), so that
+//! threads working on different tags of one communicator progress apart.
 //!
 //! **Locks.** The process lock becomes a readers-writer lock (`thread::lock`): a
 //! point-to-point call on a lane other than 0 takes it shared plus its lane's mutex
@@ -46,9 +49,10 @@ pub(crate) const MAX_LANES: usize = crate::p2p::request::MAX_LANES;
 /// [`route`] divides by. Written once, before any lane exists.
 static COUNT: AtomicUsize = AtomicUsize::new(1);
 
-/// The lane of context `ctx` in this process (the channel's demultiplexer calls it).
-pub(crate) fn route(ctx: u16) -> usize {
-    lane_of(ctx, COUNT.load(Ordering::Relaxed))
+/// The lane of a message on context `ctx` with tag `tag` in this process (the channel's
+/// demultiplexer calls it).
+pub(crate) fn route(ctx: u16, tag: i32) -> usize {
+    lane_of(ctx, tag, COUNT.load(Ordering::Relaxed))
 }
 
 /// The lanes this process runs (for `MPI_T`).
