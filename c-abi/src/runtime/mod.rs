@@ -272,6 +272,17 @@ impl Runtime {
         Ok(())
     }
 
+    /// Before a buffered send: frees the attached buffer's space of the buffered sends that
+    /// completed on lanes other than 0 (lane 0's are reclaimed by the send itself). Nothing
+    /// without lanes.
+    pub fn reclaim_bsend_on_lanes(&mut self) -> MpiResult<()> {
+        if self.lanes.off() {
+            return Ok(());
+        }
+        let (bsend, mut engines) = self.bsend_and_lanes();
+        bsend.reclaim(&mut engines)
+    }
+
     /// Every lane's engine, and the buffered sends' buffer.
     pub fn bsend_and_lanes(&mut self) -> (&mut BsendBuffer, AllLanes<'_>) {
         (

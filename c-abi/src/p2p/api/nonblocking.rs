@@ -39,10 +39,8 @@ macro_rules! nonblocking_send {
                 })
             } |st| {
                 let rt = st.runtime()?;
-                if $kind == SendKind::Buffered && !rt.lanes.off() {
-                    // Frees the space of the buffered sends completed on every lane.
-                    let (bsend, mut engines) = rt.bsend_and_lanes();
-                    bsend.reclaim(&mut engines)?;
+                if $kind == SendKind::Buffered {
+                    rt.reclaim_bsend_on_lanes()?;
                 }
                 let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
                 isend(&mut rt.p2p_on(op.ctx, op.tag), &op, $kind, request)
@@ -120,10 +118,8 @@ macro_rules! send_init {
                 })
             } |st| {
                 let rt = st.runtime()?;
-                if $kind == SendKind::Buffered && !rt.lanes.off() {
-                    // Frees the space of the buffered sends completed on every lane.
-                    let (bsend, mut engines) = rt.bsend_and_lanes();
-                    bsend.reclaim(&mut engines)?;
+                if $kind == SendKind::Buffered {
+                    rt.reclaim_bsend_on_lanes()?;
                 }
                 let op = args::send_op_in(&rt.comms, &rt.types, buf, MPI_Count::from(count), datatype, dest, tag, comm)?;
                 let cx = &mut rt.p2p_on(op.ctx, op.tag);
